@@ -1,0 +1,224 @@
+//! Human units at the edges: "15Mbps", "30ms", "1MB", "66%".
+//!
+//! Decimal prefixes are powers of 1000 for rates (Mbps = 10^6 bit/s) and
+//! sizes (MB = 10^6 bytes); binary sizes are spelled KiB, MiB, GiB. Every
+//! error message says what was given and what is allowed.
+
+use crate::{Dur, Rate};
+use std::fmt;
+
+/// A value that could not be read, with the reason and the accepted forms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitError {
+    pub input: String,
+    pub what: &'static str,
+    pub allowed: &'static str,
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} is not a valid {}: expected {}", self.input, self.what, self.allowed)
+    }
+}
+impl std::error::Error for UnitError {}
+
+pub const RATE_FORMS: &str =
+    "a positive number followed by bps, Kbps, Mbps, Gbps or Tbps (e.g. \"15Mbps\")";
+pub const DURATION_FORMS: &str =
+    "a number followed by ns, us, ms, s, min or h (e.g. \"30ms\")";
+pub const SIZE_FORMS: &str =
+    "a number followed by B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024) (e.g. \"1MB\")";
+pub const FRACTION_FORMS: &str = "a percentage from 0% to 100% (e.g. \"1%\")";
+
+/// Splits "12.5 Mbps" into (12.5, "Mbps").
+fn split(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'
+                || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+')))
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let num: f64 = s[..end].parse().ok()?;
+    if !num.is_finite() {
+        return None;
+    }
+    Some((num, s[end..].trim()))
+}
+
+/// Parses a rate; zero and negative rates are errors.
+pub fn rate(s: &str) -> Result<Rate, UnitError> {
+    let err = || UnitError { input: s.to_string(), what: "rate", allowed: RATE_FORMS };
+    let (v, unit) = split(s).ok_or_else(err)?;
+    let mult = match unit {
+        "bps" | "bit/s" => 1.0,
+        "Kbps" | "kbps" | "Kbit/s" | "kbit/s" | "kbit" | "Kbit" => 1e3,
+        "Mbps" | "mbps" | "Mbit/s" | "mbit" | "Mbit" => 1e6,
+        "Gbps" | "gbps" | "Gbit/s" | "gbit" | "Gbit" => 1e9,
+        "Tbps" | "tbps" | "Tbit/s" | "tbit" | "Tbit" => 1e12,
+        _ => return Err(err()),
+    };
+    let bits = v * mult;
+    if bits < 1.0 {
+        return Err(err());
+    }
+    Ok(Rate(bits.round() as u64))
+}
+
+/// Parses a duration; negative values are errors, zero is allowed.
+pub fn duration(s: &str) -> Result<Dur, UnitError> {
+    let err = || UnitError { input: s.to_string(), what: "duration", allowed: DURATION_FORMS };
+    let (v, unit) = split(s).ok_or_else(err)?;
+    let mult = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "sec" => 1e9,
+        "min" => 60e9,
+        "h" => 3600e9,
+        _ => return Err(err()),
+    };
+    if v < 0.0 || v * mult > u64::MAX as f64 / 2.0 {
+        return Err(err());
+    }
+    Ok(Dur((v * mult).round() as u64))
+}
+
+/// Parses a size in bytes; negative values are errors, zero is allowed.
+pub fn size(s: &str) -> Result<u64, UnitError> {
+    let err = || UnitError { input: s.to_string(), what: "size", allowed: SIZE_FORMS };
+    let (v, unit) = split(s).ok_or_else(err)?;
+    let mult = size_unit(unit).ok_or_else(err)?;
+    if v < 0.0 {
+        return Err(err());
+    }
+    let b = v * mult;
+    if b.fract() != 0.0 && b < 1.0 {
+        return Err(err());
+    }
+    Ok(b.round() as u64)
+}
+
+pub(crate) fn size_unit(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "B" | "bytes" | "byte" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1048576.0,
+        "GiB" => 1073741824.0,
+        _ => return None,
+    })
+}
+
+/// Parses a fraction written as a percentage ("66%", "0.5%") into [0, 1].
+pub fn fraction(s: &str) -> Result<f64, UnitError> {
+    let err = || UnitError { input: s.to_string(), what: "percentage", allowed: FRACTION_FORMS };
+    let (v, unit) = split(s).ok_or_else(err)?;
+    if unit != "%" || !(0.0..=100.0).contains(&v) {
+        return Err(err());
+    }
+    Ok(v / 100.0)
+}
+
+pub(crate) fn fmt_duration(d: Dur, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let n = d.0;
+    if n == 0 {
+        write!(f, "0s")
+    } else if n % 1_000_000_000 == 0 {
+        write!(f, "{}s", n / 1_000_000_000)
+    } else if n % 1_000_000 == 0 {
+        write!(f, "{}ms", n / 1_000_000)
+    } else if n % 1_000 == 0 {
+        write!(f, "{}us", n / 1_000)
+    } else {
+        write!(f, "{n}ns")
+    }
+}
+
+pub(crate) fn fmt_rate(r: Rate, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let b = r.0;
+    for (m, u) in [(1_000_000_000_000, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")] {
+        if b >= m && b % m == 0 {
+            return write!(f, "{}{u}", b / m);
+        }
+    }
+    if b >= 1_000_000 {
+        write!(f, "{}Mbps", b as f64 / 1e6)
+    } else {
+        write!(f, "{b}bps")
+    }
+}
+
+/// Formats a byte count the way [`size`] reads it back.
+pub fn format_size(b: u64) -> String {
+    for (m, u) in [(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")] {
+        if b >= m && b % m == 0 {
+            return format!("{}{u}", b / m);
+        }
+    }
+    format!("{b}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(rate("15Mbps").unwrap(), Rate(15_000_000));
+        assert_eq!(rate("1.5 Gbps").unwrap(), Rate(1_500_000_000));
+        assert_eq!(rate("64kbps").unwrap(), Rate(64_000));
+        assert_eq!(rate("100bps").unwrap(), Rate(100));
+        for bad in ["0Mbps", "-5Mbps", "15", "15MBps", "fast", "", "Mbps", "nanMbps", "infMbps"] {
+            assert!(rate(bad).is_err(), "{bad} accepted");
+        }
+        let e = rate("15Mbs").unwrap_err().to_string();
+        assert!(e.contains("\"15Mbs\"") && e.contains("Mbps"), "{e}");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("30ms").unwrap(), Dur::from_millis(30));
+        assert_eq!(duration("1.5s").unwrap(), Dur(1_500_000_000));
+        assert_eq!(duration("250us").unwrap(), Dur(250_000));
+        assert_eq!(duration("10min").unwrap(), Dur::from_secs(600));
+        assert_eq!(duration("0s").unwrap(), Dur(0));
+        assert_eq!(duration("1e-3s").unwrap(), Dur::from_millis(1));
+        for bad in ["-1ms", "30", "30 sec s", "ms"] {
+            assert!(duration(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("1MB").unwrap(), 1_000_000);
+        assert_eq!(size("1MiB").unwrap(), 1_048_576);
+        assert_eq!(size("1500B").unwrap(), 1500);
+        assert_eq!(size("1.5KB").unwrap(), 1500);
+        for bad in ["-1B", "1Mb", "12", "0.5B"] {
+            assert!(size(bad).is_err(), "{bad} accepted");
+        }
+        assert_eq!(format_size(1_000_000), "1MB");
+        assert_eq!(format_size(1460), "1460B");
+    }
+
+    #[test]
+    fn fractions() {
+        assert_eq!(fraction("66%").unwrap(), 0.66);
+        assert_eq!(fraction("0%").unwrap(), 0.0);
+        for bad in ["101%", "-1%", "0.5", "5 percent"] {
+            assert!(fraction(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn display_round_trips() {
+        assert_eq!(Dur::from_millis(30).to_string(), "30ms");
+        assert_eq!(Rate::mbps(15).to_string(), "15Mbps");
+        assert_eq!(rate(&Rate(2_500_000_000).to_string()).unwrap(), Rate(2_500_000_000));
+    }
+}

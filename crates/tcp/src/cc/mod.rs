@@ -1,0 +1,110 @@
+//! Congestion control: window growth and the reductions applied on loss.
+//!
+//! The algorithms only own the window arithmetic. *When* a loss is declared, how much is
+//! sent during recovery and how the window is inflated (Reno) or paced (PRR) belong to
+//! `recovery.rs`. Dispatch is a closed enum so the per-ACK call is a direct, inlinable match.
+
+mod cubic;
+mod reno;
+
+pub(crate) use cubic::Cubic;
+pub(crate) use reno::Reno;
+
+use crate::Algorithm;
+use units::{Dur, Time};
+
+/// The window state shared between congestion control and loss recovery (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub mss: u64,
+}
+
+impl Window {
+    /// RFC 5681: slow start while cwnd < ssthresh (either is allowed at equality; we use CA).
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// One ACK that advanced `snd_una` while not in fast recovery.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ack {
+    /// Newly cumulatively acknowledged bytes.
+    pub acked: u64,
+    pub srtt: Option<Dur>,
+    /// RFC 3465 limit L on slow-start growth per ACK (2 MSS, 1 MSS after an RTO).
+    pub abc_limit: u64,
+}
+
+pub(crate) trait CongestionControl {
+    /// Grow the window for an ACK in the open state (or in slow start after an RTO).
+    fn on_ack(&mut self, w: &mut Window, now: Time, ack: &Ack);
+    /// A loss detected by duplicate ACKs/SACK: set ssthresh (the caller sets cwnd).
+    /// `flight` is RFC 5681 FlightSize (snd_max - snd_una).
+    fn on_loss(&mut self, w: &mut Window, now: Time, flight: u64);
+    /// Retransmission timeout: cwnd = 1 MSS. `repeated` = still the same loss episode
+    /// (a repeated timeout, or one during recovery), in which case ssthresh is held.
+    fn on_rto(&mut self, w: &mut Window, now: Time, flight: u64, repeated: bool);
+    /// Fast recovery finished: deflate to ssthresh.
+    fn on_recovery_exit(&mut self, w: &mut Window, now: Time);
+    /// Restart after idle (RFC 5681 §4.1): cwnd = min(IW, cwnd).
+    fn on_idle_restart(&mut self, w: &mut Window, iw: u64);
+}
+
+/// Slow start with Appropriate Byte Counting (RFC 3465): cwnd += min(acked, L).
+#[inline]
+pub(crate) fn slow_start(w: &mut Window, acked: u64, limit: u64) {
+    w.cwnd += acked.min(limit);
+}
+
+/// RFC 5681 equation (4): ssthresh = max(FlightSize / 2, 2 * SMSS).
+#[inline]
+pub(crate) fn half_flight(w: &Window, flight: u64) -> u64 {
+    (flight / 2).max(2 * w.mss)
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Cc {
+    Reno(Reno),
+    Cubic(Cubic),
+}
+
+impl Cc {
+    pub fn new(alg: Algorithm) -> Cc {
+        match alg {
+            Algorithm::Tahoe | Algorithm::Reno | Algorithm::NewReno => Cc::Reno(Reno::default()),
+            Algorithm::Cubic => Cc::Cubic(Cubic::default()),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::Reno($c) => $e,
+            Cc::Cubic($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, now: Time, ack: &Ack) {
+        dispatch!(self, c => c.on_ack(w, now, ack))
+    }
+    fn on_loss(&mut self, w: &mut Window, now: Time, flight: u64) {
+        dispatch!(self, c => c.on_loss(w, now, flight))
+    }
+    fn on_rto(&mut self, w: &mut Window, now: Time, flight: u64, repeated: bool) {
+        dispatch!(self, c => c.on_rto(w, now, flight, repeated))
+    }
+    fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
+        dispatch!(self, c => c.on_recovery_exit(w, now))
+    }
+    fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
+        dispatch!(self, c => c.on_idle_restart(w, iw))
+    }
+}

@@ -1,0 +1,122 @@
+//! RFC 5681 window growth with Appropriate Byte Counting (RFC 3465).
+//! Shared by Tahoe, Reno and NewReno, which differ only in loss recovery.
+
+use super::{half_flight, slow_start, Ack, CongestionControl, Window};
+use units::Time;
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Reno {
+    /// RFC 3465 congestion-avoidance byte counter.
+    bytes_acked: u64,
+}
+
+impl CongestionControl for Reno {
+    fn on_ack(&mut self, w: &mut Window, _now: Time, ack: &Ack) {
+        if w.in_slow_start() {
+            slow_start(w, ack.acked, ack.abc_limit);
+            return;
+        }
+        // RFC 3465 §2.1: one SMSS per cwnd bytes acknowledged.
+        self.bytes_acked += ack.acked;
+        if self.bytes_acked >= w.cwnd {
+            self.bytes_acked -= w.cwnd;
+            w.cwnd += w.mss;
+        }
+    }
+
+    fn on_loss(&mut self, w: &mut Window, _now: Time, flight: u64) {
+        w.ssthresh = half_flight(w, flight);
+        self.bytes_acked = 0;
+    }
+
+    fn on_rto(&mut self, w: &mut Window, _now: Time, flight: u64, repeated: bool) {
+        if !repeated {
+            w.ssthresh = half_flight(w, flight);
+        }
+        w.cwnd = w.mss; // loss window LW = 1 segment
+        self.bytes_acked = 0;
+    }
+
+    fn on_recovery_exit(&mut self, w: &mut Window, _now: Time) {
+        w.cwnd = w.ssthresh;
+    }
+
+    fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
+        w.cwnd = w.cwnd.min(iw);
+        self.bytes_acked = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn ack(acked: u64) -> Ack {
+        Ack {
+            acked,
+            srtt: None,
+            abc_limit: 2 * MSS,
+        }
+    }
+
+    #[test]
+    fn slow_start_is_byte_counted_with_limit() {
+        let mut r = Reno::default();
+        let mut w = Window {
+            cwnd: 10 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
+        r.on_ack(&mut w, Time::ZERO, &ack(2 * MSS)); // delayed ACK: +2 MSS
+        assert_eq!(w.cwnd, 12 * MSS);
+        r.on_ack(&mut w, Time::ZERO, &ack(5 * MSS)); // stretch ACK: capped at L = 2 MSS
+        assert_eq!(w.cwnd, 14 * MSS);
+        r.on_ack(&mut w, Time::ZERO, &ack(300)); // partial: +300 bytes, not a full MSS
+        assert_eq!(w.cwnd, 14 * MSS + 300);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_mss_per_window() {
+        let mut r = Reno::default();
+        let mut w = Window {
+            cwnd: 10 * MSS,
+            ssthresh: 10 * MSS,
+            mss: MSS,
+        };
+        for i in 1..=9 {
+            r.on_ack(&mut w, Time::ZERO, &ack(MSS));
+            assert_eq!(w.cwnd, 10 * MSS, "after {i} acks");
+        }
+        r.on_ack(&mut w, Time::ZERO, &ack(MSS));
+        assert_eq!(w.cwnd, 11 * MSS);
+        // The next increase needs a full 11 MSS acked.
+        for _ in 0..10 {
+            r.on_ack(&mut w, Time::ZERO, &ack(MSS));
+        }
+        assert_eq!(w.cwnd, 11 * MSS);
+        r.on_ack(&mut w, Time::ZERO, &ack(MSS));
+        assert_eq!(w.cwnd, 12 * MSS);
+    }
+
+    #[test]
+    fn loss_and_timeout_follow_equation_4() {
+        let mut r = Reno::default();
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
+        r.on_loss(&mut w, Time::ZERO, 17 * MSS);
+        assert_eq!(w.ssthresh, 8500);
+        r.on_loss(&mut w, Time::ZERO, 3 * MSS);
+        assert_eq!(w.ssthresh, 2 * MSS);
+        r.on_rto(&mut w, Time::ZERO, 30 * MSS, false);
+        assert_eq!((w.cwnd, w.ssthresh), (MSS, 15 * MSS));
+        r.on_rto(&mut w, Time::ZERO, 4 * MSS, true); // repeated timeout holds ssthresh
+        assert_eq!((w.cwnd, w.ssthresh), (MSS, 15 * MSS));
+        r.on_recovery_exit(&mut w, Time::ZERO);
+        assert_eq!(w.cwnd, 15 * MSS);
+    }
+}

@@ -1,0 +1,74 @@
+//! Endpoint configuration.
+
+use units::Dur;
+
+/// Congestion control and loss recovery flavour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Slow start, congestion avoidance, fast retransmit followed by slow start (no fast recovery).
+    Tahoe,
+    /// RFC 5681 fast recovery: leaves recovery on the first ACK that advances `snd_una`.
+    Reno,
+    /// RFC 6582: stays in fast recovery until everything outstanding at entry is acked.
+    NewReno,
+    /// RFC 9438 window growth; NewReno or SACK (RFC 6675 + PRR) recovery.
+    Cubic,
+}
+
+/// Per-endpoint settings. `Default` gives Linux-like values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    pub algorithm: Algorithm,
+    /// Offer/accept SACK; SACK-based recovery if both sides agree (and the algorithm is not Tahoe).
+    pub sack: bool,
+    /// Maximum payload per segment, bytes.
+    pub mss: u32,
+    /// Receive buffer = maximum advertised window, bytes.
+    pub rcv_buf: u64,
+    /// Send buffer: most bytes written by the app but not yet acknowledged.
+    pub snd_buf: u64,
+    /// Initial window in segments (RFC 6928).
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold in bytes; `u64::MAX` = unlimited.
+    pub initial_ssthresh: u64,
+    /// Delayed ACK: ACK once more than `ack_every - 1` full segments are unacknowledged; 1 = ACK every segment.
+    pub ack_every: u32,
+    pub delack_timeout: Dur,
+    pub min_rto: Dur,
+    pub max_rto: Dur,
+    /// RTO before any RTT sample (RFC 6298: 1 s).
+    pub initial_rto: Dur,
+    pub dupthresh: u32,
+    /// Data retransmissions by timeout before the connection is aborted (Linux `tcp_retries2`).
+    pub max_retries: u32,
+    /// SYN / SYN-ACK retransmissions before the open is abandoned (Linux `tcp_syn_retries`).
+    pub syn_retries: u32,
+    /// RFC 3042 Limited Transmit (non-SACK Reno family; SACK gets it through `pipe`).
+    pub limited_transmit: bool,
+    /// RFC 5681 §4.1: restart from min(IW, cwnd) after an idle period longer than the RTO.
+    pub slow_start_after_idle: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            algorithm: Algorithm::Cubic,
+            sack: true,
+            mss: 1460,
+            rcv_buf: 4 << 20,
+            snd_buf: 4 << 20,
+            initial_cwnd: 10,
+            initial_ssthresh: u64::MAX,
+            ack_every: 2,
+            delack_timeout: Dur::from_millis(40),
+            min_rto: Dur::from_millis(200),
+            max_rto: Dur::from_secs(60),
+            initial_rto: Dur::from_secs(1),
+            dupthresh: 3,
+            max_retries: 15,
+            syn_retries: 6,
+            limited_transmit: true,
+            slow_start_after_idle: true,
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! Incoming side of the connection: handshake, ACK processing, data and FIN, RST, and
+//! the retransmission timer.
+
+use super::{Notify, State, Tcp};
+use crate::cc::Window;
+use crate::recovery::{AckInfo, Mode, Recovery};
+use crate::{Flags, SackBlocks, Segment, SynOptions};
+use units::Time;
+
+/// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
+const DEFAULT_MSS: u32 = 536;
+
+impl Tcp {
+    pub(super) fn send_syn(&mut self, now: Time, out: &mut Vec<Segment>, retransmit: bool) {
+        let synack = self.state == State::SynReceived;
+        let (flags, ack, sack) = if synack {
+            (Flags::SYN | Flags::ACK, self.rcv.rcv_nxt(), self.sack_ok)
+        } else {
+            (Flags::SYN, 0, self.cfg.sack)
+        };
+        out.push(Segment {
+            seq: 0,
+            ack,
+            len: 0,
+            flags,
+            wnd: self.cfg.rcv_buf,
+            sack: SackBlocks::default(),
+            syn_opts: Some(SynOptions {
+                mss: self.cfg.mss,
+                sack_permitted: sack,
+            }),
+            retransmit,
+        });
+        self.stats.segs_sent += 1;
+        self.stats.retransmits += retransmit as u64;
+        self.syn_sent_at = now;
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    pub(super) fn on_peer_syn(&mut self, syn: &Segment) {
+        let (peer_mss, peer_sack) = syn
+            .syn_opts
+            .map_or((DEFAULT_MSS, false), |o| (o.mss, o.sack_permitted));
+        self.mss = self.cfg.mss.min(peer_mss).max(1);
+        self.sack_ok = self.cfg.sack && peer_sack; // RFC 2018 §2: only if both offered
+        self.rcv
+            .start(syn.seq, self.mss, self.cfg.ack_every, self.sack_ok);
+        self.snd_wnd = syn.wnd;
+        self.snd_wl1 = syn.seq;
+        self.snd_wl2 = 0;
+    }
+
+    pub(super) fn on_segment_syn_sent(
+        &mut self,
+        now: Time,
+        seg: &Segment,
+        out: &mut Vec<Segment>,
+        n: &mut Notify,
+    ) {
+        if !seg.flags.contains(Flags::SYN) {
+            return;
+        }
+        self.on_peer_syn(seg);
+        if seg.flags.contains(Flags::ACK) {
+            if seg.ack != 1 {
+                return;
+            }
+            self.establish(now, n);
+            // Third ACK of the handshake; data written meanwhile rides on it.
+            self.rcv.force_ack();
+            self.transmit(now, out);
+            self.flush_ack(now, out);
+        } else {
+            // Simultaneous open (RFC 9293 §3.5): SYN-RECEIVED, answer with SYN-ACK.
+            self.state = State::SynReceived;
+            self.send_syn(now, out, false);
+        }
+    }
+
+    pub(super) fn establish(&mut self, now: Time, n: &mut Notify) {
+        let mss = self.mss as u64;
+        // RFC 5681 §3.1 / RFC 6928: a lost SYN or SYN-ACK means an initial window of 1.
+        let iw = if self.syn_retransmitted {
+            mss
+        } else {
+            self.cfg.initial_cwnd.max(1) as u64 * mss
+        };
+        self.w = Window {
+            cwnd: iw,
+            ssthresh: self.cfg.initial_ssthresh,
+            mss,
+        };
+        self.rec = Recovery::new(
+            Mode::new(self.cfg.algorithm, self.sack_ok),
+            self.cfg.dupthresh,
+        );
+        if self.syn_retransmitted {
+            self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
+        } else {
+            self.rtt.sample(now - self.syn_sent_at);
+        }
+        self.rto_at = None;
+        self.last_send = now;
+        self.state = if self.fin_queued {
+            State::FinWait1
+        } else {
+            State::Established
+        };
+        n.established = true;
+    }
+
+    pub(super) fn on_rst(&mut self, seg: &Segment, n: &mut Notify) {
+        let ok = match self.state {
+            State::SynSent => seg.flags.contains(Flags::ACK) && seg.ack == 1,
+            _ => self.rcv.in_window(seg.seq),
+        };
+        if ok {
+            self.enter_closed();
+            n.reset = true;
+            n.closed = true;
+        }
+    }
+
+    /// Returns false if the segment must be dropped.
+    pub(super) fn process_ack(
+        &mut self,
+        now: Time,
+        seg: &Segment,
+        out: &mut Vec<Segment>,
+        n: &mut Notify,
+    ) -> bool {
+        let ack = seg.ack;
+        let una = self.sb.una();
+        if ack > self.sb.nxt() {
+            self.rcv.force_ack(); // acks data never sent: ACK and drop (RFC 9293 §3.10.7.4)
+            return false;
+        }
+        if ack < una {
+            return true; // old ACK: ignore the ACK field
+        }
+        let prev_wnd = self.snd_wnd;
+        if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) {
+            self.snd_wnd = seg.wnd;
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = ack;
+        }
+        let sack = self.rec.uses_sack();
+        let sacked_before = self.sb.sacked();
+        let newly_sacked = if sack && !seg.sack.is_empty() {
+            self.sb.apply_sack(&seg.sack)
+        } else {
+            0
+        };
+
+        let mut acked = 0;
+        if ack > una {
+            let a = self.sb.ack(ack);
+            acked = a.bytes;
+            if let Some(t) = a.rtt_from {
+                self.rtt.sample(now - t);
+            }
+            self.rto_count = 0;
+            let data = ack.min(self.write_end) - una.min(self.write_end);
+            n.acked += data;
+            self.stats.bytes_acked += data;
+        }
+        if sack {
+            let mss = self.mss as u64;
+            self.sb
+                .detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
+            self.sb.mark_lost_by_sack(self.cfg.dupthresh, mss);
+        }
+        let dup = if sack {
+            ack == una && newly_sacked > 0
+        } else {
+            // RFC 5681 §2; a window *decrease* (data held out of order) still counts.
+            ack == una
+                && seg.len == 0
+                && !seg.flags.contains(Flags::FIN)
+                && self.sb.outstanding() > 0
+                && seg.wnd <= prev_wnd
+        };
+        self.stats.dup_acks_rcvd += dup as u64;
+
+        let info = AckInfo {
+            acked,
+            dup,
+            delivered: (acked + self.sb.sacked()).saturating_sub(sacked_before),
+            srtt: self.rtt.srtt(),
+            cwnd_limited: self.usage.allows_growth(&self.w),
+        };
+        let o = self
+            .rec
+            .on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
+        self.stats.fast_recoveries += o.entered as u64;
+        if acked > 0 {
+            // RFC 6298 5.2/5.3.
+            if self.sb.outstanding() == 0 {
+                self.rto_at = None;
+            } else {
+                self.rto_at = Some(now + self.rtt.rto());
+            }
+        }
+        if o.retransmit_head {
+            if let Some(idx) = self.sb.head_retransmittable() {
+                self.send_retransmission(idx, now, out);
+            }
+        }
+        if acked > 0 && self.fin_sent && self.sb.una() > self.write_end {
+            self.on_fin_acked(n);
+        }
+        true
+    }
+
+    pub(super) fn on_fin_acked(&mut self, n: &mut Notify) {
+        match self.state {
+            State::FinWait1 => self.state = State::FinWait2,
+            State::Closing => {
+                self.state = State::TimeWait;
+                n.closed = true;
+            }
+            State::LastAck => {
+                self.enter_closed();
+                n.closed = true;
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn process_data(&mut self, now: Time, seg: &Segment, n: &mut Notify) {
+        let fin = seg.flags.contains(Flags::FIN);
+        if seg.len == 0 && !fin {
+            return;
+        }
+        let rx = self.rcv.on_segment(now, seg.seq, seg.len, fin);
+        n.delivered += rx.delivered;
+        if rx.fin {
+            n.peer_fin = true;
+            match self.state {
+                State::Established => self.state = State::CloseWait,
+                State::FinWait1 => self.state = State::Closing,
+                State::FinWait2 => {
+                    // No 2MSL wait in the simulator: TIME-WAIT is final.
+                    self.state = State::TimeWait;
+                    n.closed = true;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn on_rto(&mut self, now: Time, out: &mut Vec<Segment>, n: &mut Notify) {
+        match self.state {
+            State::SynSent | State::SynReceived => {
+                self.stats.rtos += 1;
+                if self.syn_rtx >= self.cfg.syn_retries {
+                    self.fail(n);
+                    return;
+                }
+                self.syn_rtx += 1;
+                self.syn_retransmitted = true;
+                self.rtt.back_off();
+                self.send_syn(now, out, true);
+            }
+            _ => {
+                if self.sb.outstanding() == 0 {
+                    return;
+                }
+                self.stats.rtos += 1;
+                if self.rto_count >= self.cfg.max_retries {
+                    self.fail(n);
+                    return;
+                }
+                let repeated = self.rto_count > 0;
+                self.rto_count += 1;
+                self.rec
+                    .on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
+                self.rtt.back_off(); // RFC 6298 5.5
+                                     // 5.4: retransmit the earliest unacknowledged segment, whatever its size.
+                if let Some(idx) = self.sb.head_retransmittable() {
+                    self.send_retransmission(idx, now, out);
+                }
+                self.transmit(now, out);
+                self.rto_at = Some(now + self.rtt.rto()); // 5.6
+            }
+        }
+    }
+
+    /// Give up after too many timeouts (Linux sends no RST here).
+    pub(super) fn fail(&mut self, n: &mut Notify) {
+        self.enter_closed();
+        n.reset = true;
+        n.closed = true;
+    }
+
+    pub(super) fn enter_closed(&mut self) {
+        self.state = State::Closed;
+        self.rto_at = None;
+        self.rcv.on_ack_sent();
+    }
+}

@@ -1,0 +1,358 @@
+//! The connection: the RFC 9293 state machine tying together the receiver, the sender's
+//! scoreboard, congestion control, loss recovery and the timers.
+
+mod input;
+mod output;
+
+use crate::cc::{Cc, Window};
+use crate::recovery::{Mode, Recovery};
+use crate::recv::Receiver;
+use crate::rtt::RttEstimator;
+use crate::send::Scoreboard;
+use crate::{Flags, Segment, TcpConfig};
+use units::{Dur, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    Closing,
+    TimeWait,
+    CloseWait,
+    LastAck,
+    Closed,
+}
+
+impl State {
+    /// States in which data or a FIN may still be (re)transmitted.
+    fn can_send(self) -> bool {
+        matches!(
+            self,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
+        )
+    }
+}
+
+/// What happened in one call, for the driver to turn into application events.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Notify {
+    /// Became Established in this call.
+    pub established: bool,
+    /// New in-order payload bytes made available to the app.
+    pub delivered: u64,
+    /// The peer's FIN was received in order (end of stream) in this call.
+    pub peer_fin: bool,
+    /// Bytes of our data newly acknowledged (send buffer space freed).
+    pub acked: u64,
+    /// Reached Closed/TimeWait in this call; the endpoint can be discarded.
+    pub closed: bool,
+    /// Connection reset (RST received) or aborted (too many retransmissions).
+    pub reset: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpStats {
+    pub segs_sent: u64,
+    pub data_segs_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Retransmitted segments (SYN, data and FIN).
+    pub retransmits: u64,
+    pub retrans_bytes: u64,
+    /// Loss episodes started by duplicate ACKs or SACK (Tahoe: fast retransmits).
+    pub fast_recoveries: u64,
+    /// Retransmission timer expirations (handshake included).
+    pub rtos: u64,
+    pub dup_acks_rcvd: u64,
+    pub segs_rcvd: u64,
+    /// Payload bytes of ours acknowledged.
+    pub bytes_acked: u64,
+    /// Pure ACKs sent (no payload, SYN or FIN).
+    pub acks_sent: u64,
+}
+
+/// Linux's cwnd-validation bookkeeping (tcp_cwnd_validate): the window may only grow
+/// when the sender actually used it (RFC 7661 §4.3 spirit), else app-limited flows
+/// would inflate cwnd without ever testing it.
+#[derive(Clone, Copy, Debug, Default)]
+struct CwndUsage {
+    limited: bool,
+    max_out: u64,
+    until: u64,
+}
+
+impl CwndUsage {
+    fn allows_growth(&self, w: &Window) -> bool {
+        if w.in_slow_start() {
+            w.cwnd < 2 * self.max_out
+        } else {
+            self.limited
+        }
+    }
+}
+
+/// A TCP endpoint (sans-IO): feed it segments and timer ticks, collect segments to send.
+#[derive(Clone, Debug)]
+pub struct Tcp {
+    cfg: TcpConfig,
+    state: State,
+    mss: u32,
+    sack_ok: bool,
+    // Sender.
+    sb: Scoreboard,
+    /// 1 + bytes written by the app; the FIN (if any) has this sequence number.
+    write_end: u64,
+    fin_queued: bool,
+    fin_sent: bool,
+    snd_wnd: u64,
+    snd_wl1: u64,
+    snd_wl2: u64,
+    w: Window,
+    cc: Cc,
+    rec: Recovery,
+    rtt: RttEstimator,
+    rto_at: Option<Time>,
+    /// Consecutive data retransmission timeouts without progress.
+    rto_count: u32,
+    syn_rtx: u32,
+    syn_retransmitted: bool,
+    syn_sent_at: Time,
+    last_send: Time,
+    usage: CwndUsage,
+    // Receiver.
+    rcv: Receiver,
+    stats: TcpStats,
+}
+
+impl Tcp {
+    fn new(cfg: &TcpConfig, state: State) -> Tcp {
+        let mss = cfg.mss.max(1);
+        Tcp {
+            cfg: cfg.clone(),
+            state,
+            mss,
+            sack_ok: false,
+            sb: Scoreboard::new(1),
+            write_end: 1,
+            fin_queued: false,
+            fin_sent: false,
+            snd_wnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            w: Window {
+                cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64,
+                ssthresh: cfg.initial_ssthresh,
+                mss: mss as u64,
+            },
+            cc: Cc::new(cfg.algorithm),
+            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rto_at: None,
+            rto_count: 0,
+            syn_rtx: 0,
+            syn_retransmitted: false,
+            syn_sent_at: Time::ZERO,
+            last_send: Time::ZERO,
+            usage: CwndUsage::default(),
+            rcv: Receiver::new(cfg.rcv_buf, cfg.delack_timeout),
+            stats: TcpStats::default(),
+        }
+    }
+
+    /// Active open: returns the endpoint and pushes the SYN.
+    pub fn connect(cfg: &TcpConfig, now: Time, out: &mut Vec<Segment>) -> Tcp {
+        let mut t = Tcp::new(cfg, State::SynSent);
+        t.send_syn(now, out, false);
+        t
+    }
+
+    /// Passive open from a received SYN: returns the endpoint and pushes the SYN-ACK.
+    pub fn accept(cfg: &TcpConfig, now: Time, syn: &Segment, out: &mut Vec<Segment>) -> Tcp {
+        debug_assert!(syn.flags.contains(Flags::SYN), "accept needs a SYN");
+        let mut t = Tcp::new(cfg, State::SynReceived);
+        t.on_peer_syn(syn);
+        t.send_syn(now, out, false);
+        t
+    }
+
+    /// App writes `bytes`; returns how many fit in the send buffer. Allowed before
+    /// Established (queued); refused after `close`.
+    pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<Segment>) -> u64 {
+        let open = matches!(
+            self.state,
+            State::SynSent | State::SynReceived | State::Established | State::CloseWait
+        );
+        if self.fin_queued || !open {
+            return 0;
+        }
+        let n = bytes.min(self.send_space());
+        self.write_end += n;
+        if n > 0 {
+            self.transmit(now, out);
+        }
+        n
+    }
+
+    /// Free send-buffer space: snd_buf - (written - acked).
+    pub fn send_space(&self) -> u64 {
+        let unacked = self.write_end - self.sb.una().min(self.write_end);
+        self.cfg.snd_buf.saturating_sub(unacked)
+    }
+
+    /// App closes: a FIN follows all written data (on the last data segment if unsent).
+    pub fn close(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if self.fin_queued {
+            return;
+        }
+        match self.state {
+            State::Established => self.state = State::FinWait1,
+            State::CloseWait => self.state = State::LastAck,
+            // The FIN waits for the handshake (RFC 9293 §3.10.4 queues it in SYN-RECEIVED).
+            State::SynSent | State::SynReceived => {}
+            _ => return,
+        }
+        self.fin_queued = true;
+        self.transmit(now, out);
+    }
+
+    /// Abort: send RST (unless no SYN-ACK was seen yet), go to Closed.
+    pub fn abort(&mut self, _now: Time, out: &mut Vec<Segment>) {
+        match self.state {
+            State::Closed => return,
+            State::SynSent => {}
+            _ => {
+                out.push(self.segment(self.sb.nxt(), 0, Flags::RST | Flags::ACK, false));
+                self.stats.segs_sent += 1;
+            }
+        }
+        self.enter_closed();
+    }
+
+    pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>) -> Notify {
+        let mut n = Notify::default();
+        if self.state == State::Closed {
+            return n;
+        }
+        self.stats.segs_rcvd += 1;
+        if seg.flags.contains(Flags::RST) {
+            self.on_rst(seg, &mut n);
+            return n;
+        }
+        let syn = seg.flags.contains(Flags::SYN);
+        let ack = seg.flags.contains(Flags::ACK);
+        match self.state {
+            State::SynSent => {
+                self.on_segment_syn_sent(now, seg, out, &mut n);
+                return n;
+            }
+            State::SynReceived => {
+                if syn && !ack {
+                    // The peer retransmitted its SYN: our SYN-ACK was lost.
+                    self.syn_retransmitted = true;
+                    let at = self.rto_at;
+                    self.send_syn(now, out, true);
+                    self.rto_at = at;
+                    return n;
+                }
+                if !ack || seg.ack != 1 {
+                    return n;
+                }
+                self.establish(now, &mut n);
+                if syn {
+                    // Simultaneous open: the peer's SYN-ACK is a duplicate SYN; ACK it.
+                    self.rcv.force_ack();
+                    self.transmit(now, out);
+                    self.flush_ack(now, out);
+                    return n;
+                }
+            }
+            _ if syn => {
+                // Duplicate SYN-ACK: our handshake ACK was lost.
+                self.rcv.force_ack();
+                self.flush_ack(now, out);
+                return n;
+            }
+            _ => {}
+        }
+        if !ack {
+            return n;
+        }
+        if self.process_ack(now, seg, out, &mut n) {
+            self.process_data(now, seg, &mut n);
+        }
+        self.transmit(now, out);
+        self.flush_ack(now, out);
+        n
+    }
+
+    /// Driver tick at or after `poll_at`; early or spurious calls do nothing.
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Segment>) -> Notify {
+        let mut n = Notify::default();
+        if self.state == State::Closed {
+            return n;
+        }
+        if self.rcv.delack_deadline().is_some_and(|t| t <= now) {
+            self.rcv.force_ack();
+            self.flush_ack(now, out);
+        }
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.rto_at = None;
+            self.on_rto(now, out, &mut n);
+        }
+        n
+    }
+
+    /// Earliest deadline: retransmission or delayed ACK.
+    pub fn poll_at(&self) -> Option<Time> {
+        if self.state == State::Closed {
+            return None;
+        }
+        match (self.rto_at, self.rcv.delack_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.w.cwnd
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.w.ssthresh
+    }
+    pub fn srtt(&self) -> Option<Dur> {
+        self.rtt.srtt()
+    }
+    /// Current retransmission timeout, backoff included.
+    pub fn rto(&self) -> Dur {
+        self.rtt.rto()
+    }
+    /// RFC 6675 pipe: bytes believed to be in the network.
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.sb.pipe()
+    }
+    /// Effective MSS (minimum of ours and the peer's).
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+    /// Both ends agreed on SACK.
+    pub fn sack_enabled(&self) -> bool {
+        self.sack_ok
+    }
+    /// In fast recovery (Reno, NewReno or SACK)?
+    pub fn in_recovery(&self) -> bool {
+        self.rec.phase() == crate::recovery::Phase::Recovery
+    }
+}

@@ -1,0 +1,171 @@
+//! Outgoing side of the connection: what to send, in which order, and building segments.
+
+use super::{State, Tcp};
+use crate::cc::CongestionControl;
+use crate::{Flags, Segment};
+use units::Time;
+
+impl Tcp {
+    /// Send everything the windows allow: RFC 6675 NextSeg order (lost data, new data,
+    /// then rule 3). No Nagle; sender SWS avoidance only holds back a partial segment
+    /// that the *receive* window cuts short while data is in flight.
+    pub(super) fn transmit(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !self.state.can_send() {
+            return;
+        }
+        let mss = self.mss as u64;
+        if self.cfg.slow_start_after_idle
+            && self.sb.outstanding() == 0
+            && self.write_end > self.sb.nxt()
+            && now - self.last_send > self.rtt.rto()
+        {
+            let iw = self.cfg.initial_cwnd.max(1) as u64 * mss;
+            self.cc.on_idle_restart(&mut self.w, iw);
+        }
+        let mut sent = false;
+        let mut cwnd_limited = false;
+        loop {
+            let room = self
+                .rec
+                .send_window(&self.w, self.cfg.limited_transmit)
+                .saturating_sub(self.sb.pipe());
+            let cand = if self.sb.lost() > 0 || self.rec.rule3_allowed() {
+                self.sb.next_candidate()
+            } else {
+                None
+            };
+            // 1. Data deemed lost.
+            if let Some(c) = cand.filter(|c| c.lost) {
+                if room < c.len.min(mss) {
+                    cwnd_limited = true;
+                    break;
+                }
+                self.send_retransmission(c.idx, now, out);
+                sent = true;
+                continue;
+            }
+            // 2. New data (and the FIN).
+            let avail = self.write_end - self.sb.nxt().min(self.write_end);
+            let fin_due = self.fin_queued && !self.fin_sent;
+            if avail > 0 {
+                let want = avail.min(mss);
+                let rwnd_room = (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt());
+                let len = want.min(rwnd_room);
+                if len > 0 && (len == want || self.sb.outstanding() == 0) {
+                    if room < len {
+                        cwnd_limited = true;
+                        break;
+                    }
+                    let fin = fin_due && self.sb.nxt() + len == self.write_end;
+                    self.send_new(now, len, fin, out);
+                    sent = true;
+                    continue;
+                }
+            } else if fin_due {
+                if room == 0 {
+                    cwnd_limited = true;
+                    break;
+                }
+                self.send_new(now, 0, true, out);
+                sent = true;
+                continue;
+            }
+            // 3. RFC 6675 NextSeg rule 3: unSACKed data below the highest SACK.
+            if let Some(c) =
+                cand.filter(|c| self.rec.rule3_allowed() && c.start < self.sb.high_sacked())
+            {
+                if room < c.len.min(mss) {
+                    cwnd_limited = true;
+                    break;
+                }
+                self.send_retransmission(c.idx, now, out);
+                sent = true;
+                continue;
+            }
+            break;
+        }
+        if sent || cwnd_limited {
+            self.validate_cwnd(cwnd_limited);
+        }
+    }
+
+    /// Linux tcp_cwnd_validate, in bytes.
+    pub(super) fn validate_cwnd(&mut self, limited: bool) {
+        let out = self.sb.outstanding();
+        let u = &mut self.usage;
+        if self.sb.una() >= u.until || limited || (!u.limited && out > u.max_out) {
+            u.limited = limited;
+            u.max_out = out;
+            u.until = self.sb.nxt();
+        }
+    }
+
+    pub(super) fn send_new(&mut self, now: Time, len: u64, fin: bool, out: &mut Vec<Segment>) {
+        let seq = self.sb.nxt();
+        let end = seq + len + fin as u64;
+        self.sb.on_send(seq, end, now, fin);
+        self.fin_sent |= fin;
+        self.rec.on_sent(end - seq);
+        self.emit_data(now, seq, len, fin, false, out);
+    }
+
+    pub(super) fn send_retransmission(&mut self, idx: usize, now: Time, out: &mut Vec<Segment>) {
+        let (start, end, fin) = self.sb.seg(idx);
+        self.sb.mark_retransmitted(idx, now);
+        self.rec.on_sent(end - start);
+        let len = end - start - fin as u64;
+        self.stats.retransmits += 1;
+        self.stats.retrans_bytes += len;
+        self.emit_data(now, start, len, fin, true, out);
+    }
+
+    pub(super) fn emit_data(
+        &mut self,
+        now: Time,
+        seq: u64,
+        len: u64,
+        fin: bool,
+        retransmit: bool,
+        out: &mut Vec<Segment>,
+    ) {
+        let mut flags = Flags::ACK;
+        if fin {
+            flags |= Flags::FIN;
+        }
+        if len > 0 && seq + len == self.write_end {
+            flags |= Flags::PSH;
+        }
+        out.push(self.segment(seq, len as u32, flags, retransmit));
+        self.rcv.on_ack_sent();
+        self.stats.segs_sent += 1;
+        self.stats.data_segs_sent += (len > 0) as u64;
+        self.stats.bytes_sent += len;
+        self.last_send = now;
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto()); // RFC 6298 5.1
+        }
+    }
+
+    /// Send a pure ACK if the receiver wants one now.
+    pub(super) fn flush_ack(&mut self, _now: Time, out: &mut Vec<Segment>) {
+        if self.rcv.ack_due() && self.state != State::Closed {
+            out.push(self.segment(self.sb.nxt(), 0, Flags::ACK, false));
+            self.rcv.on_ack_sent();
+            self.stats.segs_sent += 1;
+            self.stats.acks_sent += 1;
+        }
+    }
+
+    pub(super) fn segment(&self, seq: u64, len: u32, flags: Flags, retransmit: bool) -> Segment {
+        Segment {
+            seq,
+            ack: self.rcv.rcv_nxt(),
+            len,
+            flags,
+            wnd: self.rcv.window(),
+            sack: self.rcv.sack_blocks(),
+            syn_opts: None,
+            retransmit,
+        }
+    }
+}

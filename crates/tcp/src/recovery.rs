@@ -1,0 +1,521 @@
+//! Loss recovery: when a loss is declared, what happens to cwnd while recovering, and
+//! when recovery ends. The retransmissions themselves are chosen by the scoreboard
+//! (`send.rs`); the connection sends them.
+//!
+//! * Tahoe: dupthresh duplicate ACKs -> ssthresh = FlightSize/2, cwnd = 1 MSS, everything
+//!   outstanding is marked lost (go-back-N) and slow start resumes. SACK is ignored.
+//! * Reno (RFC 5681 §3.2): fast retransmit, cwnd = ssthresh + dupthresh*MSS, +1 MSS per
+//!   further duplicate, deflate to ssthresh on the first ACK that advances snd_una.
+//! * NewReno (RFC 6582): as Reno, but partial ACKs retransmit the next hole, deflate by
+//!   the amount acked (+1 MSS), and recovery lasts until `recover` is acknowledged. Every
+//!   partial ACK restarts the timer (RFC 6298 5.3, the "Slow-but-Steady" variant, as ns-3
+//!   and Linux do) rather than only the first (RFC 6582's "Impatient" variant), so many
+//!   losses in one window are repaired one per RTT without a timeout.
+//! * SACK (RFC 6675) with PRR (RFC 6937, PRR-SSRB) for every non-Tahoe algorithm when
+//!   both ends agreed on SACK: loss is IsLost or dupthresh SACK-bearing duplicates, the
+//!   scoreboard's NextSeg chooses what to send and PRR sets cwnd = pipe + sndcnt.
+//!
+//! After a timeout (all flavours) the connection is in `Loss` until `recover` (snd_max at
+//! the timeout) is acknowledged, and a fast retransmit needs an ACK beyond `recover`:
+//! RFC 6582 §4 "careful" variant, RFC 6675 §5.1. Tahoe's fast retransmit uses the same
+//! state, which keeps its go-back-N duplicates from triggering another one. ssthresh is
+//! cut once per loss episode.
+
+use crate::cc::{Ack, Cc, CongestionControl, Window};
+use crate::send::Scoreboard;
+use crate::Algorithm;
+use units::{Dur, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Tahoe,
+    Reno,
+    NewReno,
+    Sack,
+}
+
+impl Mode {
+    pub fn new(alg: Algorithm, sack: bool) -> Mode {
+        match alg {
+            Algorithm::Tahoe => Mode::Tahoe,
+            _ if sack => Mode::Sack,
+            Algorithm::Reno => Mode::Reno,
+            Algorithm::NewReno | Algorithm::Cubic => Mode::NewReno,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Open,
+    /// Fast recovery (Reno, NewReno, SACK).
+    Recovery,
+    /// Slow start after a timeout or a Tahoe fast retransmit, until `recover` is acked.
+    Loss,
+}
+
+/// One ACK as seen by recovery.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct AckInfo {
+    /// snd_una advance, bytes.
+    pub acked: u64,
+    /// A duplicate ACK (RFC 5681 definition; with SACK: it SACKs new data).
+    pub dup: bool,
+    /// RFC 6937 DeliveredData: acked + change in SACKed bytes.
+    pub delivered: u64,
+    pub srtt: Option<Dur>,
+    /// Window growth is allowed only while cwnd-limited (see `conn.rs`).
+    pub cwnd_limited: bool,
+}
+
+/// What the connection has to do after `on_ack`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// Retransmit the segment at snd_una now, whatever cwnd says.
+    pub retransmit_head: bool,
+    /// A loss episode started (fast retransmit).
+    pub entered: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Recovery {
+    mode: Mode,
+    phase: Phase,
+    dupacks: u32,
+    dupthresh: u32,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, exclusive (snd_max at entry).
+    recover: u64,
+    /// A fast retransmit needs snd_una >= this. After go-back-N (timeout, Tahoe) it is
+    /// recover + 1: the ACK must cover more than what was outstanding, because duplicate
+    /// ACKs for resent data the receiver already held arrive with ack == recover (the
+    /// careful variant as ns-2 implements it). NewReno/SACK recovery ends with
+    /// snd_una >= recover anyway and resends only holes.
+    fr_floor: u64,
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+}
+
+impl Recovery {
+    pub fn new(mode: Mode, dupthresh: u32) -> Self {
+        Recovery {
+            mode,
+            phase: Phase::Open,
+            dupacks: 0,
+            dupthresh: dupthresh.max(1),
+            recover: 0,
+            fr_floor: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+        }
+    }
+
+    #[inline]
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    #[inline]
+    pub fn uses_sack(&self) -> bool {
+        self.mode == Mode::Sack
+    }
+    /// In SACK recovery, NextSeg rule 3 may retransmit unSACKed data below the highest SACK.
+    #[inline]
+    pub fn rule3_allowed(&self) -> bool {
+        self.mode == Mode::Sack && self.phase == Phase::Recovery
+    }
+
+    /// cwnd for the send loop: RFC 3042 Limited Transmit lets the first two duplicate
+    /// ACKs each release one new segment (SACK gets this through `pipe`).
+    #[inline]
+    pub fn send_window(&self, w: &Window, limited_transmit: bool) -> u64 {
+        let lt = limited_transmit
+            && self.phase == Phase::Open
+            && matches!(self.mode, Mode::Reno | Mode::NewReno)
+            && self.dupacks < self.dupthresh;
+        w.cwnd
+            + if lt {
+                self.dupacks.min(2) as u64 * w.mss
+            } else {
+                0
+            }
+    }
+
+    /// Account data sent (for PRR's prr_out).
+    #[inline]
+    pub fn on_sent(&mut self, bytes: u64) {
+        if self.phase == Phase::Recovery {
+            self.prr_out += bytes;
+        }
+    }
+
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        a: &AckInfo,
+        sb: &mut Scoreboard,
+        w: &mut Window,
+        cc: &mut Cc,
+    ) -> Outcome {
+        let mut o = Outcome {
+            retransmit_head: false,
+            entered: false,
+        };
+        if a.acked > 0 {
+            self.dupacks = 0;
+        } else if a.dup {
+            self.dupacks += 1;
+        }
+        match self.phase {
+            Phase::Open => {
+                if sb.una() >= self.fr_floor && self.loss_detected(a, sb) {
+                    self.enter(now, a, sb, w, cc, &mut o);
+                } else {
+                    grow(now, a, w, cc, 2 * w.mss);
+                }
+            }
+            Phase::Loss => {
+                if sb.una() >= self.recover {
+                    self.phase = Phase::Open;
+                }
+                // RFC 3465 §2.3: L = 1 SMSS in the slow start that follows a timeout.
+                grow(now, a, w, cc, w.mss);
+            }
+            Phase::Recovery => self.in_recovery(now, a, sb, w, cc, &mut o),
+        }
+        o
+    }
+
+    fn loss_detected(&self, a: &AckInfo, sb: &Scoreboard) -> bool {
+        if sb.outstanding() == 0 {
+            return false;
+        }
+        match self.mode {
+            // RFC 6675 §5: dupthresh duplicates, or IsLost(HighACK + 1).
+            Mode::Sack => sb.head_lost() || (a.dup && self.dupacks >= self.dupthresh),
+            _ => a.dup && self.dupacks == self.dupthresh,
+        }
+    }
+
+    fn enter(
+        &mut self,
+        now: Time,
+        a: &AckInfo,
+        sb: &mut Scoreboard,
+        w: &mut Window,
+        cc: &mut Cc,
+        o: &mut Outcome,
+    ) {
+        // RFC 5681 eq. (4) / RFC 6675 (4.2) FlightSize: all data outstanding, SACKed or not.
+        // (ns-3 uses pipe here, which is smaller by the SACKed segments that revealed the
+        // loss; FlightSize reproduces the Mathis rate with and without SACK.)
+        cc.on_loss(w, now, sb.outstanding());
+        self.recover = sb.nxt();
+        o.entered = true;
+        match self.mode {
+            Mode::Tahoe => {
+                w.cwnd = w.mss;
+                sb.mark_all_lost();
+                self.phase = Phase::Loss;
+                self.fr_floor = self.recover + 1;
+            }
+            Mode::Reno | Mode::NewReno => {
+                sb.mark_head_lost();
+                w.cwnd = w.ssthresh + self.dupthresh as u64 * w.mss;
+                self.phase = Phase::Recovery;
+                o.retransmit_head = true;
+            }
+            Mode::Sack => {
+                sb.mark_head_lost();
+                sb.reset_rxt_cursor();
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.recover_fs = sb.outstanding();
+                self.phase = Phase::Recovery;
+                self.prr(a.delivered, sb, w);
+            }
+        }
+    }
+
+    fn in_recovery(
+        &mut self,
+        now: Time,
+        a: &AckInfo,
+        sb: &mut Scoreboard,
+        w: &mut Window,
+        cc: &mut Cc,
+        o: &mut Outcome,
+    ) {
+        match self.mode {
+            Mode::Reno => {
+                if a.acked > 0 {
+                    self.exit(now, w, cc);
+                } else if a.dup {
+                    w.cwnd += w.mss; // inflate: a segment has left the network
+                }
+            }
+            Mode::NewReno => {
+                if a.acked > 0 && sb.una() >= self.recover {
+                    self.exit(now, w, cc); // full ACK
+                } else if a.acked > 0 {
+                    sb.mark_head_lost();
+                    o.retransmit_head = true;
+                    let back = if a.acked >= w.mss { w.mss } else { 0 };
+                    w.cwnd = w.cwnd.saturating_sub(a.acked).max(w.mss) + back;
+                } else if a.dup {
+                    w.cwnd += w.mss;
+                }
+            }
+            Mode::Sack => {
+                if sb.una() >= self.recover {
+                    self.exit(now, w, cc);
+                } else {
+                    self.prr(a.delivered, sb, w);
+                }
+            }
+            Mode::Tahoe => unreachable!("Tahoe recovers in the Loss phase"),
+        }
+    }
+
+    fn exit(&mut self, now: Time, w: &mut Window, cc: &mut Cc) {
+        cc.on_recovery_exit(w, now);
+        self.phase = Phase::Open;
+    }
+
+    /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt.
+    fn prr(&mut self, delivered: u64, sb: &Scoreboard, w: &mut Window) {
+        self.prr_delivered += delivered;
+        let pipe = sb.pipe();
+        let ss = w.ssthresh;
+        let sndcnt = if pipe > ss {
+            let target =
+                (self.prr_delivered as u128 * ss as u128).div_ceil(self.recover_fs.max(1) as u128);
+            (target as u64).saturating_sub(self.prr_out)
+        } else {
+            let limit = self
+                .prr_delivered
+                .saturating_sub(self.prr_out)
+                .max(delivered)
+                + w.mss;
+            (ss - pipe).min(limit)
+        };
+        // The fast retransmit itself always goes out (as in Linux).
+        let sndcnt = if self.prr_out == 0 {
+            sndcnt.max(w.mss)
+        } else {
+            sndcnt
+        };
+        w.cwnd = pipe + sndcnt;
+    }
+
+    /// Retransmission timeout: RFC 5681/6298 cwnd = 1 MSS, everything lost, and RFC 6582
+    /// §4: recover = snd_max so that duplicates from go-back-N don't trigger a fast retransmit.
+    /// ssthresh is reduced once per loss episode: not again for a repeated timeout (RFC 5681
+    /// §3.1 note) nor for a timeout during fast recovery or the slow start after an earlier
+    /// one, whose outstanding data is no measure of the path (Linux tcp_enter_loss).
+    pub fn on_rto(
+        &mut self,
+        now: Time,
+        repeated: bool,
+        sb: &mut Scoreboard,
+        w: &mut Window,
+        cc: &mut Cc,
+    ) {
+        let same_episode = repeated || self.phase != Phase::Open;
+        cc.on_rto(w, now, sb.outstanding(), same_episode);
+        sb.mark_all_lost();
+        self.recover = sb.nxt();
+        self.fr_floor = self.recover + 1;
+        self.phase = Phase::Loss;
+        self.dupacks = 0;
+    }
+}
+
+fn grow(now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
+    if a.acked > 0 && a.cwnd_limited {
+        cc.on_ack(
+            w,
+            now,
+            &Ack {
+                acked: a.acked,
+                srtt: a.srtt,
+                abc_limit,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: u64 = 1000;
+
+    struct Fixture {
+        r: Recovery,
+        sb: Scoreboard,
+        w: Window,
+        cc: Cc,
+    }
+
+    fn fixture(mode: Mode, nsegs: u64, cwnd: u64) -> Fixture {
+        let mut sb = Scoreboard::new(1);
+        for i in 0..nsegs {
+            sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
+        }
+        Fixture {
+            r: Recovery::new(mode, 3),
+            sb,
+            w: Window {
+                cwnd,
+                ssthresh: u64::MAX,
+                mss: M,
+            },
+            cc: Cc::new(Algorithm::Reno),
+        }
+    }
+
+    impl Fixture {
+        fn dup(&mut self) -> Outcome {
+            let a = AckInfo {
+                dup: true,
+                ..Default::default()
+            };
+            self.r
+                .on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
+        }
+        fn ack(&mut self, to: u64) -> Outcome {
+            let acked = self.sb.ack(to).bytes;
+            let a = AckInfo {
+                acked,
+                delivered: acked,
+                cwnd_limited: true,
+                ..Default::default()
+            };
+            self.r
+                .on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
+        }
+    }
+
+    #[test]
+    fn reno_inflates_then_deflates_on_first_advance() {
+        let mut f = fixture(Mode::Reno, 10, 10 * M);
+        assert!(!f.dup().entered);
+        assert_eq!(f.r.send_window(&f.w, true), 11 * M, "limited transmit");
+        f.dup();
+        let o = f.dup();
+        assert!(o.entered && o.retransmit_head);
+        assert_eq!((f.w.ssthresh, f.w.cwnd), (5 * M, 8 * M));
+        f.dup();
+        assert_eq!(f.w.cwnd, 9 * M);
+        // A partial ACK still ends Reno's recovery.
+        f.ack(1 + 3 * M);
+        assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Open, 5 * M));
+    }
+
+    #[test]
+    fn newreno_partial_acks_stay_in_recovery() {
+        let mut f = fixture(Mode::NewReno, 10, 10 * M);
+        for _ in 0..3 {
+            f.dup();
+        }
+        assert_eq!(f.w.cwnd, 8 * M);
+        let o = f.ack(1 + 4 * M); // partial: 4 segments
+        assert!(o.retransmit_head);
+        assert_eq!(f.r.phase(), Phase::Recovery);
+        assert_eq!(f.w.cwnd, 8 * M - 4 * M + M);
+        assert!(f.sb.head_lost());
+        let o = f.ack(1 + 6 * M);
+        assert!(o.retransmit_head);
+        let o = f.ack(1 + 10 * M);
+        assert!(!o.retransmit_head);
+        assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Open, 5 * M));
+    }
+
+    #[test]
+    fn tahoe_goes_back_n_and_ignores_later_dups() {
+        let mut f = fixture(Mode::Tahoe, 10, 10 * M);
+        for _ in 0..3 {
+            f.dup();
+        }
+        assert_eq!(
+            (f.r.phase(), f.w.cwnd, f.w.ssthresh),
+            (Phase::Loss, M, 5 * M)
+        );
+        assert_eq!(f.sb.pipe(), 0);
+        for _ in 0..5 {
+            assert!(!f.dup().entered);
+        }
+        f.ack(1 + 2 * M);
+        assert_eq!(f.w.cwnd, 2 * M, "slow start with L = 1 MSS after go-back-N");
+        f.ack(1 + 10 * M);
+        assert_eq!(f.r.phase(), Phase::Open);
+    }
+
+    #[test]
+    fn careful_variant_after_timeout() {
+        let mut f = fixture(Mode::NewReno, 10, 10 * M);
+        f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!(
+            (f.w.cwnd, f.w.ssthresh, f.r.phase()),
+            (M, 5 * M, Phase::Loss)
+        );
+        for _ in 0..5 {
+            assert!(!f.dup().entered, "duplicates below recover");
+        }
+        f.ack(1 + 10 * M); // == recover: slow start continues in the open state
+        assert_eq!(f.r.phase(), Phase::Open);
+        for i in 10..20 {
+            f.sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
+        }
+        for _ in 0..4 {
+            assert!(
+                !f.dup().entered,
+                "ack == recover may be go-back-N duplicates"
+            );
+        }
+        f.ack(1 + 11 * M);
+        f.dup();
+        f.dup();
+        assert!(
+            f.dup().entered,
+            "an ACK beyond recover re-arms fast retransmit"
+        );
+        // A timeout inside this recovery keeps its ssthresh (one reduction per episode).
+        let ss = f.w.ssthresh;
+        f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!((f.w.cwnd, f.w.ssthresh), (M, ss));
+    }
+
+    #[test]
+    fn prr_spreads_the_reduction_over_the_acks() {
+        let mut f = fixture(Mode::Sack, 20, 20 * M);
+        // Segment 0 lost; each SACK for segments 1.. delivers one segment.
+        let mut sent = 0;
+        for k in 1..20u64 {
+            let newly =
+                f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)]));
+            f.sb.mark_lost_by_sack(3, M);
+            let a = AckInfo {
+                dup: true,
+                delivered: newly,
+                ..Default::default()
+            };
+            let o = f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);
+            assert!(!o.retransmit_head);
+            if f.r.phase() == Phase::Recovery {
+                // Send what PRR allows, one segment at a time.
+                while f.w.cwnd >= f.sb.pipe() + M {
+                    f.r.on_sent(M);
+                    f.sb.on_send(f.sb.nxt(), f.sb.nxt() + M, Time::ZERO, false);
+                    sent += 1;
+                }
+            }
+        }
+        // Entry on the third SACK: ssthresh = FlightSize / 2 = 10 segments; 17 segments
+        // are delivered in recovery and PRR sends about ssthresh/RecoverFS = 1/2 of them
+        // (the first slot being the fast retransmit's).
+        assert_eq!(f.w.ssthresh, 10 * M);
+        assert!((8..=10).contains(&sent), "sent {sent}");
+    }
+}

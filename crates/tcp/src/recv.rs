@@ -1,0 +1,395 @@
+//! Receiver side: in-order point, out-of-order ranges, SACK blocks (RFC 2018) and the
+//! delayed-ACK policy (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+//!
+//! The application consumes in-order data instantly, so the buffer only ever holds
+//! out-of-order bytes and the advertised window is `rcv_buf - ooo_bytes`.
+
+use crate::SackBlocks;
+use std::collections::VecDeque;
+use units::{Dur, Time};
+
+/// What one segment did for the application.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Rx {
+    /// New in-order payload bytes.
+    pub delivered: u64,
+    /// The peer's FIN was reached in order.
+    pub fin: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Receiver {
+    rcv_nxt: u64,
+    /// Sorted, disjoint, non-adjacent `[start, end)` ranges above `rcv_nxt`.
+    ooo: VecDeque<(u64, u64)>,
+    ooo_bytes: u64,
+    /// Blocks to report, most recent first.
+    sack: SackBlocks,
+    sack_enabled: bool,
+    /// Sequence number of the peer's FIN once seen (possibly out of order).
+    fin_seq: Option<u64>,
+    fin_done: bool,
+    rcv_buf: u64,
+    /// Delayed ACK: ACK at once when more than this many in-order bytes are unacknowledged.
+    ack_after: u64,
+    unacked: u64,
+    ack_now: bool,
+    delack_at: Option<Time>,
+    delack_timeout: Dur,
+}
+
+impl Receiver {
+    pub fn new(rcv_buf: u64, delack_timeout: Dur) -> Self {
+        Receiver {
+            rcv_nxt: 0,
+            ooo: VecDeque::new(),
+            ooo_bytes: 0,
+            sack: SackBlocks::default(),
+            sack_enabled: false,
+            fin_seq: None,
+            fin_done: false,
+            rcv_buf,
+            ack_after: 0,
+            unacked: 0,
+            ack_now: false,
+            delack_at: None,
+            delack_timeout,
+        }
+    }
+
+    /// Synchronise on the peer's SYN; `mss` and `ack_every` set the delayed-ACK threshold
+    /// (Linux: ACK once more than one full segment is pending when ack_every = 2).
+    pub fn start(&mut self, peer_isn: u64, mss: u32, ack_every: u32, sack: bool) {
+        self.rcv_nxt = peer_isn + 1;
+        self.ack_after = ack_every.saturating_sub(1) as u64 * mss as u64;
+        self.sack_enabled = sack;
+    }
+
+    #[inline]
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    #[inline]
+    pub fn window(&self) -> u64 {
+        self.rcv_buf.saturating_sub(self.ooo_bytes)
+    }
+    #[inline]
+    pub fn sack_blocks(&self) -> SackBlocks {
+        if self.sack_enabled {
+            self.sack
+        } else {
+            SackBlocks::default()
+        }
+    }
+    #[inline]
+    pub fn ack_due(&self) -> bool {
+        self.ack_now
+    }
+    #[inline]
+    pub fn delack_deadline(&self) -> Option<Time> {
+        self.delack_at
+    }
+    #[cfg(test)]
+    pub fn fin_received(&self) -> bool {
+        self.fin_done
+    }
+    /// A segment that needs an ACK regardless of the delayed-ACK policy.
+    pub fn force_ack(&mut self) {
+        self.ack_now = true;
+    }
+    /// Any segment carrying our ACK went out.
+    #[inline]
+    pub fn on_ack_sent(&mut self) {
+        self.unacked = 0;
+        self.ack_now = false;
+        self.delack_at = None;
+    }
+    /// Is `seq` acceptable for a RST (RFC 793 window check)?
+    pub fn in_window(&self, seq: u64) -> bool {
+        seq >= self.rcv_nxt && seq < self.rcv_nxt + self.window().max(1)
+    }
+
+    /// Process the payload `[seq, seq+len)` and a FIN flag.
+    pub fn on_segment(&mut self, now: Time, seq: u64, len: u32, fin: bool) -> Rx {
+        let mut rx = Rx::default();
+        // Nothing beyond what the buffer can hold is kept (the sender respects the
+        // window, so this only trims misbehaviour).
+        let limit = self.rcv_nxt + self.window();
+        let mut end = seq + len as u64;
+        let mut fin = fin;
+        if end > limit {
+            end = limit;
+            fin = false;
+        }
+        if fin && !self.fin_done {
+            self.fin_seq = Some(end);
+        }
+        if end <= self.rcv_nxt || (len == 0 && !fin) {
+            // Old duplicate (or pure ACK): duplicates get an immediate ACK (RFC 5681 §4.2).
+            if len > 0 || fin {
+                self.ack_now = true;
+            }
+        } else if seq > self.rcv_nxt {
+            if end > seq {
+                let r = self.insert(seq, end);
+                self.report(r);
+            }
+            self.ack_now = true; // out of order: ACK at once (RFC 5681 §4.2)
+        } else {
+            let filled_hole = !self.ooo.is_empty();
+            let start = self.rcv_nxt;
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.front() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo_bytes -= e - s;
+                self.ooo.pop_front();
+            }
+            rx.delivered = self.rcv_nxt - start;
+            if filled_hole {
+                self.ack_now = true; // segment filled (part of) a gap
+                self.refresh_sack();
+            } else {
+                self.unacked += rx.delivered;
+                if self.unacked > self.ack_after {
+                    self.ack_now = true;
+                } else if self.delack_at.is_none() {
+                    self.delack_at = Some(now + self.delack_timeout);
+                }
+            }
+        }
+        if !self.fin_done && self.fin_seq == Some(self.rcv_nxt) {
+            self.rcv_nxt += 1;
+            self.fin_done = true;
+            self.ack_now = true;
+            rx.fin = true;
+        }
+        rx
+    }
+
+    /// Insert `[s, e)` into the out-of-order set, merging; returns the containing range.
+    fn insert(&mut self, s: u64, e: u64) -> (u64, u64) {
+        // First range that ends at or after s (could touch or overlap).
+        let i = self.ooo.partition_point(|&(_, re)| re < s);
+        let (mut ns, mut ne) = (s, e);
+        let mut removed = 0;
+        while let Some(&(rs, re)) = self.ooo.get(i) {
+            if rs > ne {
+                break;
+            }
+            ns = ns.min(rs);
+            ne = ne.max(re);
+            removed += re - rs;
+            self.ooo.remove(i);
+        }
+        self.ooo.insert(i, (ns, ne));
+        self.ooo_bytes = self.ooo_bytes - removed + (ne - ns);
+        (ns, ne)
+    }
+
+    fn containing(&self, x: u64) -> Option<(u64, u64)> {
+        let i = self.ooo.partition_point(|&(_, e)| e <= x);
+        self.ooo.get(i).copied().filter(|&(s, _)| s <= x)
+    }
+
+    /// RFC 2018 §4: the block holding the segment that triggered this ACK first, then
+    /// the most recently reported blocks that are not already covered.
+    fn report(&mut self, first: (u64, u64)) {
+        let old = self.sack;
+        self.sack = SackBlocks::default();
+        self.push_block(first);
+        for &(s, _) in old.as_slice() {
+            if let Some(r) = self.containing(s) {
+                self.push_block(r);
+            }
+        }
+        self.fill_sack();
+    }
+
+    /// After `rcv_nxt` moved: drop delivered blocks and widen merged ones.
+    fn refresh_sack(&mut self) {
+        let old = self.sack;
+        self.sack = SackBlocks::default();
+        for &(s, _) in old.as_slice() {
+            if s >= self.rcv_nxt {
+                if let Some(r) = self.containing(s) {
+                    self.push_block(r);
+                }
+            }
+        }
+        self.fill_sack();
+    }
+
+    /// Use spare slots for ranges not listed, lowest first, so that every ACK sent while
+    /// data is held out of order carries SACK information (RFC 2018 §4).
+    fn fill_sack(&mut self) {
+        for i in 0..self.ooo.len() {
+            if self.sack.n as usize == SackBlocks::MAX {
+                break;
+            }
+            let r = self.ooo[i];
+            self.push_block(r);
+        }
+    }
+
+    fn push_block(&mut self, r: (u64, u64)) {
+        let n = self.sack.n as usize;
+        if n < SackBlocks::MAX && !self.sack.blocks[..n].contains(&r) {
+            self.sack.blocks[n] = r;
+            self.sack.n += 1;
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn ooo_ranges(&self) -> Vec<(u64, u64)> {
+        self.ooo.iter().copied().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx() -> Receiver {
+        let mut r = Receiver::new(1 << 20, Dur::from_millis(40));
+        r.start(0, 500, 2, true);
+        r
+    }
+
+    fn blocks(r: &Receiver) -> Vec<(u64, u64)> {
+        r.sack_blocks().as_slice().to_vec()
+    }
+
+    #[test]
+    fn rfc2018_single_loss_block_grows() {
+        // RFC 2018 §5 case 2 style: first segment lost, the rest arrive.
+        let mut r = rx();
+        for i in 1..4u64 {
+            let rx = r.on_segment(Time::ZERO, 1 + i * 500, 500, false);
+            assert_eq!(rx.delivered, 0);
+            assert!(r.ack_due());
+            assert_eq!(blocks(&r), vec![(501, 1 + (i + 1) * 500)]);
+            r.on_ack_sent();
+        }
+        assert_eq!(r.window(), (1 << 20) - 1500);
+        let rx = r.on_segment(Time::ZERO, 1, 500, false);
+        assert_eq!(rx.delivered, 2000);
+        assert_eq!(r.rcv_nxt(), 2001);
+        assert!(r.ack_due(), "hole fill must be acked at once");
+        assert!(blocks(&r).is_empty());
+        assert_eq!(r.window(), 1 << 20);
+    }
+
+    #[test]
+    fn rfc2018_every_other_lost_most_recent_first() {
+        // Segments of 500 from seq 1; segments 1, 3, 5 (0-based even) are dropped.
+        let mut r = rx();
+        let s = |i: u64| 1 + i * 500;
+        r.on_segment(Time::ZERO, s(1), 500, false);
+        assert_eq!(blocks(&r), vec![(s(1), s(2))]);
+        r.on_segment(Time::ZERO, s(3), 500, false);
+        assert_eq!(blocks(&r), vec![(s(3), s(4)), (s(1), s(2))]);
+        r.on_segment(Time::ZERO, s(5), 500, false);
+        assert_eq!(blocks(&r), vec![(s(5), s(6)), (s(3), s(4)), (s(1), s(2))]);
+        // Segment 4 fills between blocks 3 and 5: merged block first, stale subsets dropped.
+        r.on_segment(Time::ZERO, s(4), 500, false);
+        assert_eq!(blocks(&r), vec![(s(3), s(6)), (s(1), s(2))]);
+        // An older block becoming most recent moves to the front.
+        r.on_segment(Time::ZERO, s(7), 500, false);
+        assert_eq!(blocks(&r), vec![(s(7), s(8)), (s(3), s(6)), (s(1), s(2))]);
+        r.on_segment(Time::ZERO, s(1), 500, false); // duplicate of a SACKed segment
+        assert_eq!(blocks(&r), vec![(s(1), s(2)), (s(7), s(8)), (s(3), s(6))]);
+        // In-order segment 0 delivers 0..2 and drops the delivered block.
+        let d = r.on_segment(Time::ZERO, s(0), 500, false);
+        assert_eq!(d.delivered, 1000);
+        assert_eq!(blocks(&r), vec![(s(7), s(8)), (s(3), s(6))]);
+        assert_eq!(r.ooo_ranges(), vec![(s(3), s(6)), (s(7), s(8))]);
+    }
+
+    #[test]
+    fn at_most_four_blocks_and_spare_slots_refilled() {
+        let mut r = rx();
+        let s = |i: u64| 1 + i * 500;
+        for i in [1, 3, 5, 7, 9] {
+            r.on_segment(Time::ZERO, s(i), 500, false);
+        }
+        assert_eq!(
+            blocks(&r),
+            vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6)), (s(3), s(4))]
+        );
+        // Filling the first hole delivers up to s(2); the unlisted block (s1) is gone, and
+        // the list keeps the recent ones (there are exactly 4 ranges left).
+        r.on_segment(Time::ZERO, s(0), 500, false);
+        assert_eq!(r.rcv_nxt(), s(2));
+        assert_eq!(
+            blocks(&r),
+            vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6)), (s(3), s(4))]
+        );
+        r.on_segment(Time::ZERO, s(2), 500, false);
+        assert_eq!(blocks(&r), vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6))]);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_full_segment_or_timer() {
+        let mut r = rx();
+        let t = Time(1_000);
+        r.on_segment(t, 1, 500, false);
+        assert!(!r.ack_due());
+        assert_eq!(r.delack_deadline(), Some(t + Dur::from_millis(40)));
+        r.on_segment(t + Dur(5), 501, 500, false);
+        assert!(r.ack_due());
+        r.on_ack_sent();
+        assert_eq!(r.delack_deadline(), None);
+        // A short segment alone waits for the timer.
+        r.on_segment(t, 1001, 100, false);
+        assert!(!r.ack_due());
+        assert!(r.delack_deadline().is_some());
+    }
+
+    #[test]
+    fn ack_every_one_acks_everything() {
+        let mut r = Receiver::new(1 << 20, Dur::from_millis(40));
+        r.start(0, 500, 1, false);
+        r.on_segment(Time::ZERO, 1, 10, false);
+        assert!(r.ack_due());
+        assert!(r.sack_blocks().is_empty());
+    }
+
+    #[test]
+    fn duplicates_are_acked_and_fin_in_order_only() {
+        let mut r = rx();
+        r.on_segment(Time::ZERO, 1, 500, false);
+        r.on_ack_sent();
+        r.on_segment(Time::ZERO, 1, 500, false);
+        assert!(r.ack_due(), "old duplicate");
+        r.on_ack_sent();
+        // FIN arrives before the data preceding it.
+        let a = r.on_segment(Time::ZERO, 1001, 200, true);
+        assert!(!a.fin && r.ack_due());
+        assert_eq!(r.rcv_nxt(), 501);
+        let b = r.on_segment(Time::ZERO, 501, 500, false);
+        assert!(b.fin);
+        assert_eq!(b.delivered, 700);
+        assert_eq!(r.rcv_nxt(), 1202, "FIN consumes one sequence number");
+        assert!(r.fin_received());
+        // Retransmitted FIN: duplicate, acked, not reported again.
+        r.on_ack_sent();
+        let c = r.on_segment(Time::ZERO, 1001, 200, true);
+        assert!(!c.fin && r.ack_due());
+    }
+
+    #[test]
+    fn overlapping_segments_merge() {
+        let mut r = rx();
+        r.on_segment(Time::ZERO, 1001, 500, false);
+        r.on_segment(Time::ZERO, 2001, 500, false);
+        r.on_segment(Time::ZERO, 1201, 1000, false); // bridges both
+        assert_eq!(r.ooo_ranges(), vec![(1001, 2501)]);
+        assert_eq!(r.window(), (1 << 20) - 1500);
+        let d = r.on_segment(Time::ZERO, 1, 1100, false); // overlaps the range start
+        assert_eq!(d.delivered, 2500);
+        assert!(r.ooo_ranges().is_empty());
+    }
+}

@@ -1,0 +1,164 @@
+//! The segment as exchanged between endpoints: header fields only, payload is a byte count.
+
+/// TCP header flags, with the wire bit values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Flags(pub u8);
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+    pub const FIN: Flags = Flags(0x01);
+    pub const SYN: Flags = Flags(0x02);
+    pub const RST: Flags = Flags(0x04);
+    pub const PSH: Flags = Flags(0x08);
+    pub const ACK: Flags = Flags(0x10);
+
+    #[inline]
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    #[inline]
+    pub const fn union(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+    #[inline]
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+}
+
+impl std::ops::BitOr for Flags {
+    type Output = Flags;
+    fn bitor(self, rhs: Flags) -> Flags {
+        self.union(rhs)
+    }
+}
+
+impl std::ops::BitOrAssign for Flags {
+    fn bitor_assign(&mut self, rhs: Flags) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// SACK blocks carried by a segment: `[start, end)` ranges, most recent first (RFC 2018).
+/// Four fit because no timestamps option is used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    pub n: u8,
+    pub blocks: [(u64, u64); 4],
+}
+
+impl SackBlocks {
+    pub const MAX: usize = 4;
+
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.n as usize]
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    pub fn from_slice(bs: &[(u64, u64)]) -> SackBlocks {
+        let mut s = SackBlocks::default();
+        for &b in bs.iter().take(Self::MAX) {
+            s.blocks[s.n as usize] = b;
+            s.n += 1;
+        }
+        s
+    }
+}
+
+/// Options negotiated on SYN and SYN-ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SynOptions {
+    pub mss: u32,
+    pub sack_permitted: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Absolute sequence number; the ISN is 0 and data starts at 1.
+    pub seq: u64,
+    /// Valid when `flags` has ACK.
+    pub ack: u64,
+    /// Payload bytes (SYN/FIN not counted).
+    pub len: u32,
+    pub flags: Flags,
+    /// Advertised receive window, bytes.
+    pub wnd: u64,
+    pub sack: SackBlocks,
+    /// Present on SYN and SYN-ACK.
+    pub syn_opts: Option<SynOptions>,
+    /// Informational: carries already-sent data (stats, pcap comments).
+    pub retransmit: bool,
+}
+
+impl Segment {
+    /// TCP header length in bytes with options as they would be on the wire, padded to 4.
+    /// SYN: MSS(4) + SACK-permitted(2) + window-scale(3) + NOPs. SACK: 2 NOP + 2 + 8n.
+    /// No timestamps option.
+    pub fn header_len(&self) -> u32 {
+        let mut opts = 0;
+        if let Some(o) = self.syn_opts {
+            opts += 4 + 3 + if o.sack_permitted { 2 } else { 0 };
+        }
+        if self.sack.n > 0 {
+            opts += 4 + 8 * self.sack.n as u32;
+        }
+        20 + opts.div_ceil(4) * 4
+    }
+
+    /// Sequence space consumed: payload + SYN + FIN.
+    pub fn seq_len(&self) -> u64 {
+        self.len as u64
+            + self.flags.contains(Flags::SYN) as u64
+            + self.flags.contains(Flags::FIN) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(flags: Flags) -> Segment {
+        Segment {
+            seq: 0,
+            ack: 0,
+            len: 0,
+            flags,
+            wnd: 0,
+            sack: SackBlocks::default(),
+            syn_opts: None,
+            retransmit: false,
+        }
+    }
+
+    #[test]
+    fn header_lengths_match_wire_layout() {
+        let mut s = seg(Flags::SYN);
+        s.syn_opts = Some(SynOptions {
+            mss: 1460,
+            sack_permitted: true,
+        });
+        assert_eq!(s.header_len(), 32);
+        s.syn_opts = Some(SynOptions {
+            mss: 1460,
+            sack_permitted: false,
+        });
+        assert_eq!(s.header_len(), 28);
+        let mut a = seg(Flags::ACK);
+        assert_eq!(a.header_len(), 20);
+        a.sack = SackBlocks::from_slice(&[(1, 2)]);
+        assert_eq!(a.header_len(), 32);
+        a.sack = SackBlocks::from_slice(&[(1, 2), (3, 4), (5, 6), (7, 8)]);
+        assert_eq!(a.header_len(), 56);
+    }
+
+    #[test]
+    fn seq_len_counts_syn_and_fin() {
+        let mut s = seg(Flags::SYN | Flags::ACK);
+        assert_eq!(s.seq_len(), 1);
+        s.flags = Flags::ACK | Flags::FIN;
+        s.len = 100;
+        assert_eq!(s.seq_len(), 101);
+        assert!(s.flags.contains(Flags::FIN) && !s.flags.contains(Flags::SYN));
+    }
+}

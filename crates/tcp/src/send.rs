@@ -1,0 +1,629 @@
+//! Retransmission queue and SACK scoreboard, kept per segment as Linux does.
+//!
+//! Byte totals for SACKed, lost and retransmitted-in-flight data are maintained
+//! incrementally, so `pipe` (RFC 6675 §4) is O(1):
+//! `pipe = outstanding - sacked - lost + retransmitted_in_flight`.
+//! A lost segment that was retransmitted counts once (its retransmission), a segment
+//! retransmitted without being deemed lost (NextSeg rule 3) counts twice, as in RFC 6675.
+//!
+//! Lost segments always form a prefix of the unSACKed segments (every marking rule marks
+//! from the front), which lets both loss marking and NextSeg run from cursors that only
+//! move forward: recovery is O(segments) in total, not O(window) per ACK.
+
+use crate::SackBlocks;
+use std::collections::VecDeque;
+use units::Time;
+
+/// Ever retransmitted: no RTT samples from it (Karn).
+const RETRANS_EVER: u8 = 1;
+const SACKED: u8 = 2;
+const LOST: u8 = 4;
+/// A retransmission of it is believed to be in flight.
+const RETRANS: u8 = 8;
+const FIN: u8 = 16;
+
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    start: u64,
+    end: u64,
+    sent: Time,
+    flags: u8,
+}
+
+impl Sent {
+    #[inline]
+    fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    #[inline]
+    fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// Result of a cumulative ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Acked {
+    /// Sequence space newly acknowledged.
+    pub bytes: u64,
+    /// Send time of the latest never-retransmitted segment acked, if the ACK covered no
+    /// retransmitted segment (Karn's algorithm, as Linux applies it without timestamps).
+    pub rtt_from: Option<Time>,
+}
+
+/// The first segment NextSeg (RFC 6675 §4) could retransmit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    pub idx: usize,
+    pub start: u64,
+    /// Sequence space (payload + FIN).
+    pub len: u64,
+    pub lost: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Scoreboard {
+    q: VecDeque<Sent>,
+    una: u64,
+    nxt: u64,
+    sacked: u64,
+    sacked_segs: u64,
+    lost: u64,
+    retrans: u64,
+    high_sacked: u64,
+    /// HighRxt-like cursor: segments below it are SACKed or already retransmitted.
+    rxt_cur: u64,
+    /// IsLost marking: every unSACKed segment below `lost_cur` is marked lost, and
+    /// `above_*` count SACKed bytes/segments at or above it.
+    lost_cur: u64,
+    above_bytes: u64,
+    above_segs: u64,
+    /// Blocks of the previous ACK: ranges inside them are already marked, so a growing
+    /// block costs only its new part (Linux's recv_sack_cache).
+    sack_cache: SackBlocks,
+    /// Retransmissions in flight, in send order, with snd_max when each was sent.
+    rtx_fifo: VecDeque<(u64, u64)>,
+    #[cfg(test)]
+    visits: u64,
+}
+
+impl Scoreboard {
+    pub fn new(start: u64) -> Self {
+        Scoreboard {
+            q: VecDeque::new(),
+            una: start,
+            nxt: start,
+            sacked: 0,
+            sacked_segs: 0,
+            lost: 0,
+            retrans: 0,
+            high_sacked: start,
+            rxt_cur: start,
+            lost_cur: start,
+            above_bytes: 0,
+            above_segs: 0,
+            sack_cache: SackBlocks::default(),
+            rtx_fifo: VecDeque::new(),
+            #[cfg(test)]
+            visits: 0,
+        }
+    }
+
+    #[inline]
+    pub fn una(&self) -> u64 {
+        self.una
+    }
+    /// Highest sequence sent + 1 (snd_max).
+    #[inline]
+    pub fn nxt(&self) -> u64 {
+        self.nxt
+    }
+    /// RFC 5681 FlightSize.
+    #[inline]
+    pub fn outstanding(&self) -> u64 {
+        self.nxt - self.una
+    }
+    #[inline]
+    pub fn pipe(&self) -> u64 {
+        self.outstanding() - self.sacked - self.lost + self.retrans
+    }
+    #[inline]
+    pub fn sacked(&self) -> u64 {
+        self.sacked
+    }
+    #[inline]
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+    #[inline]
+    pub fn high_sacked(&self) -> u64 {
+        self.high_sacked
+    }
+    pub fn head_lost(&self) -> bool {
+        self.q.front().is_some_and(|s| s.has(LOST))
+    }
+
+    /// A new segment `[start, end)` (end includes the FIN if `fin`) went out.
+    pub fn on_send(&mut self, start: u64, end: u64, now: Time, fin: bool) {
+        debug_assert_eq!(start, self.nxt);
+        self.q.push_back(Sent {
+            start,
+            end,
+            sent: now,
+            flags: if fin { FIN } else { 0 },
+        });
+        self.nxt = end;
+    }
+
+    /// Segment `idx` as `(start, end, fin)`.
+    pub fn seg(&self, idx: usize) -> (u64, u64, bool) {
+        let s = &self.q[idx];
+        (s.start, s.end, s.has(FIN))
+    }
+
+    /// Cumulative ACK up to `ack` (`una < ack <= nxt`).
+    pub fn ack(&mut self, ack: u64) -> Acked {
+        debug_assert!(ack > self.una && ack <= self.nxt);
+        let mut rtt_from = None;
+        let mut rtx_acked = false;
+        while let Some(f) = self.q.front() {
+            if f.end <= ack {
+                let f = self.q.pop_front().expect("front exists");
+                self.forget(f.flags, f.len(), true);
+                if f.has(RETRANS_EVER) {
+                    rtx_acked = true;
+                } else {
+                    rtt_from = Some(f.sent);
+                }
+            } else {
+                if f.start < ack {
+                    // Acked part of a segment: trim it.
+                    let (flags, cut) = (f.flags, ack - f.start);
+                    self.forget(flags, cut, false);
+                    self.q[0].start = ack;
+                }
+                break;
+            }
+        }
+        let bytes = ack - self.una;
+        self.una = ack;
+        if self.lost_cur < ack {
+            self.lost_cur = ack;
+            self.above_bytes = self.sacked;
+            self.above_segs = self.sacked_segs;
+        }
+        self.rxt_cur = self.rxt_cur.max(ack);
+        self.high_sacked = self.high_sacked.max(ack);
+        // Retransmissions sent when snd_max <= ack are acknowledged; forget them.
+        while self.rtx_fifo.front().is_some_and(|&(_, mark)| mark <= ack) {
+            self.rtx_fifo.pop_front();
+        }
+        Acked {
+            bytes,
+            rtt_from: if rtx_acked { None } else { rtt_from },
+        }
+    }
+
+    fn forget(&mut self, flags: u8, len: u64, whole: bool) {
+        if flags & SACKED != 0 {
+            self.sacked -= len;
+            self.sacked_segs -= whole as u64;
+        }
+        if flags & LOST != 0 {
+            self.lost -= len;
+        }
+        if flags & RETRANS != 0 {
+            self.retrans -= len;
+        }
+    }
+
+    /// Apply SACK blocks; returns the bytes newly SACKed.
+    pub fn apply_sack(&mut self, blocks: &SackBlocks) -> u64 {
+        let mut newly = 0;
+        let cache = self.sack_cache;
+        let mut seen = SackBlocks::default();
+        for &(bs, be) in blocks.as_slice() {
+            // Only [una, nxt) can be SACKed: older blocks (D-SACK) and bogus ones are ignored.
+            let (bs, be) = (bs.max(self.una), be.min(self.nxt));
+            if bs >= be {
+                continue;
+            }
+            seen.blocks[seen.n as usize] = (bs, be);
+            seen.n += 1;
+            let mut pos = bs;
+            while pos < be {
+                if let Some(&(_, ce)) = cache.as_slice().iter().find(|c| c.0 <= pos && pos < c.1) {
+                    pos = ce;
+                    continue;
+                }
+                let stop = cache
+                    .as_slice()
+                    .iter()
+                    .map(|c| c.0)
+                    .filter(|&c| c > pos)
+                    .fold(be, u64::min);
+                newly += self.sack_range(pos, stop, bs, be);
+                pos = stop;
+            }
+        }
+        self.sack_cache = seen;
+        newly
+    }
+
+    /// Mark segments overlapping `[from, to)` that lie wholly inside block `[bs, be)`.
+    fn sack_range(&mut self, from: u64, to: u64, bs: u64, be: u64) -> u64 {
+        let mut newly = 0;
+        let mut i = self.q.partition_point(|s| s.end <= from);
+        while i < self.q.len() && self.q[i].start < to {
+            #[cfg(test)]
+            {
+                self.visits += 1;
+            }
+            let s = self.q[i];
+            if !s.has(SACKED) && s.start >= bs && s.end <= be {
+                self.mark_sacked(i);
+                newly += s.len();
+            }
+            i += 1;
+        }
+        newly
+    }
+
+    fn mark_sacked(&mut self, i: usize) {
+        let s = &mut self.q[i];
+        let len = s.len();
+        if s.has(LOST) {
+            self.lost -= len;
+        }
+        if s.has(RETRANS) {
+            self.retrans -= len;
+        }
+        s.flags = (s.flags | SACKED) & !(LOST | RETRANS);
+        self.sacked += len;
+        self.sacked_segs += 1;
+        if s.start >= self.lost_cur {
+            self.above_bytes += len;
+            self.above_segs += 1;
+        }
+        self.high_sacked = self.high_sacked.max(s.end);
+    }
+
+    /// RFC 6675 IsLost: a segment is lost once `dupthresh` SACKed segments, or more than
+    /// `(dupthresh - 1) * mss` SACKed bytes, lie above it. Marks newly lost segments.
+    pub fn mark_lost_by_sack(&mut self, dupthresh: u32, mss: u64) {
+        let thresh_bytes = (dupthresh.max(1) as u64 - 1) * mss;
+        let mut i = self.q.partition_point(|s| s.start < self.lost_cur);
+        while let Some(s) = self.q.get_mut(i) {
+            let len = s.len();
+            if s.has(SACKED) {
+                self.above_bytes -= len;
+                self.above_segs -= 1;
+            } else {
+                if self.above_segs < dupthresh as u64 && self.above_bytes <= thresh_bytes {
+                    break;
+                }
+                if !s.has(LOST) {
+                    s.flags |= LOST;
+                    self.lost += len;
+                }
+            }
+            self.lost_cur = s.end;
+            i += 1;
+        }
+    }
+
+    /// Reno/NewReno: the segment at snd_una is presumed lost.
+    pub fn mark_head_lost(&mut self) {
+        if let Some(s) = self.q.front_mut() {
+            if !s.has(SACKED | LOST) {
+                s.flags |= LOST;
+                self.lost += s.len();
+            }
+        }
+    }
+
+    /// Timeout (and Tahoe): everything not SACKed is lost, earlier retransmissions
+    /// included; retransmission restarts from snd_una.
+    pub fn mark_all_lost(&mut self) {
+        for s in self.q.iter_mut() {
+            if s.has(SACKED) {
+                continue;
+            }
+            if !s.has(LOST) {
+                self.lost += s.len();
+            }
+            if s.has(RETRANS) {
+                self.retrans -= s.len();
+            }
+            s.flags = (s.flags | LOST) & !RETRANS;
+        }
+        self.rxt_cur = self.una;
+        self.lost_cur = self.nxt;
+        self.above_bytes = 0;
+        self.above_segs = 0;
+        self.rtx_fifo.clear();
+    }
+
+    /// Lost retransmission detection (Linux's tcp_mark_lost_retrans, the idea behind
+    /// RACK): a retransmission is lost again once data sent after it has been SACKed
+    /// `tolerance` bytes beyond the send point. It is marked for another retransmission
+    /// instead of waiting for the RTO, which RFC 6675 alone would need.
+    pub fn detect_lost_retransmissions(&mut self, tolerance: u64) {
+        while let Some(&(start, mark)) = self.rtx_fifo.front() {
+            if self.high_sacked < mark + tolerance {
+                break;
+            }
+            self.rtx_fifo.pop_front();
+            let i = self.q.partition_point(|s| s.start < start);
+            let Some(s) = self.q.get_mut(i) else { continue };
+            if s.start != start || !s.has(RETRANS) {
+                continue; // acked or SACKed meanwhile
+            }
+            let len = s.len();
+            self.retrans -= len;
+            if !s.has(LOST) {
+                self.lost += len;
+            }
+            s.flags = (s.flags | LOST) & !RETRANS;
+            self.rxt_cur = self.rxt_cur.min(start);
+        }
+    }
+
+    /// Restart the NextSeg scan from snd_una (new recovery episode).
+    pub fn reset_rxt_cursor(&mut self) {
+        self.rxt_cur = self.una;
+    }
+
+    /// First segment at or after the cursor that is neither SACKed nor retransmitted.
+    pub fn next_candidate(&mut self) -> Option<Candidate> {
+        let mut i = self.q.partition_point(|s| s.end <= self.rxt_cur);
+        while let Some(s) = self.q.get(i) {
+            if s.has(SACKED | RETRANS) {
+                self.rxt_cur = s.end;
+                i += 1;
+                continue;
+            }
+            return Some(Candidate {
+                idx: i,
+                start: s.start,
+                len: s.len(),
+                lost: s.has(LOST),
+            });
+        }
+        None
+    }
+
+    /// Segment `idx` was retransmitted at `now`.
+    pub fn mark_retransmitted(&mut self, idx: usize, now: Time) {
+        let s = &mut self.q[idx];
+        debug_assert!(!s.has(RETRANS | SACKED));
+        s.flags |= RETRANS | RETRANS_EVER;
+        s.sent = now;
+        let start = s.start;
+        self.retrans += s.len();
+        self.rxt_cur = self.rxt_cur.max(s.end);
+        self.rtx_fifo.push_back((start, self.nxt));
+    }
+
+    /// Index of the segment at snd_una, if it can be retransmitted now.
+    pub fn head_retransmittable(&self) -> Option<usize> {
+        self.q
+            .front()
+            .filter(|s| !s.has(RETRANS | SACKED))
+            .map(|_| 0)
+    }
+
+    #[cfg(test)]
+    fn check(&self) {
+        let (mut sacked, mut lost, mut retrans) = (0, 0, 0);
+        let mut at = self.una;
+        for s in &self.q {
+            assert_eq!(s.start, at, "queue must tile [una, nxt)");
+            at = s.end;
+            if s.has(SACKED) {
+                sacked += s.len();
+            }
+            if s.has(LOST) {
+                lost += s.len();
+            }
+            if s.has(RETRANS) {
+                retrans += s.len();
+            }
+        }
+        assert_eq!(at, self.nxt);
+        assert_eq!(
+            (sacked, lost, retrans),
+            (self.sacked, self.lost, self.retrans)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: u64 = 100;
+
+    /// `n` segments of M bytes from seq 1.
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::new(1);
+        for i in 0..n {
+            b.on_send(1 + i * M, 1 + (i + 1) * M, Time(i), false);
+        }
+        b
+    }
+    fn seq(i: u64) -> u64 {
+        1 + i * M
+    }
+    fn sack(b: &mut Scoreboard, blocks: &[(u64, u64)]) -> u64 {
+        let n = b.apply_sack(&SackBlocks::from_slice(blocks));
+        b.check();
+        n
+    }
+
+    #[test]
+    fn pipe_follows_rfc6675_accounting() {
+        let mut b = board(10);
+        assert_eq!(b.pipe(), 10 * M);
+        assert_eq!(sack(&mut b, &[(seq(2), seq(4))]), 2 * M);
+        assert_eq!(b.pipe(), 8 * M);
+        b.mark_head_lost();
+        assert_eq!(b.pipe(), 7 * M);
+        let c = b.next_candidate().unwrap();
+        assert_eq!((c.idx, c.start, c.lost), (0, seq(0), true));
+        b.mark_retransmitted(c.idx, Time(50));
+        assert_eq!(b.pipe(), 8 * M, "lost + retransmitted counts once");
+        // Rule-3 style retransmission of a not-lost segment counts twice.
+        let c = b.next_candidate().unwrap();
+        assert_eq!((c.start, c.lost), (seq(1), false));
+        b.mark_retransmitted(c.idx, Time(51));
+        assert_eq!(b.pipe(), 9 * M);
+        b.check();
+        // The cumulative ACK of retransmitted data gives no RTT sample (Karn).
+        let a = b.ack(seq(4));
+        assert_eq!(
+            a,
+            Acked {
+                bytes: 4 * M,
+                rtt_from: None
+            }
+        );
+        assert_eq!((b.pipe(), b.sacked()), (6 * M, 0));
+        b.check();
+        // A clean ACK samples the latest segment it covers.
+        let a = b.ack(seq(6));
+        assert_eq!(a.rtt_from, Some(Time(5)));
+    }
+
+    #[test]
+    fn is_lost_needs_dupthresh_segments_above() {
+        let mut b = board(10);
+        sack(&mut b, &[(seq(2), seq(3))]);
+        sack(&mut b, &[(seq(3), seq(4)), (seq(2), seq(3))]);
+        b.mark_lost_by_sack(3, M);
+        assert_eq!(b.lost(), 0, "two SACKed segments above are not enough");
+        sack(&mut b, &[(seq(2), seq(5))]);
+        b.mark_lost_by_sack(3, M);
+        // Segments 0 and 1 have 3 SACKed above; nothing above segment 5 is SACKed.
+        assert_eq!(b.lost(), 2 * M);
+        assert!(b.head_lost());
+        sack(&mut b, &[(seq(7), seq(8)), (seq(2), seq(5))]);
+        b.mark_lost_by_sack(3, M);
+        assert_eq!(
+            b.lost(),
+            2 * M,
+            "segment 5 has only one SACKed segment above"
+        );
+        sack(&mut b, &[(seq(7), seq(10)), (seq(2), seq(5))]);
+        b.mark_lost_by_sack(3, M);
+        // Now 5 and 6 have 3 above.
+        assert_eq!(b.lost(), 4 * M);
+        b.check();
+    }
+
+    #[test]
+    fn byte_rule_counts_small_segments() {
+        // Five 40-byte SACKed segments (200 bytes) above: > 2*M bytes is false, but
+        // >= 3 segments is true.
+        let mut b = Scoreboard::new(1);
+        b.on_send(1, 101, Time(0), false);
+        for i in 0..5 {
+            b.on_send(101 + i * 40, 141 + i * 40, Time(0), false);
+        }
+        sack(&mut b, &[(101, 301)]);
+        b.mark_lost_by_sack(3, M);
+        assert!(b.head_lost());
+    }
+
+    #[test]
+    fn growing_block_costs_only_its_new_part() {
+        let mut b = board(1000);
+        for k in 2..1000 {
+            sack(&mut b, &[(seq(1), seq(k))]);
+        }
+        assert_eq!(b.sacked(), 998 * M);
+        // Without the cache this would be ~500k visits.
+        assert!(b.visits < 3_000, "visits {}", b.visits);
+    }
+
+    #[test]
+    fn merged_blocks_sack_the_gap_only_once() {
+        let mut b = board(10);
+        sack(&mut b, &[(seq(6), seq(8)), (seq(2), seq(4))]);
+        assert_eq!(sack(&mut b, &[(seq(2), seq(8))]), 2 * M);
+        assert_eq!(b.sacked(), 6 * M);
+        // SACK below una or above nxt is ignored.
+        b.ack(seq(1));
+        assert_eq!(sack(&mut b, &[(0, seq(1)), (seq(10), seq(12))]), 0);
+    }
+
+    #[test]
+    fn timeout_marks_all_unsacked_and_rescans() {
+        let mut b = board(6);
+        sack(&mut b, &[(seq(3), seq(4))]);
+        b.mark_head_lost();
+        let c = b.next_candidate().unwrap();
+        b.mark_retransmitted(c.idx, Time(9));
+        b.mark_all_lost();
+        b.check();
+        assert_eq!((b.lost(), b.pipe()), (5 * M, 0));
+        let starts: Vec<u64> = std::iter::from_fn(|| {
+            let c = b.next_candidate()?;
+            assert!(c.lost);
+            b.mark_retransmitted(c.idx, Time(10));
+            Some(c.start)
+        })
+        .collect();
+        assert_eq!(starts, vec![seq(0), seq(1), seq(2), seq(4), seq(5)]);
+        assert_eq!(b.pipe(), 5 * M);
+        b.check();
+    }
+
+    #[test]
+    fn lost_retransmission_is_detected_by_later_sacks() {
+        let mut b = board(10);
+        sack(&mut b, &[(seq(1), seq(4))]);
+        b.mark_lost_by_sack(3, M);
+        let c = b.next_candidate().unwrap();
+        assert_eq!((c.start, c.lost), (seq(0), true));
+        b.mark_retransmitted(c.idx, Time(1));
+        // New data sent after the retransmission.
+        for i in 10..15 {
+            b.on_send(seq(i), seq(i + 1), Time(2), false);
+        }
+        sack(&mut b, &[(seq(10), seq(12)), (seq(1), seq(4))]);
+        b.detect_lost_retransmissions(3 * M);
+        assert_eq!(
+            b.next_candidate().unwrap().start,
+            seq(4),
+            "two segments past: tolerated"
+        );
+        sack(&mut b, &[(seq(10), seq(13)), (seq(1), seq(4))]);
+        b.detect_lost_retransmissions(3 * M);
+        b.check();
+        let c = b.next_candidate().unwrap();
+        assert_eq!((c.start, c.lost), (seq(0), true), "head is due again");
+        // A timeout forgets pending detections.
+        b.mark_retransmitted(c.idx, Time(3));
+        b.mark_all_lost();
+        assert!(b.rtx_fifo.is_empty());
+        // Without SACK the cumulative ACK alone keeps the record bounded.
+        let c = b.next_candidate().unwrap();
+        b.mark_retransmitted(c.idx, Time(4));
+        assert_eq!(b.rtx_fifo.len(), 1);
+        b.ack(seq(15));
+        assert!(b.rtx_fifo.is_empty());
+    }
+
+    #[test]
+    fn partial_ack_trims_head() {
+        let mut b = board(3);
+        b.mark_head_lost();
+        let a = b.ack(51);
+        assert_eq!(a.bytes, 50);
+        assert_eq!((b.una(), b.lost()), (51, 50));
+        b.check();
+        b.on_send(seq(3), seq(3) + 1, Time(7), true);
+        assert_eq!(b.seg(3), (seq(3), seq(3) + 1, true));
+    }
+}

@@ -1,0 +1,105 @@
+mod common;
+use common::*;
+use tcp::{Algorithm, Dur, TcpConfig, Time};
+
+fn ms(x: u64) -> Dur {
+    Dur::from_millis(x)
+}
+
+/// cwnd (in segments) in the middle of each of the first `rounds` RTTs of data, on a
+/// 20 ms RTT path without a bottleneck (each flight's ACKs arrive at one instant).
+fn cwnd_per_round(c: TcpConfig, rounds: u64) -> Vec<u64> {
+    let mut net = Net::new(c.clone(), c, ms(10)).transfer(100_000_000, 0);
+    net.start();
+    let first_data = Time::from_secs_f64(0.020);
+    (0..rounds)
+        .map(|k| {
+            net.run_until(first_data + ms(20 * k + 10));
+            net.a().cwnd() / MSS
+        })
+        .collect()
+}
+
+#[test]
+fn slow_start_doubles_per_rtt() {
+    let c = TcpConfig {
+        ack_every: 1,
+        ..cfg(Algorithm::NewReno, true)
+    };
+    assert_eq!(cwnd_per_round(c, 6), vec![10, 20, 40, 80, 160, 320]);
+}
+
+#[test]
+fn slow_start_with_delayed_acks_doubles_thanks_to_abc() {
+    // One ACK per two segments; RFC 3465 counts the 2 MSS each acknowledges (L = 2).
+    for alg in [Algorithm::Reno, Algorithm::Cubic] {
+        let c = TcpConfig {
+            ack_every: 2,
+            ..cfg(alg, true)
+        };
+        assert_eq!(
+            cwnd_per_round(c, 6),
+            vec![10, 20, 40, 80, 160, 320],
+            "{alg:?}"
+        );
+    }
+}
+
+#[test]
+fn congestion_avoidance_adds_one_segment_per_rtt() {
+    let c = TcpConfig {
+        ack_every: 1,
+        initial_ssthresh: 20 * MSS,
+        ..cfg(Algorithm::Reno, false)
+    };
+    assert_eq!(cwnd_per_round(c, 7), vec![10, 20, 21, 22, 23, 24, 25]);
+    // Delayed ACKs: byte counting keeps ~1 MSS per RTT (per-ACK counting would give 1/2).
+    // An odd flight leaves one segment to the 40 ms delayed-ACK timer, so an increment
+    // can slip by a round.
+    let c = TcpConfig {
+        ack_every: 2,
+        initial_ssthresh: 20 * MSS,
+        ..cfg(Algorithm::Reno, false)
+    };
+    let w = cwnd_per_round(c, 12);
+    assert_eq!(&w[..3], &[10, 20, 21]);
+    assert!(w[11] >= 29 && w[11] <= 30, "{w:?}");
+}
+
+#[test]
+fn app_limited_sender_does_not_grow_cwnd() {
+    let c = cfg(Algorithm::Cubic, true);
+    let mut net = Net::new(c.clone(), c, ms(10));
+    net.start();
+    for k in 0..30 {
+        net.run_until(Time::from_secs_f64(0.1 + 0.05 * k as f64));
+        net.app_write(Side::A, 2 * MSS);
+    }
+    net.run_until(Time::from_secs_f64(3.0));
+    assert_eq!(net.app[1].delivered, 60 * MSS);
+    assert_eq!(
+        net.a().cwnd(),
+        10 * MSS,
+        "two segments in flight never test a 10-segment window"
+    );
+}
+
+#[test]
+fn idle_connection_restarts_from_initial_window() {
+    for (restart, burst) in [(true, 10), (false, 100)] {
+        let c = TcpConfig {
+            slow_start_after_idle: restart,
+            ..cfg(Algorithm::Cubic, true)
+        };
+        let mut net = Net::new(c.clone(), c, ms(10)).transfer(1_000_000, 0);
+        net.app[0].close_when_done = false;
+        net.start();
+        net.run_until(Time::from_secs_f64(1.0));
+        assert_eq!(net.app[1].delivered, 1_000_000);
+        assert!(net.a().cwnd() > 100 * MSS);
+        net.app_write(Side::A, 100 * MSS);
+        let now = net.now;
+        let sent = net.data_by(Side::A).filter(|w| w.t == now).count();
+        assert_eq!(sent, burst, "slow_start_after_idle = {restart}");
+    }
+}

@@ -1,0 +1,26 @@
+//! The scenario file: what to simulate, in TOML with human units.
+//!
+//! This crate is the one owner of the schema. Every other layer (the
+//! simulator, the Python command line) loads scenarios through it, so a
+//! field is declared once and checked once. Loading reports the first
+//! problem as a [`ScenarioError`] naming the file, the field's path and what
+//! is allowed.
+//!
+//! A file may hold named `[cases.NAME]` tables: each is a partial scenario
+//! merged over the base (tables merge key by key, everything else is
+//! replaced), so one file can describe an experiment and its variants, and
+//! `baseline` names the case the others are compared against.
+
+mod error;
+mod file;
+mod fill;
+mod resolve;
+mod schema;
+mod values;
+
+pub use error::ScenarioError;
+pub use file::ScenarioFile;
+pub use fill::{to_toml, with_defaults};
+pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side};
+pub use schema::*;
+pub use values::{Fraction, QueueSize, RateOrShare, Size, TimeSpan, Bandwidth};

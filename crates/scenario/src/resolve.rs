@@ -1,0 +1,453 @@
+//! From the scenario as written to engine settings, with the semantic
+//! checks that the schema alone cannot express. Built-in defaults live here.
+
+use crate::error::ScenarioError;
+use crate::schema::*;
+use crate::values::QueueSize;
+use net::QueueLimit;
+use std::path::Path;
+use tcp::{Algorithm, TcpConfig};
+use traffic::background::{Arrivals, RateTransport};
+use units::{Dur, Rate, Time};
+
+/// One direction of a link, fully specified.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkParams {
+    pub rate: Rate,
+    pub delay: Dur,
+    pub queue: QueueLimit,
+    pub loss: f64,
+}
+
+/// Access link and TCP settings shared by a group of hosts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub access: LinkParams,
+    pub tcp: TcpConfig,
+}
+
+/// Left or right of the bottleneck. Forward traffic flows left to right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackgroundModel {
+    Rate {
+        name: String,
+        arrivals: Arrivals,
+        transport: RateTransport,
+        rate: Rate,
+        packet_size: u32,
+        hosts: u32,
+        sources: Side,
+        start: Time,
+        stop: Time,
+        group: Group,
+    },
+    Greedy {
+        name: String,
+        hosts: u32,
+        sources: Side,
+        start: Time,
+        spread: Dur,
+        stop: Time,
+        group: Group,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AppModel {
+    Http {
+        name: String,
+        object_sizes: Vec<u64>,
+        request_size: u64,
+        think_time: Dur,
+        start: Time,
+        stop: Time,
+        count: u64,
+        clients: u32,
+        port: u16,
+        server_side: Side,
+        client: Group,
+        server: Group,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputParams {
+    pub pcap: bool,
+    pub pcap_snaplen: u32,
+    pub series_bin: Dur,
+}
+
+/// Everything an engine needs to build and run the scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub name: String,
+    pub duration: Dur,
+    pub seed: u64,
+    /// [left to right, right to left].
+    pub bottleneck: [LinkParams; 2],
+    pub background: Vec<BackgroundModel>,
+    pub apps: Vec<AppModel>,
+    pub output: OutputParams,
+}
+
+pub mod defaults {
+    //! Built-in defaults; docs/scenario.md lists them.
+    pub const BOTTLENECK_QUEUE: &str = "100p";
+    pub const ACCESS_RATE: &str = "1Gbps";
+    pub const ACCESS_DELAY: &str = "1ms";
+    pub const ACCESS_QUEUE: &str = "1000p";
+    pub const PACKET_SIZE: u64 = 1000;
+    pub const RATE_HOSTS: u32 = 10;
+    pub const GREEDY_SPREAD: &str = "1s";
+    pub const HTTP_REQUEST: u64 = 100;
+    pub const HTTP_PORT: u16 = 80;
+    pub const SNAPLEN: u64 = 96;
+    pub const SERIES_BIN: &str = "1ms";
+}
+
+type Res<T> = Result<T, ScenarioError>;
+
+fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+    // The file name is filled in by the caller, which knows it.
+    ScenarioError::new("", field, msg)
+}
+
+fn queue(q: QueueSize) -> QueueLimit {
+    match q {
+        QueueSize::Packets(n) => QueueLimit::Packets(n),
+        QueueSize::Bytes(b) => QueueLimit::Bytes(b),
+    }
+}
+
+fn parse_default<T>(f: fn(&str) -> Result<T, units::parse::UnitError>, s: &str) -> T {
+    f(s).unwrap_or_else(|e| panic!("built-in default {s:?} does not parse: {e}"))
+}
+
+/// A link with built-in defaults for unset fields (the spec must be valid).
+pub(crate) fn link_defaults(spec: &LinkSpec) -> LinkParams {
+    link(spec, "").expect("validated before")
+}
+
+/// TCP settings with built-in defaults for unset fields (the spec must be valid).
+pub(crate) fn tcp_defaults(spec: &TcpSpec) -> TcpConfig {
+    tcp(spec, "").expect("validated before")
+}
+
+fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
+    let rate = spec.rate.map(|r| r.0).unwrap_or_else(|| parse_default(units::parse::rate, defaults::ACCESS_RATE));
+    let delay = spec.delay.map(|d| d.0).unwrap_or_else(|| parse_default(units::parse::duration, defaults::ACCESS_DELAY));
+    let q = spec.queue.map(queue).unwrap_or(QueueLimit::Packets(
+        defaults::ACCESS_QUEUE.trim_end_matches('p').parse().expect("default queue"),
+    ));
+    let loss = spec.loss.map_or(0.0, |l| l.0);
+    if loss >= 1.0 {
+        return Err(err(format!("{field}.loss"), "a loss of 100% lets nothing through: expected less than 100%"));
+    }
+    Ok(LinkParams { rate, delay, queue: q, loss })
+}
+
+fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
+    let mut c = TcpConfig::default();
+    if let Some(cc) = &spec.congestion_control {
+        c.algorithm = match cc.as_str() {
+            "tahoe" => Algorithm::Tahoe,
+            "reno" => Algorithm::Reno,
+            "newreno" => Algorithm::NewReno,
+            "cubic" => Algorithm::Cubic,
+            other => {
+                return Err(err(
+                    format!("{field}.congestion_control"),
+                    format!("{other:?} is not known: expected one of \"tahoe\", \"reno\", \"newreno\", \"cubic\""),
+                ))
+            }
+        };
+    }
+    if let Some(s) = spec.sack {
+        c.sack = s;
+    }
+    if let Some(m) = spec.mss {
+        if !(64..=65495).contains(&m.0) {
+            return Err(err(format!("{field}.mss"), format!("{} bytes is out of range: expected 64B to 65495B", m.0)));
+        }
+        c.mss = m.0 as u32;
+    }
+    for (v, name, dst) in [(spec.rcv_buf, "rcv_buf", &mut c.rcv_buf), (spec.snd_buf, "snd_buf", &mut c.snd_buf)] {
+        if let Some(b) = v {
+            if b.0 < c.mss as u64 {
+                return Err(err(format!("{field}.{name}"), format!("{} bytes is smaller than one segment ({} bytes)", b.0, c.mss)));
+            }
+            *dst = b.0;
+        }
+    }
+    if let Some(w) = spec.initial_cwnd {
+        if w == 0 {
+            return Err(err(format!("{field}.initial_cwnd"), "must be at least 1 segment"));
+        }
+        c.initial_cwnd = w;
+    }
+    if let Some(a) = spec.ack_every {
+        if a == 0 {
+            return Err(err(format!("{field}.ack_every"), "must be at least 1 (1 acknowledges every segment)"));
+        }
+        c.ack_every = a;
+    }
+    if let Some(d) = spec.delack_timeout {
+        c.delack_timeout = d.0;
+    }
+    if let Some(d) = spec.min_rto {
+        c.min_rto = d.0;
+    }
+    if let Some(d) = spec.max_rto {
+        c.max_rto = d.0;
+    }
+    if let Some(d) = spec.initial_rto {
+        c.initial_rto = d.0;
+    }
+    if c.min_rto > c.max_rto {
+        return Err(err(format!("{field}.min_rto"), format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto)));
+    }
+    if c.initial_rto == Dur::ZERO || c.max_rto == Dur::ZERO {
+        return Err(err(format!("{field}.initial_rto"), "RTO bounds must be above zero"));
+    }
+    Ok(c)
+}
+
+fn group(s: &Scenario, access: &Option<LinkSpec>, tcp_spec: &Option<TcpSpec>, field: &str) -> Res<Group> {
+    let a = access.clone().unwrap_or_default().over(&s.topology.access);
+    let a_field = if access.is_some() { format!("{field}.access") } else { "topology.access".to_string() };
+    let t = tcp_spec.clone().unwrap_or_default().over(&s.tcp);
+    let t_field = if tcp_spec.is_some() { format!("{field}.tcp") } else { "tcp".to_string() };
+    Ok(Group { access: link(&a, &a_field)?, tcp: tcp(&t, &t_field)? })
+}
+
+fn side(v: &Option<String>, field: &str, default: Side, names: [&str; 2]) -> Res<Side> {
+    match v.as_deref() {
+        None => Ok(default),
+        Some(x) if x == names[0] => Ok(Side::Left),
+        Some(x) if x == names[1] => Ok(Side::Right),
+        Some(x) => Err(err(field, format!("{x:?} is not allowed: expected {:?} or {:?}", names[0], names[1]))),
+    }
+}
+
+fn span(start: Option<crate::TimeSpan>, stop: Option<crate::TimeSpan>, duration: Dur, field: &str) -> Res<(Time, Time)> {
+    let start = Time(start.map_or(0, |d| d.0 .0));
+    let stop = Time(stop.map_or(duration.0, |d| d.0 .0));
+    if stop <= start {
+        return Err(err(format!("{field}.stop"), format!("stop ({}) must be after start ({})", Dur(stop.0), Dur(start.0))));
+    }
+    Ok((start, stop))
+}
+
+/// Fields that only some models take: naming one for another model is an error.
+fn reject(field: &str, model: &str, present: &[(&str, bool)]) -> Res<()> {
+    for (name, set) in present {
+        if *set {
+            return Err(err(format!("{field}.{name}"), format!("does not apply to model {model:?}")));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
+    if s.duration.0 == Dur::ZERO {
+        return Err(err("duration", "must be longer than zero"));
+    }
+    if let Some(k) = &s.topology.kind {
+        if k != "dumbbell" {
+            return Err(err("topology.kind", format!("{k:?} is not available: expected \"dumbbell\"")));
+        }
+    }
+    let b = &s.topology.bottleneck;
+    let fwd_spec = LinkSpec { rate: Some(b.rate), delay: Some(b.delay), queue: b.queue.or(Some(parse_queue_default())), loss: b.loss };
+    let fwd = link(&fwd_spec, "topology.bottleneck")?;
+    let rev = match &b.reverse {
+        Some(r) => link(&r.over(&fwd_spec), "topology.bottleneck.reverse")?,
+        None => fwd.clone(),
+    };
+    link(&s.topology.access, "topology.access")?;
+    tcp(&s.tcp, "tcp")?;
+
+    let mut background = Vec::new();
+    let mut names = Vec::new();
+    for (i, bg) in s.background.iter().enumerate() {
+        let f = format!("background[{i}]");
+        let name = bg.name.clone().unwrap_or_else(|| format!("{}{}", bg.model, i));
+        let group = group(s, &bg.access, &bg.tcp, &f)?;
+        let sources = side(&bg.direction, &format!("{f}.direction"), Side::Left, ["forward", "reverse"])?;
+        let (start, stop) = span(bg.start, bg.stop, s.duration.0, &f)?;
+        let hosts = bg.hosts.unwrap_or(defaults::RATE_HOSTS);
+        if hosts == 0 {
+            return Err(err(format!("{f}.hosts"), "must be at least 1"));
+        }
+        let model = match bg.model.as_str() {
+            "cbr" | "poisson" => {
+                let transport = match bg.transport.as_deref() {
+                    Some("udp") => RateTransport::Udp,
+                    Some("tcp") => RateTransport::Tcp,
+                    Some(t) => return Err(err(format!("{f}.transport"), format!("{t:?} is not allowed: expected \"udp\" or \"tcp\""))),
+                    None => return Err(err(f.clone(), "missing required field \"transport\" (\"udp\" or \"tcp\")")),
+                };
+                let rate = bg.rate.ok_or_else(|| err(f.clone(), "missing required field \"rate\""))?.resolve(fwd.rate);
+                let packet_size = bg.packet_size.map_or(defaults::PACKET_SIZE, |p| p.0);
+                let min = if transport == RateTransport::Tcp { 41 } else { 29 };
+                if !(min..=65535).contains(&packet_size) {
+                    return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
+                }
+                reject(&f, &bg.model, &[("spread", bg.spread.is_some())])?;
+                BackgroundModel::Rate {
+                    name,
+                    arrivals: if bg.model == "cbr" { Arrivals::Constant } else { Arrivals::Poisson },
+                    transport,
+                    rate,
+                    packet_size: packet_size as u32,
+                    hosts,
+                    sources,
+                    start,
+                    stop,
+                    group,
+                }
+            }
+            "greedy" => {
+                reject(&f, "greedy", &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some())])?;
+                BackgroundModel::Greedy {
+                    name,
+                    hosts: bg.hosts.unwrap_or(1),
+                    sources,
+                    start,
+                    spread: bg.spread.map_or_else(|| parse_default(units::parse::duration, defaults::GREEDY_SPREAD), |d| d.0),
+                    stop,
+                    group,
+                }
+            }
+            other => {
+                return Err(err(format!("{f}.model"), format!("{other:?} is not available: expected one of \"cbr\", \"poisson\", \"greedy\"")))
+            }
+        };
+        names.push(match &model {
+            BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } => name.clone(),
+        });
+        background.push(model);
+    }
+
+    let mut apps = Vec::new();
+    for (i, a) in s.apps.iter().enumerate() {
+        let f = format!("apps[{i}]");
+        if a.kind != "http" {
+            return Err(err(format!("{f}.kind"), format!("{:?} is not available: expected \"http\"", a.kind)));
+        }
+        let name = a.name.clone().unwrap_or_else(|| if i == 0 { "http".into() } else { format!("http{i}") });
+        let object_sizes = match (&a.object_size, &a.sizes_file) {
+            (Some(sz), None) => {
+                if sz.0 == 0 {
+                    return Err(err(format!("{f}.object_size"), "must be at least 1 byte"));
+                }
+                vec![sz.0]
+            }
+            (None, Some(file)) => sizes_file(dir, file, &format!("{f}.sizes_file"))?,
+            (Some(_), Some(_)) => return Err(err(f.clone(), "give either object_size or sizes_file, not both")),
+            (None, None) => return Err(err(f.clone(), "missing required field \"object_size\" (or \"sizes_file\")")),
+        };
+        let (start, stop) = span(a.start, a.stop, s.duration.0, &f)?;
+        let clients = a.clients.unwrap_or(1);
+        if clients == 0 {
+            return Err(err(format!("{f}.clients"), "must be at least 1"));
+        }
+        let port = a.port.unwrap_or(defaults::HTTP_PORT);
+        if port == 0 {
+            return Err(err(format!("{f}.port"), "must be 1 to 65535"));
+        }
+        let client = a.client.clone().unwrap_or_default();
+        let server = a.server.clone().unwrap_or_default();
+        apps.push(AppModel::Http {
+            name: name.clone(),
+            object_sizes,
+            request_size: a.request_size.map_or(defaults::HTTP_REQUEST, |r| r.0).max(1),
+            think_time: a.think_time.map_or(Dur::ZERO, |t| t.0),
+            start,
+            stop,
+            count: a.count.unwrap_or(0),
+            clients,
+            port,
+            server_side: side(&a.server_side, &format!("{f}.server_side"), Side::Left, ["left", "right"])?,
+            client: group(s, &client.access, &client.tcp, &format!("{f}.client"))?,
+            server: group(s, &server.access, &server.tcp, &format!("{f}.server"))?,
+        });
+        names.push(name);
+    }
+    for n in &names {
+        let ok = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) && !n.starts_with('.');
+        if !ok {
+            return Err(err("", format!("{n:?} is not a usable name: names may hold letters, digits, '_', '-' and '.' (they name files in the run directory)")));
+        }
+        if n == "connections" {
+            return Err(err("", "\"connections\" is reserved (records/connections.parquet): choose another name"));
+        }
+    }
+    let mut sorted = names.clone();
+    sorted.sort();
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        return Err(err("", format!("two traffic models are named {:?}: names must be unique", w[0])));
+    }
+
+    let o = &s.output;
+    let snaplen = o.pcap_snaplen.map_or(defaults::SNAPLEN, |v| v.0);
+    if !(40..=65535).contains(&snaplen) {
+        return Err(err("output.pcap_snaplen", format!("{snaplen} bytes is out of range: expected 40B to 65535B")));
+    }
+    let series_bin = o.series_bin.map_or_else(|| parse_default(units::parse::duration, defaults::SERIES_BIN), |d| d.0);
+    if series_bin < Dur::from_micros(1) {
+        return Err(err("output.series_bin", "must be at least 1us"));
+    }
+    Ok(Resolved {
+        name: s.name.clone().unwrap_or_default(),
+        duration: s.duration.0,
+        seed: s.seed,
+        bottleneck: [fwd, rev],
+        background,
+        apps,
+        output: OutputParams { pcap: o.pcap.unwrap_or(false), pcap_snaplen: snaplen as u32, series_bin },
+    })
+}
+
+fn parse_queue_default() -> QueueSize {
+    QueueSize::Packets(defaults::BOTTLENECK_QUEUE.trim_end_matches('p').parse().expect("default queue"))
+}
+
+/// Object sizes from a file: one size per line ("1MB" or bytes), `#` comments.
+fn sizes_file(dir: &Path, file: &str, field: &str) -> Res<Vec<u64>> {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            err(field, format!("file {file:?} not found (looked for {})", path.display()))
+        } else {
+            err(field, format!("cannot read {}: {e}", path.display()))
+        }
+    })?;
+    let mut sizes = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let v = line.parse::<u64>().ok().or_else(|| units::parse::size(line).ok());
+        match v {
+            Some(b) if b > 0 => sizes.push(b),
+            _ => {
+                return Err(err(
+                    field,
+                    format!("{file} line {}: {line:?} is not a size: expected a positive number of bytes or a size such as \"1MB\"", n + 1),
+                ))
+            }
+        }
+    }
+    if sizes.is_empty() {
+        return Err(err(field, format!("{file} holds no sizes")));
+    }
+    Ok(sizes)
+}

@@ -1,0 +1,237 @@
+//! The scenario schema. Field names are the TOML keys.
+//!
+//! Optional fields that have a default are `Option`s here so that a case or
+//! a host group can leave them unset and inherit; [`Scenario::resolved`]
+//! fills every default in, and that is what a run directory records.
+
+use crate::values::{Bandwidth, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Simulated time.
+    pub duration: TimeSpan,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub topology: Topology,
+    /// Default TCP settings for every host; host groups may override fields.
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BackgroundSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<AppSpec>,
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// Only "dumbbell" for now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub bottleneck: BottleneckSpec,
+    /// Access link of every host unless its group says otherwise.
+    #[serde(default)]
+    pub access: LinkSpec,
+}
+
+/// The shared link, both directions alike unless `reverse` overrides.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BottleneckSpec {
+    pub rate: Bandwidth,
+    pub delay: TimeSpan,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<Fraction>,
+    /// Overrides for the right-to-left direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<LinkSpec>,
+}
+
+/// A link whose fields may each be left to a default.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Bandwidth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<Fraction>,
+}
+
+impl LinkSpec {
+    /// `self` with unset fields taken from `base`.
+    pub fn over(&self, base: &LinkSpec) -> LinkSpec {
+        LinkSpec {
+            rate: self.rate.or(base.rate),
+            delay: self.delay.or(base.delay),
+            queue: self.queue.or(base.queue),
+            loss: self.loss.or(base.loss),
+        }
+    }
+}
+
+/// TCP settings; unset fields inherit (group → scenario → built-in default).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// tahoe, reno, newreno or cubic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion_control: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_buf: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snd_buf: Option<Size>,
+    /// Initial window, in segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd: Option<u32>,
+    /// Delayed ACKs: acknowledge every N full segments (1 = no delay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_every: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delack_timeout: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rto: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rto: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<TimeSpan>,
+}
+
+impl TcpSpec {
+    /// `self` with unset fields taken from `base`.
+    pub fn over(&self, base: &TcpSpec) -> TcpSpec {
+        TcpSpec {
+            congestion_control: self.congestion_control.clone().or_else(|| base.congestion_control.clone()),
+            sack: self.sack.or(base.sack),
+            mss: self.mss.or(base.mss),
+            rcv_buf: self.rcv_buf.or(base.rcv_buf),
+            snd_buf: self.snd_buf.or(base.snd_buf),
+            initial_cwnd: self.initial_cwnd.or(base.initial_cwnd),
+            ack_every: self.ack_every.or(base.ack_every),
+            delack_timeout: self.delack_timeout.or(base.delack_timeout),
+            min_rto: self.min_rto.or(base.min_rto),
+            max_rto: self.max_rto.or(base.max_rto),
+            initial_rto: self.initial_rto.or(base.initial_rto),
+        }
+    }
+}
+
+/// Access link and TCP settings of a group of hosts.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<LinkSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSpec>,
+}
+
+/// One background traffic model. Which fields apply depends on `model`;
+/// a field that does not apply is an error, not silently ignored.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundSpec {
+    /// cbr, poisson or greedy.
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// cbr, poisson: udp (open loop) or tcp (responsive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// cbr, poisson: mean rate of IP bytes, absolute or a share of the bottleneck.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateOrShare>,
+    /// cbr, poisson: IP packet size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Size>,
+    /// Number of source hosts, each with its own sink host on the other side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    /// forward (left to right, the default) or reverse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<TimeSpan>,
+    /// greedy: flows start at random times within this span after `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<LinkSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSpec>,
+}
+
+/// One foreground application.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// http.
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// http: size of every object (or use sizes_file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_size: Option<Size>,
+    /// http: file of object sizes, one per line, fetched in order and cycled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_size: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<TimeSpan>,
+    /// Fetches per client; 0 or unset = until stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// Client hosts fetching in parallel from the one server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Side of the dumbbell the server sits on: left (default: responses
+    /// travel left to right, with forward background) or right.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_side: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<HostSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<HostSpec>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Capture the bottleneck (both directions) to bottleneck.pcap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<bool>,
+    /// Bytes kept of each captured packet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap_snaplen: Option<Size>,
+    /// Bin width of the bottleneck series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series_bin: Option<TimeSpan>,
+}

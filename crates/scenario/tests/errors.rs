@@ -1,0 +1,124 @@
+//! Every kind of bad input gets one message naming file, field and what is allowed.
+
+use scenario::ScenarioFile;
+use std::path::Path;
+
+const BASE: &str = r#"
+duration = "10s"
+[topology.bottleneck]
+rate = "15Mbps"
+delay = "20ms"
+"#;
+
+fn error(text: &str) -> String {
+    match ScenarioFile::parse("s.toml", Path::new("/nonexistent-dir"), text).and_then(|f| {
+        f.scenario(None)?;
+        for c in &f.cases {
+            f.scenario(Some(c))?;
+        }
+        Ok(())
+    }) {
+        Ok(()) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn check(text: &str, wants: &[&str]) {
+    let e = error(text);
+    assert!(!e.contains('\n'), "not one line: {e}");
+    for w in wants {
+        assert!(e.contains(w), "message {e:?} lacks {w:?}");
+    }
+}
+
+#[test]
+fn valid_base_loads() {
+    let f = ScenarioFile::parse("s.toml", Path::new("."), BASE).unwrap();
+    let (s, r) = f.resolved(None, Some(9)).unwrap();
+    assert_eq!(s.seed, 9);
+    assert_eq!(r.bottleneck[0].rate, units::Rate::mbps(15));
+    assert_eq!(r.bottleneck[1], r.bottleneck[0]);
+}
+
+#[test]
+fn unknown_fields() {
+    check(&format!("{BASE}ratee = 1"), &["s.toml", "topology.bottleneck.ratee", "unknown field \"ratee\"", "\"rate\", \"delay\""]);
+    check(&format!("{BASE}[tcp]\ncc = \"reno\""), &["tcp.cc", "unknown field", "\"congestion_control\""]);
+    check(&format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\nsize = 3"), &["apps[0].size", "unknown field"]);
+    check(&format!("bogus = 1\n{BASE}"), &["bogus", "unknown field", "\"duration\""]);
+}
+
+#[test]
+fn bad_units() {
+    let with = |field: &str, v: &str| BASE.replace(&format!("{field} = \"{}\"", if field == "rate" { "15Mbps" } else { "20ms" }), &format!("{field} = {v}"));
+    check(&with("rate", "\"15Mbs\""), &["topology.bottleneck.rate", "\"15Mbs\"", "Mbps", "Gbps"]);
+    check(&with("rate", "\"15\""), &["topology.bottleneck.rate", "not a valid rate"]);
+    check(&with("delay", "\"20 parsecs\""), &["topology.bottleneck.delay", "ms", "not a valid duration"]);
+    check(&with("delay", "20"), &["topology.bottleneck.delay", "20 is not valid here"]);
+    check(&format!("{BASE}queue = \"100 bananas\""), &["topology.bottleneck.queue", "\"100p\""]);
+    check(&format!("{BASE}loss = \"150%\""), &["topology.bottleneck.loss", "0% to 100%"]);
+    check(&format!("{BASE}loss = \"100%\""), &["topology.bottleneck.loss", "less than 100%"]);
+    check(&format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1 megabyte\""), &["apps[0].object_size", "MB", "KiB"]);
+}
+
+#[test]
+fn negative_and_zero_rates() {
+    check(&BASE.replace("\"15Mbps\"", "\"-15Mbps\""), &["topology.bottleneck.rate", "\"-15Mbps\"", "positive"]);
+    check(&BASE.replace("\"15Mbps\"", "\"0Mbps\""), &["topology.bottleneck.rate", "\"0Mbps\"", "positive"]);
+    check(&format!("{BASE}[topology.access]\nrate = \"0bps\""), &["topology.access.rate", "positive"]);
+    check(&format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"0%\""), &["background[0].rate", "\"0%\""]);
+    check(&format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"-2Mbps\""), &["background[0].rate", "\"-2Mbps\""]);
+}
+
+#[test]
+fn missing_files_and_fields() {
+    check(&format!("{BASE}[[apps]]\nkind = \"http\"\nsizes_file = \"sizes.txt\""), &["apps[0].sizes_file", "\"sizes.txt\" not found", "/nonexistent-dir/sizes.txt"]);
+    check("duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"", &["topology.bottleneck", "missing required field \"delay\""]);
+    check(&format!("{BASE}[[background]]\nmodel = \"cbr\"\nrate = \"1Mbps\""), &["background[0]", "\"transport\""]);
+    check(&format!("{BASE}[[apps]]\nkind = \"http\""), &["apps[0]", "\"object_size\""]);
+    let e = ScenarioFile::load(Path::new("/no/such/scenario.toml")).unwrap_err().to_string();
+    assert_eq!(e, "/no/such/scenario.toml: no such file");
+}
+
+#[test]
+fn wrong_choices_and_types() {
+    check(&format!("{BASE}[[background]]\nmodel = \"pareto\""), &["background[0].model", "\"cbr\", \"poisson\", \"greedy\""]);
+    check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\npacket_size = \"1KB\""), &["background[0].packet_size", "does not apply to model \"greedy\""]);
+    check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\nhosts = -3"), &["background[0].hosts", "-3", "whole number"]);
+    check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\nhosts = 0"), &["background[0].hosts", "at least 1"]);
+    check(&format!("{BASE}[tcp]\ncongestion_control = \"vegas\""), &["tcp.congestion_control", "\"vegas\"", "\"cubic\""]);
+    check(&format!("{BASE}[tcp]\nsack = \"yes\""), &["tcp.sack", "true or false"]);
+    check(&format!("{BASE}[tcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\""), &["tcp.min_rto", "above max_rto"]);
+    check("duration = \n", &["not valid TOML at line 1, column"]);
+}
+
+#[test]
+fn cases_and_baseline() {
+    check(&format!("baseline = \"b\"\n{BASE}[cases.a]"), &["baseline", "\"b\" is not a case", "a"]);
+    check(&format!("{BASE}[cases.fast]\ntopology.bottleneck.rate = \"lots\""), &["case \"fast\"", "topology.bottleneck.rate", "\"lots\""]);
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &format!("baseline = \"a\"\n{BASE}[cases.a]\n[cases.b]\ntopology.bottleneck.loss = \"1%\"")).unwrap();
+    assert_eq!(f.cases, vec!["a", "b"]);
+    let (_, rb) = f.resolved(Some("b"), None).unwrap();
+    assert_eq!(rb.bottleneck[0].loss, 0.01);
+    assert_eq!(rb.bottleneck[0].rate, units::Rate::mbps(15), "a case keeps the base fields it does not override");
+}
+
+#[test]
+fn names_must_be_unique_and_usable() {
+    check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\nname = \"x\"\n[[background]]\nmodel = \"greedy\"\nname = \"x\""), &["named \"x\"", "unique"]);
+    check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\nname = \"a/b\""), &["\"a/b\" is not a usable name"]);
+}
+
+#[test]
+fn filled_scenario_round_trips() {
+    let text = format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\n[[background]]\nmodel = \"poisson\"\ntransport = \"tcp\"\nrate = \"66%\"\n");
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap();
+    let (s, r) = f.resolved(None, None).unwrap();
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    let g = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap_or_else(|e| panic!("{e}\n{filled}"));
+    let (_, r2) = g.resolved(None, None).unwrap();
+    assert_eq!(r, r2, "the filled scenario resolves to the same settings:\n{filled}");
+    for field in ["congestion_control", "min_rto", "series_bin", "packet_size", "request_size"] {
+        assert!(filled.contains(field), "{field} missing from the filled scenario:\n{filled}");
+    }
+}

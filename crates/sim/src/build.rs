@@ -1,0 +1,176 @@
+//! From resolved scenario settings to a world and its applications.
+
+use crate::monitor::Monitor;
+use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST};
+use crate::world::{TcpTotals, World};
+use net::{Link, LinkConfig, Loss};
+use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side};
+use traffic::apps::{HttpApp, HttpConfig};
+use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
+use traffic::{App, HostId};
+use units::{Rng, Time};
+
+pub const BOTTLENECK_FWD: u32 = 0;
+pub const BOTTLENECK_REV: u32 = 1;
+const LEFT_ROUTER: u32 = 0;
+const RIGHT_ROUTER: u32 = 1;
+
+/// Ports the generated traffic uses.
+const BG_TCP_PORT: u16 = 5001;
+const BG_UDP_PORT: u16 = 9;
+
+pub struct Built {
+    pub world: World,
+    pub apps: Vec<Box<dyn App>>,
+    pub app_names: Vec<String>,
+}
+
+struct Builder {
+    seed: u64,
+    world: World,
+    side_count: [u32; 2],
+}
+
+fn link_config(p: &LinkParams, rng: Rng) -> LinkConfig {
+    LinkConfig { rate: p.rate, delay: p.delay, queue: p.queue, loss: Loss::bernoulli(p.loss, rng) }
+}
+
+impl Builder {
+    fn add_link(&mut self, name: String, p: &LinkParams, to: NodeRef) -> u32 {
+        let rng = Rng::stream(self.seed, &format!("link/{name}"));
+        self.world.links.push(LinkSlot { link: Link::new(link_config(p, rng)), to, name, monitor: None });
+        (self.world.links.len() - 1) as u32
+    }
+
+    /// Adds `n` hosts on `side` sharing `group`'s access link and TCP settings.
+    fn hosts(&mut self, side: Side, n: u32, group: &Group) -> Vec<HostId> {
+        let cfg = self.world.tcp_cfgs.len() as u32;
+        self.world.tcp_cfgs.push(group.tcp.clone());
+        let router = match side {
+            Side::Left => LEFT_ROUTER,
+            Side::Right => RIGHT_ROUTER,
+        };
+        (0..n)
+            .map(|_| {
+                let id = self.world.hosts.len() as HostId;
+                let s = &mut self.side_count[(side == Side::Right) as usize];
+                let index = *s;
+                *s += 1;
+                let uplink = self.add_link(format!("h{id}/up"), &group.access, NodeRef::Router(router));
+                let downlink = self.add_link(format!("h{id}/down"), &group.access, NodeRef::Host(id));
+                self.world.hosts.push(Host { side, index, uplink, tcp_cfg: cfg, next_port: EPHEMERAL_FIRST });
+                // Routes: the host's own router sends down its access link,
+                // the other router sends across the bottleneck.
+                for (r, route) in self.world.routers.iter_mut().enumerate() {
+                    route.route.push(if r as u32 == router {
+                        downlink
+                    } else if router == LEFT_ROUTER {
+                        BOTTLENECK_REV
+                    } else {
+                        BOTTLENECK_FWD
+                    });
+                }
+                id
+            })
+            .collect()
+    }
+}
+
+fn other(s: Side) -> Side {
+    match s {
+        Side::Left => Side::Right,
+        Side::Right => Side::Left,
+    }
+}
+
+pub fn build(r: &Resolved) -> Built {
+    let mut b = Builder { seed: r.seed, world: World::new(), side_count: [0, 0] };
+    b.world.routers = vec![Router { route: Vec::new() }, Router { route: Vec::new() }];
+    let fwd = b.add_link("bottleneck/fwd".into(), &r.bottleneck[0], NodeRef::Router(RIGHT_ROUTER));
+    let rev = b.add_link("bottleneck/rev".into(), &r.bottleneck[1], NodeRef::Router(LEFT_ROUTER));
+    debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
+    for (m, l) in [fwd, rev].into_iter().enumerate() {
+        b.world.links[l as usize].monitor = Some(m as u8);
+        b.world.monitors.push(Monitor::new(r.output.series_bin, r.duration));
+    }
+
+    let mut apps: Vec<Box<dyn App>> = Vec::new();
+    let mut names = Vec::new();
+    let stop_all = Time(r.duration.0);
+    for a in &r.apps {
+        match a {
+            AppModel::Http {
+                name,
+                object_sizes,
+                request_size,
+                think_time,
+                start,
+                stop,
+                count,
+                clients,
+                port,
+                server_side,
+                client,
+                server,
+            } => {
+                let srv = b.hosts(*server_side, 1, server)[0];
+                let cl = b.hosts(other(*server_side), *clients, client);
+                apps.push(Box::new(HttpApp::new(HttpConfig {
+                    name: name.clone(),
+                    server: srv,
+                    clients: cl,
+                    port: *port,
+                    object_sizes: object_sizes.clone(),
+                    request_size: *request_size,
+                    think_time: *think_time,
+                    start: *start,
+                    stop: (*stop).min(stop_all),
+                    count: *count,
+                })));
+                names.push(name.clone());
+            }
+        }
+    }
+    for bg in &r.background {
+        match bg {
+            BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
+                let src = b.hosts(*sources, *hosts, group);
+                let dst = b.hosts(other(*sources), *hosts, group);
+                let header = match transport {
+                    RateTransport::Udp => 28,
+                    RateTransport::Tcp => 40,
+                };
+                let cfg = RateSourceConfig {
+                    name: name.clone(),
+                    arrivals: *arrivals,
+                    transport: *transport,
+                    pairs: src.into_iter().zip(dst).collect(),
+                    rate_bps: rate.as_f64(),
+                    packet_size: *packet_size,
+                    header,
+                    port: if *transport == RateTransport::Udp { BG_UDP_PORT } else { BG_TCP_PORT },
+                    start: *start,
+                    stop: *stop,
+                };
+                apps.push(Box::new(RateSource::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
+                names.push(name.clone());
+            }
+            BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, group } => {
+                let src = b.hosts(*sources, *hosts, group);
+                let dst = b.hosts(other(*sources), *hosts, group);
+                let cfg = GreedyConfig {
+                    name: name.clone(),
+                    pairs: src.into_iter().zip(dst).collect(),
+                    port: BG_TCP_PORT,
+                    start: *start,
+                    spread: *spread,
+                    stop: *stop,
+                };
+                apps.push(Box::new(Greedy::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
+                names.push(name.clone());
+            }
+        }
+    }
+    b.world.app_tcp = vec![TcpTotals::default(); apps.len()];
+    Built { world: b.world, apps, app_names: names }
+}

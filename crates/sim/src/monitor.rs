@@ -1,0 +1,56 @@
+//! Observation points on links: per-bin series, counters and capture.
+//!
+//! Packets are counted when their last bit reaches the far end of the link
+//! (as ns-3's PhyRxEnd trace does), drops when the link refuses them.
+
+use units::{Dur, Time};
+
+/// Bytes, packets and drops per time bin, plus run totals.
+pub struct Monitor {
+    pub bin: Dur,
+    pub bytes: Vec<u32>,
+    pub pkts: Vec<u32>,
+    pub drops: Vec<u32>,
+    pub total_bytes: u64,
+    pub total_pkts: u64,
+    pub total_drops: u64,
+}
+
+impl Monitor {
+    pub fn new(bin: Dur, duration: Dur) -> Monitor {
+        let n = duration.0.div_ceil(bin.0) as usize;
+        Monitor {
+            bin,
+            bytes: vec![0; n],
+            pkts: vec![0; n],
+            drops: vec![0; n],
+            total_bytes: 0,
+            total_pkts: 0,
+            total_drops: 0,
+        }
+    }
+
+    #[inline]
+    fn slot(&self, t: Time) -> Option<usize> {
+        let i = (t.0 / self.bin.0) as usize;
+        (i < self.bytes.len()).then_some(i)
+    }
+
+    #[inline]
+    pub fn arrived(&mut self, t: Time, size: u32) {
+        if let Some(i) = self.slot(t) {
+            self.bytes[i] = self.bytes[i].saturating_add(size);
+            self.pkts[i] += 1;
+        }
+        self.total_bytes += size as u64;
+        self.total_pkts += 1;
+    }
+
+    #[inline]
+    pub fn dropped(&mut self, t: Time) {
+        if let Some(i) = self.slot(t) {
+            self.drops[i] += 1;
+        }
+        self.total_drops += 1;
+    }
+}

@@ -1,0 +1,560 @@
+//! The simulated network in motion: packets through links and routers,
+//! segments into TCP endpoints, and application events out.
+
+use crate::capture::Capture;
+use crate::engine::{Ev, EventQueue};
+use crate::monitor::Monitor;
+use crate::packet::{Body, Pkt, Slab, IPV4_HEADER, UDP_HEADER};
+use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST, EPHEMERAL_LAST};
+use net::Verdict;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
+use traffic::{ConnId, Event, HostId};
+use units::{Dur, Time};
+
+/// How long a connection that closed first (TIME-WAIT) keeps answering a
+/// retransmitted FIN before its state is released.
+pub const TIME_WAIT: Dur = Dur::from_secs(2);
+
+pub struct Conn {
+    pub tcp: Tcp,
+    pub app: u32,
+    pub host: HostId,
+    pub lport: u16,
+    pub rhost: HostId,
+    pub rport: u16,
+    /// Accepted from a listener (rather than opened by `connect`).
+    pub passive: bool,
+    /// The other end, which holds the marks for what we receive.
+    pub peer: Option<ConnId>,
+    /// Bytes the app has written; marks are placed at this offset.
+    pub written: u64,
+    /// In-order bytes received.
+    pub delivered: u64,
+    /// Our marks not yet reached by the peer: (offset, message).
+    pub marks: VecDeque<(u64, u64)>,
+    pub timer_at: Option<Time>,
+    pub greedy: bool,
+    pub want_writable: bool,
+    pub release_at: Option<Time>,
+    pub opened: Time,
+}
+
+/// One row per TCP endpoint, written as connections.parquet.
+#[derive(Default)]
+pub struct ConnLog {
+    pub app: Vec<i64>,
+    pub active: Vec<bool>,
+    pub host: Vec<i64>,
+    pub peer: Vec<i64>,
+    pub local_port: Vec<i64>,
+    pub remote_port: Vec<i64>,
+    pub opened_s: Vec<f64>,
+    pub closed_s: Vec<f64>,
+    pub bytes_acked: Vec<i64>,
+    pub bytes_received: Vec<i64>,
+    pub segments_sent: Vec<i64>,
+    pub retransmits: Vec<i64>,
+    pub fast_recoveries: Vec<i64>,
+    pub rtos: Vec<i64>,
+    pub srtt_s: Vec<f64>,
+}
+
+impl ConnLog {
+    fn push(&mut self, c: &Conn, closed: Option<Time>) {
+        let s = c.tcp.stats();
+        self.app.push(c.app as i64);
+        self.active.push(!c.passive);
+        self.host.push(c.host as i64);
+        self.peer.push(c.rhost as i64);
+        self.local_port.push(c.lport as i64);
+        self.remote_port.push(c.rport as i64);
+        self.opened_s.push(c.opened.as_secs_f64());
+        self.closed_s.push(closed.map_or(f64::NAN, Time::as_secs_f64));
+        self.bytes_acked.push(s.bytes_acked as i64);
+        self.bytes_received.push(c.delivered as i64);
+        self.segments_sent.push(s.segs_sent as i64);
+        self.retransmits.push(s.retransmits as i64);
+        self.fast_recoveries.push(s.fast_recoveries as i64);
+        self.rtos.push(s.rtos as i64);
+        self.srtt_s.push(c.tcp.srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
+    }
+}
+
+/// Whole-run TCP counters of one traffic model.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpTotals {
+    pub connections: u64,
+    pub segments: u64,
+    pub retransmits: u64,
+    pub fast_recoveries: u64,
+    pub rtos: u64,
+    pub resets: u64,
+}
+
+impl TcpTotals {
+    fn add(&mut self, s: &TcpStats) {
+        self.segments += s.segs_sent;
+        self.retransmits += s.retransmits;
+        self.fast_recoveries += s.fast_recoveries;
+        self.rtos += s.rtos;
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    pub events: u64,
+    /// Segments for which no connection or listener exists.
+    pub stray_segments: u64,
+    /// Datagrams to a port nobody bound.
+    pub stray_datagrams: u64,
+}
+
+fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> u128 {
+    (host as u128) << 64 | (lport as u128) << 48 | (rhost as u128) << 16 | rport as u128
+}
+
+pub fn conn_id(idx: u32, gen: u32) -> ConnId {
+    ConnId((gen as u64) << 32 | idx as u64)
+}
+
+pub struct World {
+    pub now: Time,
+    pub events: EventQueue,
+    pub pkts: Slab,
+    pub links: Vec<LinkSlot>,
+    pub hosts: Vec<Host>,
+    pub routers: Vec<Router>,
+    pub tcp_cfgs: Vec<TcpConfig>,
+    pub conns: Vec<Option<Conn>>,
+    gens: Vec<u32>,
+    free_conns: Vec<u32>,
+    demux: FxHashMap<u128, u32>,
+    listeners: FxHashMap<(HostId, u16), u32>,
+    udp: FxHashMap<(HostId, u16), u32>,
+    /// Application events waiting to be delivered, in order.
+    pub pending: VecDeque<(u32, Event)>,
+    out: Vec<Segment>,
+    pub monitors: Vec<Monitor>,
+    pub capture: Option<Capture>,
+    pub counters: Counters,
+    /// Per application: TCP counters of its finished and live connections.
+    pub app_tcp: Vec<TcpTotals>,
+    pub conn_log: ConnLog,
+}
+
+impl World {
+    pub fn new() -> World {
+        World {
+            now: Time::ZERO,
+            events: EventQueue::default(),
+            pkts: Slab::default(),
+            links: Vec::new(),
+            hosts: Vec::new(),
+            routers: Vec::new(),
+            tcp_cfgs: Vec::new(),
+            conns: Vec::new(),
+            gens: Vec::new(),
+            free_conns: Vec::new(),
+            demux: FxHashMap::default(),
+            listeners: FxHashMap::default(),
+            udp: FxHashMap::default(),
+            pending: VecDeque::new(),
+            out: Vec::with_capacity(64),
+            monitors: Vec::new(),
+            capture: None,
+            counters: Counters::default(),
+            app_tcp: Vec::new(),
+            conn_log: ConnLog::default(),
+        }
+    }
+
+    // ---- packets through the network ----
+
+    /// A host hands a packet to its access link.
+    #[inline]
+    fn inject(&mut self, host: HostId, p: Pkt) {
+        let idx = self.pkts.insert(p);
+        let link = self.hosts[host as usize].uplink;
+        self.forward(link, idx);
+    }
+
+    #[inline]
+    fn forward(&mut self, link: u32, pkt: u32) {
+        let size = self.pkts.get(pkt).size;
+        let slot = &mut self.links[link as usize];
+        match slot.link.offer(self.now, size) {
+            Verdict::Deliver(at) => self.events.push(at, Ev::Arrive { link, pkt }),
+            Verdict::Dropped(_) => {
+                if let Some(m) = slot.monitor {
+                    self.monitors[m as usize].dropped(self.now);
+                }
+                self.pkts.remove(pkt);
+            }
+        }
+    }
+
+    /// A packet's last bit reached the far end of `link`.
+    pub fn arrive(&mut self, link: u32, pkt: u32) {
+        let slot = &self.links[link as usize];
+        let to = slot.to;
+        if let Some(m) = slot.monitor {
+            let p = *self.pkts.get(pkt);
+            self.monitors[m as usize].arrived(self.now, p.size);
+            if let Some(cap) = &mut self.capture {
+                let (src, dst) = (self.hosts[p.src as usize].addr(), self.hosts[p.dst as usize].addr());
+                cap.record(self.now, &p, src, dst);
+            }
+        }
+        match to {
+            NodeRef::Router(r) => {
+                let dst = self.pkts.get(pkt).dst;
+                let next = self.routers[r as usize].route[dst as usize];
+                self.forward(next, pkt);
+            }
+            NodeRef::Host(_) => {
+                let p = self.pkts.remove(pkt);
+                self.receive(p);
+            }
+        }
+    }
+
+    fn receive(&mut self, p: Pkt) {
+        match p.body {
+            Body::Tcp(seg) => {
+                let key = demux_key(p.dst, p.dport, p.src, p.sport);
+                if let Some(&idx) = self.demux.get(&key) {
+                    let c = self.conns[idx as usize].as_mut().expect("demux points at a live connection");
+                    let n = c.tcp.on_segment(self.now, &seg, &mut self.out);
+                    self.flush(idx);
+                    self.after(idx, n);
+                } else if seg.flags.contains(tcp::Flags::SYN) && !seg.flags.contains(tcp::Flags::ACK) {
+                    match self.listeners.get(&(p.dst, p.dport)) {
+                        Some(&app) => self.accept(app, &p, &seg),
+                        None => self.counters.stray_segments += 1,
+                    }
+                } else {
+                    self.counters.stray_segments += 1;
+                }
+            }
+            Body::Udp { payload } => match self.udp.get(&(p.dst, p.dport)) {
+                Some(&app) => self.pending.push_back((
+                    app,
+                    Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload },
+                )),
+                None => self.counters.stray_datagrams += 1,
+            },
+        }
+    }
+
+    // ---- TCP connections ----
+
+    fn new_conn(&mut self, c: Conn) -> u32 {
+        let key = demux_key(c.host, c.lport, c.rhost, c.rport);
+        let idx = match self.free_conns.pop() {
+            Some(i) => {
+                self.conns[i as usize] = Some(c);
+                i
+            }
+            None => {
+                self.conns.push(Some(c));
+                self.gens.push(0);
+                (self.conns.len() - 1) as u32
+            }
+        };
+        self.demux.insert(key, idx);
+        self.app_tcp[self.conns[idx as usize].as_ref().map_or(0, |c| c.app) as usize].connections += 1;
+        idx
+    }
+
+    fn id(&self, idx: u32) -> ConnId {
+        conn_id(idx, self.gens[idx as usize])
+    }
+
+    /// The live connection behind a handle, if it is still valid.
+    pub fn index(&self, id: ConnId) -> Option<u32> {
+        let idx = (id.0 & 0xffff_ffff) as u32;
+        let gen = (id.0 >> 32) as u32;
+        (self.gens.get(idx as usize) == Some(&gen) && self.conns[idx as usize].is_some()).then_some(idx)
+    }
+
+    fn conn(&mut self, idx: u32) -> &mut Conn {
+        self.conns[idx as usize].as_mut().expect("live connection")
+    }
+
+    fn accept(&mut self, app: u32, p: &Pkt, syn: &Segment) {
+        let cfg = &self.tcp_cfgs[self.hosts[p.dst as usize].tcp_cfg as usize];
+        let tcp = Tcp::accept(cfg, self.now, syn, &mut self.out);
+        let client = self.demux.get(&demux_key(p.src, p.sport, p.dst, p.dport)).copied();
+        let peer = client.map(|i| self.id(i));
+        let idx = self.new_conn(Conn {
+            tcp,
+            app,
+            host: p.dst,
+            lport: p.dport,
+            rhost: p.src,
+            rport: p.sport,
+            passive: true,
+            peer,
+            written: 0,
+            delivered: 0,
+            marks: VecDeque::new(),
+            timer_at: None,
+            greedy: false,
+            want_writable: false,
+            release_at: None,
+            opened: self.now,
+        });
+        if let Some(ci) = client {
+            let me = self.id(idx);
+            self.conn(ci).peer = Some(me);
+        }
+        self.flush(idx);
+        self.rearm(idx);
+    }
+
+    pub fn connect(&mut self, app: u32, from: HostId, to: HostId, port: u16) -> ConnId {
+        let lport = self.ephemeral_port(from, to, port);
+        let cfg = &self.tcp_cfgs[self.hosts[from as usize].tcp_cfg as usize];
+        let tcp = Tcp::connect(cfg, self.now, &mut self.out);
+        let idx = self.new_conn(Conn {
+            tcp,
+            app,
+            host: from,
+            lport,
+            rhost: to,
+            rport: port,
+            passive: false,
+            peer: None,
+            written: 0,
+            delivered: 0,
+            marks: VecDeque::new(),
+            timer_at: None,
+            greedy: false,
+            want_writable: false,
+            release_at: None,
+            opened: self.now,
+        });
+        self.flush(idx);
+        self.rearm(idx);
+        self.id(idx)
+    }
+
+    fn ephemeral_port(&mut self, from: HostId, to: HostId, port: u16) -> u16 {
+        let span = (EPHEMERAL_LAST - EPHEMERAL_FIRST) as u32 + 1;
+        for _ in 0..span {
+            let h = &mut self.hosts[from as usize];
+            let p = h.next_port;
+            h.next_port = if p >= EPHEMERAL_LAST { EPHEMERAL_FIRST } else { p + 1 };
+            if !self.demux.contains_key(&demux_key(from, p, to, port)) {
+                return p;
+            }
+        }
+        // Every ephemeral port to this destination is busy: reuse the next
+        // one, as a host out of ports would fail; the old connection loses
+        // its demux entry. Not reachable with the scenarios we build.
+        self.hosts[from as usize].next_port
+    }
+
+    /// Sends the segments an endpoint produced.
+    fn flush(&mut self, idx: u32) {
+        if self.out.is_empty() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        let c = self.conns[idx as usize].as_ref().expect("live connection");
+        let (src, dst, sport, dport) = (c.host, c.rhost, c.lport, c.rport);
+        for seg in out.drain(..) {
+            let size = IPV4_HEADER + seg.header_len() + seg.len;
+            self.inject(src, Pkt { src, dst, sport, dport, size, body: Body::Tcp(seg) });
+        }
+        self.out = out;
+    }
+
+    /// Turns what an endpoint reported into application events.
+    fn after(&mut self, idx: u32, n: Notify) {
+        let id = self.id(idx);
+        let c = self.conns[idx as usize].as_mut().expect("live connection");
+        let app = c.app;
+        if n.established {
+            let ev = if c.passive {
+                Event::Accepted { conn: id, host: c.host, port: c.lport, peer: c.rhost }
+            } else {
+                Event::Connected(id)
+            };
+            self.pending.push_back((app, ev));
+        }
+        if n.delivered > 0 {
+            c.delivered += n.delivered;
+            self.deliver_marks(idx);
+        }
+        let c = self.conns[idx as usize].as_mut().expect("live connection");
+        if n.acked > 0 {
+            if c.greedy {
+                let space = c.tcp.send_space();
+                if space > 0 {
+                    c.written += c.tcp.write(self.now, space, &mut self.out);
+                }
+            } else if c.want_writable && c.tcp.send_space() > 0 {
+                c.want_writable = false;
+                self.pending.push_back((app, Event::Writable(id)));
+            }
+        }
+        if n.peer_fin {
+            self.pending.push_back((app, Event::PeerClosed(id)));
+        }
+        if n.reset {
+            self.app_tcp[app as usize].resets += 1;
+            self.pending.push_back((app, Event::Reset(id)));
+            self.release(idx);
+            return;
+        }
+        if n.closed {
+            self.pending.push_back((app, Event::Closed(id)));
+            if c.tcp.state() == State::TimeWait {
+                c.release_at = Some(self.now + TIME_WAIT);
+            } else {
+                self.release(idx);
+                return;
+            }
+        }
+        self.flush(idx);
+        self.rearm(idx);
+    }
+
+    /// Messages whose last byte has now arrived at connection `idx`.
+    fn deliver_marks(&mut self, idx: u32) {
+        let c = self.conns[idx as usize].as_ref().expect("live connection");
+        let (delivered, app, me) = (c.delivered, c.app, self.id(idx));
+        let Some(peer) = c.peer.and_then(|p| self.index(p)) else { return };
+        let pc = self.conns[peer as usize].as_mut().expect("live peer");
+        while let Some(&(off, msg)) = pc.marks.front() {
+            if off > delivered {
+                break;
+            }
+            pc.marks.pop_front();
+            self.pending.push_back((app, Event::Message { conn: me, msg }));
+        }
+    }
+
+    /// Keeps one pending timer event per connection, at its earliest deadline.
+    fn rearm(&mut self, idx: u32) {
+        let c = self.conns[idx as usize].as_mut().expect("live connection");
+        let due = match (c.tcp.poll_at(), c.release_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(t) = due {
+            let t = t.max(self.now);
+            if c.timer_at.is_none_or(|p| t < p) {
+                c.timer_at = Some(t);
+                self.events.push(t, Ev::Tcp { conn: idx });
+            }
+        }
+    }
+
+    pub fn tcp_timer(&mut self, idx: u32) {
+        let now = self.now;
+        let Some(c) = self.conns[idx as usize].as_mut() else { return };
+        if c.timer_at != Some(now) {
+            return; // superseded by an earlier deadline
+        }
+        c.timer_at = None;
+        if c.release_at.is_some_and(|t| t <= now) {
+            self.release(idx);
+            return;
+        }
+        let n = c.tcp.on_timer(now, &mut self.out);
+        self.flush(idx);
+        self.after(idx, n);
+    }
+
+    fn release(&mut self, idx: u32) {
+        let c = self.conns[idx as usize].take().expect("live connection");
+        self.demux.remove(&demux_key(c.host, c.lport, c.rhost, c.rport));
+        self.app_tcp[c.app as usize].add(c.tcp.stats());
+        self.conn_log.push(&c, Some(self.now));
+        self.gens[idx as usize] = self.gens[idx as usize].wrapping_add(1);
+        self.free_conns.push(idx);
+    }
+
+    /// Adds the counters of connections still open at the end of the run.
+    pub fn finish_tcp_totals(&mut self) {
+        for c in self.conns.iter().flatten() {
+            self.app_tcp[c.app as usize].add(c.tcp.stats());
+            self.conn_log.push(c, None);
+        }
+    }
+
+    // ---- the transport operations, for applications ----
+
+    pub fn listen(&mut self, app: u32, host: HostId, port: u16) {
+        self.listeners.insert((host, port), app);
+    }
+
+    pub fn bind_udp(&mut self, app: u32, host: HostId, port: u16) {
+        self.udp.insert((host, port), app);
+    }
+
+    pub fn send_udp(&mut self, from: HostId, sport: u16, to: HostId, dport: u16, payload: u32) {
+        let size = IPV4_HEADER + UDP_HEADER + payload;
+        self.inject(from, Pkt { src: from, dst: to, sport, dport, size, body: Body::Udp { payload } });
+    }
+
+    pub fn write(&mut self, id: ConnId, bytes: u64) -> u64 {
+        let Some(idx) = self.index(id) else { return 0 };
+        let c = self.conns[idx as usize].as_mut().expect("live connection");
+        let took = c.tcp.write(self.now, bytes, &mut self.out);
+        c.written += took;
+        if took < bytes {
+            c.want_writable = true;
+        }
+        self.flush(idx);
+        self.rearm(idx);
+        took
+    }
+
+    pub fn send_space(&self, id: ConnId) -> u64 {
+        self.index(id).and_then(|i| self.conns[i as usize].as_ref()).map_or(0, |c| c.tcp.send_space())
+    }
+
+    pub fn write_forever(&mut self, id: ConnId) {
+        let Some(idx) = self.index(id) else { return };
+        self.conn(idx).greedy = true;
+        let space = self.conn(idx).tcp.send_space();
+        self.write(id, space);
+    }
+
+    pub fn mark(&mut self, id: ConnId, msg: u64) {
+        let Some(idx) = self.index(id) else { return };
+        let c = self.conn(idx);
+        let off = c.written;
+        c.marks.push_back((off, msg));
+        // The peer may already hold every byte before the mark.
+        if let Some(peer) = c.peer.and_then(|p| self.index(p)) {
+            self.deliver_marks(peer);
+        }
+    }
+
+    pub fn close(&mut self, id: ConnId) {
+        let Some(idx) = self.index(id) else { return };
+        let c = self.conns[idx as usize].as_mut().expect("live connection");
+        c.greedy = false;
+        c.tcp.close(self.now, &mut self.out);
+        self.flush(idx);
+        self.rearm(idx);
+    }
+
+    pub fn abort(&mut self, id: ConnId) {
+        let Some(idx) = self.index(id) else { return };
+        let c = self.conns[idx as usize].as_mut().expect("live connection");
+        c.tcp.abort(self.now, &mut self.out);
+        self.flush(idx);
+        self.release(idx);
+    }
+
+    pub fn set_timer(&mut self, app: u32, at: Time, token: u64) {
+        self.events.push(at.max(self.now), Ev::App { app, token });
+    }
+}

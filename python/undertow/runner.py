@@ -1,0 +1,80 @@
+"""Running the cases of a scenario file and reading what they produced."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from undertow import _core
+
+
+@dataclass
+class CaseResult:
+    """One finished run: its directory and its summary."""
+
+    case: Optional[str]
+    directory: Path
+    summary: dict
+    timing: dict
+
+
+def load(path: str | os.PathLike) -> dict:
+    """Checks a scenario file (every case) and returns its name, cases and baseline."""
+    return dict(_core.load(str(path)))
+
+
+def run_case(
+    path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    case: Optional[str] = None,
+    seed: Optional[int] = None,
+    progress: Optional[Callable[[float], None]] = None,
+) -> CaseResult:
+    """Runs one case (or the base scenario) into `out_dir`."""
+    summary, timing = _core.run(str(path), str(out_dir), case, seed, progress)
+    return CaseResult(case, Path(out_dir), json.loads(summary), json.loads(timing))
+
+
+def run_file(
+    path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    seed: Optional[int] = None,
+    cases: Optional[list[str]] = None,
+    jobs: Optional[int] = None,
+    progress: Optional[Callable[[dict[str, float]], None]] = None,
+) -> list[CaseResult]:
+    """Runs the file's cases (or its base scenario if it has none).
+
+    Each case gets `out_dir/<case>`. Cases run in parallel threads (the core
+    releases the GIL); `progress` receives the fraction done of every case.
+    """
+    info = load(path)
+    names: list[Optional[str]] = list(cases) if cases else (list(info["cases"]) or [None])
+    for n in names:
+        if n is not None and n not in info["cases"]:
+            known = ", ".join(info["cases"]) or "no cases"
+            raise _core.ScenarioError(f"{path}: no case named {n!r}: the file has {known}")
+    out = Path(out_dir)
+    done = {str(n): 0.0 for n in names}
+    lock = threading.Lock()
+
+    def one(name: Optional[str]) -> CaseResult:
+        def tick(frac: float) -> None:
+            with lock:
+                done[str(name)] = frac
+                if progress:
+                    progress(dict(done))
+
+        d = out / name if name is not None else out
+        return run_case(path, d, name, seed, tick)
+
+    jobs = jobs or min(len(names), os.cpu_count() or 1)
+    if jobs <= 1 or len(names) == 1:
+        return [one(n) for n in names]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, names))

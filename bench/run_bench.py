@@ -1,0 +1,153 @@
+"""Simulator speed, side by side with ns-3, in one invocation (`make bench`).
+
+Runs the ns-3 dumbbell speed anchor (../shared/anchors/ns3/dumbbell_bench.cc,
+built here against the `ns3` wheel from PyPI) and the same dumbbell in
+undertow, one after the other on the same machine, and prints for both:
+wall seconds, simulated seconds, bottleneck packets per wall second (all,
+and data packets alone), events per wall second, peak memory and aggregate
+throughput, plus the ratios. The figures also go to bench/results.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ANCHOR = ROOT.parent / "shared" / "anchors" / "ns3"
+BUILD = ROOT / "bench" / "build"
+NS3_BIN = BUILD / "ns3" / "dumbbell_bench"
+UNDERTOW = Path(sys.executable).parent / "undertow"
+
+CASES = [
+    # name, rate, flows, sim seconds, undertow scenario
+    ("100M_50f_60s", "100Mbps", 50, 60, ROOT / "bench" / "dumbbell_100M.toml"),
+    ("1G_100f_20s", "1Gbps", 100, 20, ROOT / "bench" / "dumbbell_1G.toml"),
+]
+RATE_BPS = {"100Mbps": 100e6, "1Gbps": 1e9}
+TARGET_SPEEDUP = 30.0
+
+
+def timed(cmd: list[str], **kw) -> tuple[str, float, float]:
+    """Runs `cmd`; returns (stdout, wall seconds, peak RSS in MiB) of that process alone."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    out = p.stdout.read() if p.stdout else ""
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n{out}")
+    return out, wall, ru.ru_maxrss / 1024.0
+
+
+def ensure_ns3() -> None:
+    if NS3_BIN.exists():
+        return
+    if not (ANCHOR / "build.sh").exists():
+        sys.exit(f"bench: the ns-3 anchor is missing: expected {ANCHOR}/build.sh (../shared beside the project)")
+    try:
+        import ns3  # noqa: F401
+    except ImportError:
+        print("bench: installing the ns3 wheel from PyPI (once)...", flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "ns3"], check=True)
+    print("bench: building the ns-3 anchor (once)...", flush=True)
+    env = dict(os.environ, PYTHON=sys.executable, BIN_DIR=str(NS3_BIN.parent))
+    subprocess.run(["bash", str(ANCHOR / "build.sh")], check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def run_ns3(rate: str, flows: int, secs: int) -> dict:
+    out, wall, rss = timed([str(NS3_BIN), f"--rate={rate}", "--delay=20ms", "--queue=100", f"--flows={flows}", f"--simTime={secs}"])
+    kv = dict(re.findall(r"^(\w+)=([\d.]+)", out, re.M))
+    m = re.search(r"bottleneck_pkts=(\d+) \(data_dir=(\d+) ack_dir=(\d+)\)", out)
+    if not m or "run_wall_s" not in kv:
+        sys.exit(f"bench: cannot read the ns-3 output:\n{out}")
+    run_s = float(kv["run_wall_s"])
+    pkts, data = int(m.group(1)), int(m.group(2))
+    return {
+        "wall_s": wall,
+        "run_s": run_s,
+        "sim_s": float(kv["sim_s"]),
+        "bottleneck_packets": pkts,
+        "data_packets": data,
+        "events": int(kv["events"]),
+        "peak_rss_mib": rss,
+        # ns-3 counts the 2-byte PPP header; utilisation of the data direction.
+        "throughput_bps": float(kv["bottleneck_util_data_dir"]) * RATE_BPS[rate],
+    }
+
+
+def run_undertow(scenario: Path, rate: str) -> dict:
+    out_dir = BUILD / "runs" / scenario.stem
+    _, wall, rss = timed([str(UNDERTOW), "run", str(scenario), "-o", str(out_dir), "-q"])
+    timing = json.loads((out_dir / "timing.json").read_text())
+    summary = json.loads((out_dir / "summary.json").read_text())
+    fwd, rev = summary["links"]["bottleneck_fwd"], summary["links"]["bottleneck_rev"]
+    return {
+        "wall_s": wall,
+        "run_s": timing["wall_s"],
+        "sim_s": summary["duration_s"],
+        "bottleneck_packets": fwd["packets"] + rev["packets"],
+        "data_packets": fwd["packets"],
+        "events": timing["events"],
+        "peak_rss_mib": rss,
+        "throughput_bps": fwd["mean_rate_bps"],
+    }
+
+
+def rates(r: dict) -> dict:
+    r["packets_per_wall_s"] = r["bottleneck_packets"] / r["run_s"]
+    r["data_packets_per_wall_s"] = r["data_packets"] / r["run_s"]
+    r["events_per_wall_s"] = r["events"] / r["run_s"]
+    return r
+
+
+def main() -> int:
+    ensure_ns3()
+    results = {"machine": platform.node(), "python": platform.python_version(), "cases": {}}
+    rows = []
+    for name, rate, flows, secs, scenario in CASES:
+        print(f"bench: {name}: undertow...", flush=True)
+        u = rates(run_undertow(scenario, rate))
+        print(f"bench: {name}: ns-3 (slow)...", flush=True)
+        n = rates(run_ns3(rate, flows, secs))
+        case = {
+            "undertow": u,
+            "ns3": n,
+            "speedup_vs_ns3": u["packets_per_wall_s"] / n["packets_per_wall_s"],
+            "data_speedup_vs_ns3": u["data_packets_per_wall_s"] / n["data_packets_per_wall_s"],
+            "throughput_ratio": u["throughput_bps"] / n["throughput_bps"],
+            "memory_ratio": u["peak_rss_mib"] / n["peak_rss_mib"],
+        }
+        results["cases"][name] = case
+        rows.append((name, case))
+
+    print()
+    hdr = f"{'case':<14}{'engine':<10}{'wall s':>8}{'run s':>8}{'sim s':>7}{'bn pkts/s':>12}{'data pkts/s':>13}{'events/s':>12}{'RSS MiB':>9}{'Mbit/s':>9}"
+    print(hdr)
+    print("-" * len(hdr))
+    for name, c in rows:
+        for eng in ("undertow", "ns3"):
+            r = c[eng]
+            print(f"{name:<14}{eng:<10}{r['wall_s']:>8.2f}{r['run_s']:>8.2f}{r['sim_s']:>7.0f}{r['packets_per_wall_s']:>12,.0f}"
+                  f"{r['data_packets_per_wall_s']:>13,.0f}{r['events_per_wall_s']:>12,.0f}{r['peak_rss_mib']:>9.1f}{r['throughput_bps'] / 1e6:>9.2f}")
+        ok = "meets" if c["speedup_vs_ns3"] >= TARGET_SPEEDUP else "BELOW"
+        tp = "within 5%" if abs(c["throughput_ratio"] - 1) <= 0.05 else "NOT within 5%"
+        print(f"{'':<14}ratio     packets/s ×{c['speedup_vs_ns3']:.1f} ({ok} the ×{TARGET_SPEEDUP:.0f} target), data packets/s ×{c['data_speedup_vs_ns3']:.1f}, "
+              f"memory ×{c['memory_ratio']:.2f}, throughput ×{c['throughput_ratio']:.3f} ({tp})")
+    out = ROOT / "bench" / "results.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwritten: {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    if not UNDERTOW.exists() and shutil.which("undertow") is None:
+        sys.exit("bench: the undertow command is not installed: run `make bench`")
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Shared test helpers: the installed `undertow` command and small scenarios."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+UNDERTOW = Path(sys.executable).parent / "undertow"
+
+
+def traces_dir() -> Path:
+    d = Path(os.environ.get("UNDERTOW_TRACES", ROOT.parent / "shared" / "traces"))
+    if not d.is_dir():
+        pytest.fail(f"the shared traces are missing: looked in {d} (set UNDERTOW_TRACES)")
+    return d
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Runs the installed command line as a user would."""
+    return subprocess.run([str(UNDERTOW), *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+BASE = """
+duration = "{duration}"
+seed = {seed}
+[topology.bottleneck]
+rate = "15Mbps"
+delay = "20ms"
+"""
+
+
+@pytest.fixture
+def write_scenario(tmp_path):
+    """Writes a scenario file from text and returns its path."""
+
+    def write(text: str, name: str = "s.toml") -> Path:
+        p = tmp_path / name
+        p.write_text(text)
+        return p
+
+    return write

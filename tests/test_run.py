@@ -1,0 +1,132 @@
+"""Run directories: what they hold, that it agrees with itself, and determinism."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import BASE, cli
+
+SCENARIO = BASE.format(duration="20s", seed=5) + """
+[[apps]]
+kind = "http"
+name = "web"
+object_size = "300KB"
+start = "1s"
+[[background]]
+model = "poisson"
+transport = "udp"
+rate = "40%"
+hosts = 4
+[output]
+pcap = true
+"""
+
+
+@pytest.fixture(scope="module")
+def rundir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("run")
+    (d / "s.toml").write_text(SCENARIO)
+    r = cli("run", str(d / "s.toml"), "-o", str(d / "out"))
+    assert r.returncode == 0, r.stderr
+    return d / "out"
+
+
+def test_run_directory_layout(rundir):
+    for f in ["scenario.toml", "summary.json", "timing.json", "records/web.parquet", "records/connections.parquet",
+              "series/bottleneck.parquet", "bottleneck.pcap"]:
+        assert (rundir / f).is_file(), f
+
+
+def test_summary_agrees_with_records(rundir):
+    s = json.loads((rundir / "summary.json").read_text())
+    assert s["format"] == "undertow.summary/1"
+    web = s["apps"]["web"]
+    t = pq.read_table(rundir / "records/web.parquet").to_pydict()
+    d = np.array(t["download_time_s"])
+    assert web["count"] == len(d) > 10
+    assert np.allclose(d, np.array(t["end_s"]) - np.array(t["start_s"]))
+    assert all(b == 300_000 for b in t["bytes"])
+    for k, q in [("p5", 5), ("p50", 50), ("p90", 90), ("p95", 95)]:
+        assert web[k] == pytest.approx(np.percentile(d, q), rel=1e-9)
+    assert web["mean"] == pytest.approx(d.mean(), rel=1e-9)
+    assert web["sd"] == pytest.approx(d.std(ddof=1), rel=1e-9)
+    assert web["min"] == pytest.approx(d.min()) and web["max"] == pytest.approx(d.max())
+    # A 300 KB object over what the background leaves of 15 Mbps takes at
+    # least its transmission time plus a handshake.
+    assert d.min() > 300_000 * 8 / 15e6 + 0.044
+
+
+def test_series_agrees_with_link_totals(rundir):
+    s = json.loads((rundir / "summary.json").read_text())
+    t = pq.read_table(rundir / "series/bottleneck.parquet").to_pydict()
+    assert len(t["t_s"]) == 20_000 and t["t_s"][1] == pytest.approx(0.001)
+    for d in ("fwd", "rev"):
+        link = s["links"][f"bottleneck_{d}"]
+        assert sum(t[f"{d}_bytes"]) == link["bytes"]
+        assert sum(t[f"{d}_packets"]) == link["packets"]
+        assert sum(t[f"{d}_drops"]) == link["drops"]
+        assert link["mean_rate_bps"] == pytest.approx(link["bytes"] * 8 / 20)
+    # 1 ms bins never carry more than the link can: 15 Mbps = 1875 B/ms (+1 packet straddling).
+    assert max(t["fwd_bytes"]) <= 1875 + 1500
+    # 40% Poisson plus the downloads keep the forward direction busy.
+    assert 0.4 < s["links"]["bottleneck_fwd"]["utilization"] <= 1.0
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make test installs it)")
+def test_pcap_reads_in_tshark(rundir):
+    s = json.loads((rundir / "summary.json").read_text())
+    links = s["links"]
+    out = subprocess.run(["tshark", "-r", str(rundir / "bottleneck.pcap"), "-T", "fields", "-e", "frame.len", "-e", "ip.src",
+                          "-o", "ip.check_checksum:TRUE", "-e", "ip.checksum.status"],
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    rows = [line.split("\t") for line in out if line]
+    assert len(rows) == links["bottleneck_fwd"]["packets"] + links["bottleneck_rev"]["packets"]
+    fwd = [r for r in rows if r[1].startswith("10.1.")]
+    assert len(fwd) == links["bottleneck_fwd"]["packets"]
+    assert sum(int(r[0]) for r in fwd) == links["bottleneck_fwd"]["bytes"]
+    assert {r[2] for r in rows} == {"1"}, "every IPv4 header checksum verifies"
+    # tshark's TCP analysis sees the downloads as complete conversations.
+    conv = subprocess.run(["tshark", "-r", str(rundir / "bottleneck.pcap"), "-q", "-z", "conv,tcp"],
+                          capture_output=True, text=True, check=True).stdout
+    n_conv = sum(1 for line in conv.splitlines() if ":80 " in line and "<->" in line)
+    assert n_conv == s["apps"]["web"]["tcp"]["connections"] // 2
+
+
+def _files(d):
+    return {p.relative_to(d): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and p.name != "timing.json"}
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path, rundir):
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    r = cli("run", str(tmp_path / "s.toml"), "-o", str(tmp_path / "again"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert _files(tmp_path / "again") == _files(rundir)
+    r = cli("run", str(tmp_path / "s.toml"), "-o", str(tmp_path / "other"), "--seed", "6", "-q")
+    assert r.returncode == 0, r.stderr
+    other = _files(tmp_path / "other")
+    for f in ["summary.json", "records/web.parquet", "series/bottleneck.parquet", "bottleneck.pcap"]:
+        assert other[__import__("pathlib").Path(f)] != _files(rundir)[__import__("pathlib").Path(f)], f
+
+
+def test_recorded_scenario_repeats_the_run(tmp_path, rundir):
+    r = cli("run", str(rundir / "scenario.toml"), "-o", str(tmp_path / "rerun"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert _files(tmp_path / "rerun") == _files(rundir)
+
+
+def test_connections_records(rundir):
+    t = pq.read_table(rundir / "records/connections.parquet").to_pydict()
+    s = json.loads((rundir / "summary.json").read_text())
+    web = [i for i, a in enumerate(t["app"]) if a == "web"]
+    assert len(web) == s["apps"]["web"]["tcp"]["connections"]
+    servers = [i for i in web if not t["active"][i]]
+    # Every finished download's server sent the whole object.
+    done = [i for i in servers if t["closed_s"][i] == t["closed_s"][i]]
+    assert done and all(t["bytes_acked"][i] == 300_000 for i in done)
+    assert all(t["bytes_received"][i] == 100 for i in done)

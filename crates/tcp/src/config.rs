@@ -25,8 +25,15 @@ pub struct TcpConfig {
     pub mss: u32,
     /// Receive buffer = maximum advertised window, bytes.
     pub rcv_buf: u64,
-    /// Send buffer: most bytes written by the app but not yet acknowledged.
+    /// Send buffer: most bytes written by the app but not yet acknowledged. With
+    /// `snd_buf_auto` this is the ceiling of the autotuned buffer (Linux `tcp_wmem[2]`).
     pub snd_buf: u64,
+    /// Linux send-buffer autotuning: start at `snd_buf_initial`, and whenever the
+    /// buffer rather than cwnd limits sending, grow to twice the window. Off means a
+    /// fixed `snd_buf`, as when an application sets SO_SNDBUF.
+    pub snd_buf_auto: bool,
+    /// Starting send buffer under autotuning (Linux `tcp_wmem[1]`).
+    pub snd_buf_initial: u64,
     /// Initial window in segments (RFC 6928).
     pub initial_cwnd: u32,
     /// Initial slow-start threshold in bytes; `u64::MAX` = unlimited.
@@ -57,6 +64,8 @@ impl Default for TcpConfig {
             mss: 1460,
             rcv_buf: 4 << 20,
             snd_buf: 4 << 20,
+            snd_buf_auto: true,
+            snd_buf_initial: 16 << 10,
             initial_cwnd: 10,
             initial_ssthresh: u64::MAX,
             ack_every: 2,

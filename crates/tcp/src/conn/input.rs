@@ -90,6 +90,7 @@ impl Tcp {
             ssthresh: self.cfg.initial_ssthresh,
             mss,
         };
+        self.grow_sndbuf();
         self.rec = Recovery::new(
             Mode::new(self.cfg.algorithm, self.sack_ok),
             self.cfg.dupthresh,

@@ -126,6 +126,8 @@ pub struct Tcp {
     syn_sent_at: Time,
     last_send: Time,
     usage: CwndUsage,
+    /// Current send-buffer size (fixed, or autotuned up to `cfg.snd_buf`).
+    sndbuf: u64,
     // Receiver.
     rcv: Receiver,
     stats: TcpStats,
@@ -161,6 +163,7 @@ impl Tcp {
             syn_sent_at: Time::ZERO,
             last_send: Time::ZERO,
             usage: CwndUsage::default(),
+            sndbuf: if cfg.snd_buf_auto { cfg.snd_buf_initial.min(cfg.snd_buf) } else { cfg.snd_buf },
             rcv: Receiver::new(cfg.rcv_buf, cfg.delack_timeout),
             stats: TcpStats::default(),
         }
@@ -200,10 +203,50 @@ impl Tcp {
         n
     }
 
-    /// Free send-buffer space: snd_buf - (written - acked).
+    /// Free send-buffer space: the buffer size minus (written - acked).
     pub fn send_space(&self) -> u64 {
         let unacked = self.write_end - self.sb.una().min(self.write_end);
-        self.cfg.snd_buf.saturating_sub(unacked)
+        self.sndbuf.saturating_sub(unacked)
+    }
+
+    /// Whether a writer blocked on a full buffer should be woken: Linux wakes it
+    /// once the free space is at least half of what is queued, i.e. a third of
+    /// the buffer (`sk_stream_is_writeable`), not at the first freed byte.
+    pub fn writable(&self) -> bool {
+        self.send_space() >= self.sndbuf / 3
+    }
+
+    /// Current send-buffer size in bytes.
+    pub fn send_buffer(&self) -> u64 {
+        self.sndbuf
+    }
+
+    /// Linux `tcp_sndbuf_expand`: when the buffer, not cwnd, limits sending,
+    /// grow it to twice the window (at least twice the initial window). It
+    /// never shrinks.
+    fn expand_sndbuf(&mut self) {
+        if self.sb.pipe() < self.w.cwnd {
+            self.grow_sndbuf();
+        }
+    }
+
+    /// The expansion itself; at establishment Linux applies it unconditionally
+    /// (`tcp_init_buffer_space`). Linux budgets `2 × segments × per_mss`, where
+    /// `per_mss` adds the header room and the skb bookkeeping to each MSS
+    /// (about 650 bytes), while data written in large chunks is charged little
+    /// more than its size: so the buffer holds about 2.9 windows of payload for
+    /// a 1448-byte MSS. We keep that ratio and count payload bytes.
+    pub(super) fn grow_sndbuf(&mut self) {
+        if !self.cfg.snd_buf_auto {
+            return;
+        }
+        const MAX_TCP_HEADER: u64 = 320; // 128 + MAX_HEADER on x86-64
+        const SHARED_INFO: u64 = 320; // sizeof(struct skb_shared_info), rounded
+        let mss = self.mss as u64;
+        let per_mss = (mss + MAX_TCP_HEADER).next_multiple_of(64) + SHARED_INFO;
+        let segs = (self.w.cwnd / mss).max(self.cfg.initial_cwnd.max(1) as u64);
+        let want = (2 * segs * per_mss).min(self.cfg.snd_buf);
+        self.sndbuf = self.sndbuf.max(want);
     }
 
     /// App closes: a FIN follows all written data (on the last data segment if unsent).
@@ -289,6 +332,9 @@ impl Tcp {
         }
         self.transmit(now, out);
         self.flush_ack(now, out);
+        if n.acked > 0 {
+            self.expand_sndbuf();
+        }
         n
     }
 

@@ -59,6 +59,7 @@ pub struct Sample {
     pub cwnd: u64,
     pub ssthresh: u64,
     pub recovery: bool,
+    pub send_buffer: u64,
 }
 
 pub type DropFn = Box<dyn FnMut(Time, Side, &Segment) -> bool>;
@@ -86,11 +87,14 @@ pub struct Net {
 pub const MSS: u64 = 1000;
 
 /// A config with round numbers: MSS 1000.
+/// A fixed 4 MiB send buffer, so tests can write whole transfers at once;
+/// `buffers.rs` tests the autotuned buffer.
 pub fn cfg(alg: tcp::Algorithm, sack: bool) -> TcpConfig {
     TcpConfig {
         algorithm: alg,
         sack,
         mss: MSS as u32,
+        snd_buf_auto: false,
         ..TcpConfig::default()
     }
 }
@@ -272,6 +276,7 @@ impl Net {
                     cwnd: a.cwnd(),
                     ssthresh: a.ssthresh(),
                     recovery: a.in_recovery(),
+                    send_buffer: a.send_buffer(),
                 });
             }
         }

@@ -1,0 +1,101 @@
+//! Linux-style send-buffer autotuning: small at first, grown to twice the
+//! window when the buffer limits sending, never shrunk, and a blocked writer
+//! woken only once a third of the buffer is free.
+
+mod common;
+
+use common::{cfg, Net, MSS};
+use tcp::{Algorithm, Tcp, TcpConfig, Time};
+use units::{Dur, Rate};
+
+fn auto(alg: Algorithm) -> TcpConfig {
+    TcpConfig { snd_buf_auto: true, ..cfg(alg, true) }
+}
+
+fn ms(v: u64) -> Dur {
+    Dur::from_millis(v)
+}
+
+#[test]
+fn buffer_starts_at_the_initial_size_then_holds_two_initial_windows() {
+    let c = auto(Algorithm::Cubic);
+    let mut out = Vec::new();
+    let t = Tcp::connect(&c, Time::ZERO, &mut out);
+    assert_eq!(t.send_buffer(), 16 << 10);
+    let mut net = Net::new(c.clone(), c, ms(10));
+    net.start();
+    net.run(Time::from_secs_f64(0.05));
+    // Established: 2 × 10 segments × per_mss, per_mss = roundup(1000 + 320, 64) + 320 = 1664.
+    assert_eq!(net.a().send_buffer(), 2 * 10 * 1664);
+}
+
+#[test]
+fn bulk_sender_is_not_starved_and_the_buffer_follows_the_window() {
+    let run = |c: TcpConfig| {
+        let mut net = Net::new(c.clone(), c, ms(20)).bottleneck(Rate::mbps(10), 100).transfer(3_000_000, 0);
+        net.start();
+        net.run(Time::from_secs_f64(30.0));
+        assert_eq!(net.app[1].delivered, 3_000_000);
+        let done = net.app[1].deliveries.last().unwrap().0;
+        (done, net)
+    };
+    let (t_fixed, _) = run(cfg(Algorithm::Cubic, true));
+    let (t_auto, net) = run(auto(Algorithm::Cubic));
+    eprintln!("3 MB in {t_fixed} with a fixed 4 MiB buffer, {t_auto} autotuned");
+    assert!(t_auto.as_secs_f64() <= t_fixed.as_secs_f64() * 1.02, "autotuning slowed a bulk transfer");
+    let max_cwnd = net.trace.iter().map(|s| s.cwnd).max().unwrap();
+    let max_buf = net.trace.iter().map(|s| s.send_buffer).max().unwrap();
+    // Grown from 33 kB to hold more than the largest window, so the window
+    // was never starved of data.
+    assert!(max_buf >= max_cwnd && max_buf > 10 * 2 * 10 * 1664, "buffer {max_buf} against a window of {max_cwnd}");
+    // It never shrinks, losses and window reductions notwithstanding.
+    assert!(net.trace.windows(2).all(|w| w[1].send_buffer >= w[0].send_buffer));
+    assert!(net.trace.iter().any(|s| s.recovery), "the queue of 100 should have overflowed at least once");
+}
+
+#[test]
+fn fixed_buffer_stays_fixed() {
+    let c = TcpConfig { snd_buf: 64_000, ..cfg(Algorithm::NewReno, true) };
+    let mut net = Net::new(c.clone(), c, ms(20)).bottleneck(Rate::mbps(10), 50).transfer(1_000_000, 0);
+    net.start();
+    net.run(Time::from_secs_f64(10.0));
+    assert_eq!(net.app[1].delivered, 1_000_000);
+    assert!(net.trace.iter().all(|s| s.send_buffer == 64_000));
+}
+
+#[test]
+fn blocked_writer_wakes_when_a_third_is_free() {
+    // A fixed buffer, so the threshold does not move while ACKs arrive.
+    let c = TcpConfig { snd_buf: 30_000, ..cfg(Algorithm::NewReno, true) };
+    let mut net = Net::new(c.clone(), c, ms(10));
+    net.start();
+    net.run(Time::from_secs_f64(0.05));
+    let now = net.now;
+    let mut out = Vec::new();
+    let a = net.tcp[0].as_mut().unwrap();
+    let buf = a.send_buffer();
+    assert_eq!(a.write(now, 1_000_000, &mut out), buf, "a write takes exactly what fits");
+    assert_eq!(a.send_space(), 0);
+    assert!(!a.writable());
+    // Simulate the ACKs: space freed a segment at a time.
+    let seg = |k: u64| tcp::Segment {
+        seq: 1,
+        ack: 1 + k * MSS,
+        len: 0,
+        flags: tcp::Flags::ACK,
+        wnd: 1 << 20,
+        sack: Default::default(),
+        syn_opts: None,
+        retransmit: false,
+    };
+    let mut woke_at = None;
+    for k in 1..=10 {
+        a.on_segment(now, &seg(k), &mut out);
+        if a.writable() && woke_at.is_none() {
+            woke_at = Some(k);
+        }
+        assert_eq!(a.writable(), a.send_space() >= buf / 3);
+    }
+    // 30,000 B buffer: a third is 10,000 B, free once the 10th segment is acked.
+    assert_eq!(woke_at, Some(10));
+}

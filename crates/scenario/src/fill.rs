@@ -3,7 +3,7 @@
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
 use crate::schema::{LinkSpec, Scenario, TcpSpec};
-use crate::values::{Bandwidth, Fraction, QueueSize, Size, TimeSpan};
+use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
 use tcp::{Algorithm, TcpConfig};
 use units::Dur;
@@ -34,7 +34,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         sack: Some(c.sack),
         mss: Some(Size(c.mss as u64)),
         rcv_buf: Some(Size(c.rcv_buf)),
-        snd_buf: Some(Size(c.snd_buf)),
+        snd_buf: Some(if c.snd_buf_auto { BufferSize::Auto } else { BufferSize::Fixed(c.snd_buf) }),
         initial_cwnd: Some(c.initial_cwnd),
         ack_every: Some(c.ack_every),
         delack_timeout: Some(TimeSpan(c.delack_timeout)),

@@ -23,4 +23,4 @@ pub use file::ScenarioFile;
 pub use fill::{to_toml, with_defaults};
 pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side};
 pub use schema::*;
-pub use values::{Fraction, QueueSize, RateOrShare, Size, TimeSpan, Bandwidth};
+pub use values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};

@@ -3,7 +3,7 @@
 
 use crate::error::ScenarioError;
 use crate::schema::*;
-use crate::values::QueueSize;
+use crate::values::{BufferSize, QueueSize};
 use net::QueueLimit;
 use std::path::Path;
 use tcp::{Algorithm, TcpConfig};
@@ -177,13 +177,22 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         }
         c.mss = m.0 as u32;
     }
-    for (v, name, dst) in [(spec.rcv_buf, "rcv_buf", &mut c.rcv_buf), (spec.snd_buf, "snd_buf", &mut c.snd_buf)] {
-        if let Some(b) = v {
-            if b.0 < c.mss as u64 {
-                return Err(err(format!("{field}.{name}"), format!("{} bytes is smaller than one segment ({} bytes)", b.0, c.mss)));
-            }
-            *dst = b.0;
+    if let Some(b) = spec.rcv_buf {
+        if b.0 < c.mss as u64 {
+            return Err(err(format!("{field}.rcv_buf"), format!("{} bytes is smaller than one segment ({} bytes)", b.0, c.mss)));
         }
+        c.rcv_buf = b.0;
+    }
+    match spec.snd_buf {
+        Some(BufferSize::Fixed(b)) if b < c.mss as u64 => {
+            return Err(err(format!("{field}.snd_buf"), format!("{b} bytes is smaller than one segment ({} bytes)", c.mss)));
+        }
+        Some(BufferSize::Fixed(b)) => {
+            c.snd_buf = b;
+            c.snd_buf_auto = false;
+        }
+        Some(BufferSize::Auto) => c.snd_buf_auto = true,
+        None => {}
     }
     if let Some(w) = spec.initial_cwnd {
         if w == 0 {

@@ -4,7 +4,7 @@
 //! a host group can leave them unset and inherit; [`Scenario::resolved`]
 //! fills every default in, and that is what a run directory records.
 
-use crate::values::{Bandwidth, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
+use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -98,8 +98,9 @@ pub struct TcpSpec {
     pub mss: Option<Size>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcv_buf: Option<Size>,
+    /// "auto" (Linux autotuning from 16 KiB up to 4 MiB) or a fixed size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub snd_buf: Option<Size>,
+    pub snd_buf: Option<BufferSize>,
     /// Initial window, in segments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_cwnd: Option<u32>,

@@ -150,3 +150,32 @@ unit_value!(
         QueueSize::Bytes(b) => parse::format_size(*b),
     }
 );
+
+/// A send buffer: "auto" (Linux-style autotuning) or a fixed size, as when an
+/// application sets SO_SNDBUF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferSize {
+    Auto,
+    Fixed(u64),
+}
+const BUFFER_FORMS: &str = "\"auto\" or a size such as \"64KB\" (B, KB, MB, KiB, MiB)";
+fn parse_buffer(s: &str) -> Result<BufferSize, UnitError> {
+    if s.trim() == "auto" {
+        return Ok(BufferSize::Auto);
+    }
+    match parse::size(s) {
+        Ok(b) if b > 0 => Ok(BufferSize::Fixed(b)),
+        _ => Err(UnitError { input: s.to_string(), what: "buffer size", allowed: BUFFER_FORMS }),
+    }
+}
+unit_value!(
+    BufferSize,
+    BufferSize,
+    BUFFER_FORMS,
+    parse_buffer,
+    Some(|v| if v > 0 { Ok(BufferSize::Fixed(v as u64)) } else { Err(format!("{v} is not a valid buffer size: expected {BUFFER_FORMS}")) }),
+    |v| match v {
+        BufferSize::Auto => "auto".to_string(),
+        BufferSize::Fixed(b) => parse::format_size(*b),
+    }
+);

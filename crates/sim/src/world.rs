@@ -396,7 +396,7 @@ impl World {
                 if space > 0 {
                     c.written += c.tcp.write(self.now, space, &mut self.out);
                 }
-            } else if c.want_writable && c.tcp.send_space() > 0 {
+            } else if c.want_writable && c.tcp.writable() {
                 c.want_writable = false;
                 self.pending.push_back((app, Event::Writable(id)));
             }

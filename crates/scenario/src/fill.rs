@@ -36,6 +36,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         rcv_buf: Some(Size(c.rcv_buf)),
         snd_buf: Some(if c.snd_buf_auto { BufferSize::Auto } else { BufferSize::Fixed(c.snd_buf) }),
         initial_cwnd: Some(c.initial_cwnd),
+        byte_counting: Some(c.byte_counting),
         ack_every: Some(c.ack_every),
         delack_timeout: Some(TimeSpan(c.delack_timeout)),
         min_rto: Some(TimeSpan(c.min_rto)),

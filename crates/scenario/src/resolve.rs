@@ -200,6 +200,9 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         }
         c.initial_cwnd = w;
     }
+    if let Some(b) = spec.byte_counting {
+        c.byte_counting = b;
+    }
     if let Some(a) = spec.ack_every {
         if a == 0 {
             return Err(err(format!("{field}.ack_every"), "must be at least 1 (1 acknowledges every segment)"));

@@ -104,6 +104,9 @@ pub struct TcpSpec {
     /// Initial window, in segments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_cwnd: Option<u32>,
+    /// RFC 3465 byte counting (default true); false grows per ACK as ns-2/ns-3 NewReno.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub byte_counting: Option<bool>,
     /// Delayed ACKs: acknowledge every N full segments (1 = no delay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_every: Option<u32>,
@@ -127,6 +130,7 @@ impl TcpSpec {
             rcv_buf: self.rcv_buf.or(base.rcv_buf),
             snd_buf: self.snd_buf.or(base.snd_buf),
             initial_cwnd: self.initial_cwnd.or(base.initial_cwnd),
+            byte_counting: self.byte_counting.or(base.byte_counting),
             ack_every: self.ack_every.or(base.ack_every),
             delack_timeout: self.delack_timeout.or(base.delack_timeout),
             min_rto: self.min_rto.or(base.min_rto),

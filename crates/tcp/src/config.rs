@@ -50,6 +50,11 @@ pub struct TcpConfig {
     pub max_retries: u32,
     /// SYN / SYN-ACK retransmissions before the open is abandoned (Linux `tcp_syn_retries`).
     pub syn_retries: u32,
+    /// RFC 3465 Appropriate Byte Counting: grow cwnd by the bytes each ACK
+    /// acknowledges (Linux). Off: one SMSS per ACK in slow start and
+    /// SMSS*SMSS/cwnd per ACK in congestion avoidance, as ns-2 and ns-3's
+    /// NewReno do, which grows more slowly with delayed ACKs.
+    pub byte_counting: bool,
     /// RFC 3042 Limited Transmit (non-SACK Reno family; SACK gets it through `pipe`).
     pub limited_transmit: bool,
     /// RFC 5681 §4.1: restart from min(IW, cwnd) after an idle period longer than the RTO.
@@ -76,6 +81,7 @@ impl Default for TcpConfig {
             dupthresh: 3,
             max_retries: 15,
             syn_retries: 6,
+            byte_counting: true,
             limited_transmit: true,
             slow_start_after_idle: true,
         }

@@ -371,7 +371,7 @@ mod tests {
                 ssthresh: u64::MAX,
                 mss: M,
             },
-            cc: Cc::new(Algorithm::Reno),
+            cc: Cc::new(Algorithm::Reno, true),
         }
     }
 

@@ -12,8 +12,10 @@ const BETA: f64 = 0.7;
 /// §4.3: additive increase that gives Reno's average rate with beta_cubic.
 const ALPHA_AIMD: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Cubic {
+    /// RFC 3465 byte counting in slow start (else one MSS per ACK).
+    byte_counting: bool,
     /// W_max: window before the last reduction (after fast convergence), segments.
     w_max: f64,
     /// cwnd just before the last reduction; W_est switches to alpha = 1 past it (§4.3).
@@ -32,7 +34,27 @@ pub(crate) struct Cubic {
     frac: f64,
 }
 
+impl Default for Cubic {
+    fn default() -> Self {
+        Cubic::new(true)
+    }
+}
+
 impl Cubic {
+    pub(crate) fn new(byte_counting: bool) -> Cubic {
+        Cubic {
+            byte_counting,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            k: 0.0,
+            origin: 0.0,
+            epoch: None,
+            w_est: 0.0,
+            after_rto: false,
+            frac: 0.0,
+        }
+    }
+
     /// W_cubic(t) = C (t - K)^3 + W_max (RFC 9438 eq. 1), segments.
     #[inline]
     fn w_cubic(&self, t: f64) -> f64 {
@@ -81,7 +103,7 @@ impl Cubic {
 impl CongestionControl for Cubic {
     fn on_ack(&mut self, w: &mut Window, now: Time, ack: &Ack) {
         if w.in_slow_start() {
-            slow_start(w, ack.acked, ack.abc_limit);
+            slow_start(w, ack.acked, ack.abc_limit, self.byte_counting);
             return;
         }
         let mss = w.mss as f64;

@@ -55,9 +55,10 @@ pub(crate) trait CongestionControl {
 }
 
 /// Slow start with Appropriate Byte Counting (RFC 3465): cwnd += min(acked, L).
+/// Without byte counting, one SMSS per ACK that acknowledges new data.
 #[inline]
-pub(crate) fn slow_start(w: &mut Window, acked: u64, limit: u64) {
-    w.cwnd += acked.min(limit);
+pub(crate) fn slow_start(w: &mut Window, acked: u64, limit: u64, byte_counting: bool) {
+    w.cwnd += if byte_counting { acked.min(limit) } else { w.mss };
 }
 
 /// RFC 5681 equation (4): ssthresh = max(FlightSize / 2, 2 * SMSS).
@@ -73,10 +74,12 @@ pub(crate) enum Cc {
 }
 
 impl Cc {
-    pub fn new(alg: Algorithm) -> Cc {
+    /// `byte_counting` = RFC 3465 (grow by bytes acknowledged); without it the
+    /// window grows per ACK, as in ns-2 and ns-3's NewReno.
+    pub fn new(alg: Algorithm, byte_counting: bool) -> Cc {
         match alg {
-            Algorithm::Tahoe | Algorithm::Reno | Algorithm::NewReno => Cc::Reno(Reno::default()),
-            Algorithm::Cubic => Cc::Cubic(Cubic::default()),
+            Algorithm::Tahoe | Algorithm::Reno | Algorithm::NewReno => Cc::Reno(Reno::new(byte_counting)),
+            Algorithm::Cubic => Cc::Cubic(Cubic::new(byte_counting)),
         }
     }
 }

@@ -4,16 +4,34 @@
 use super::{half_flight, slow_start, Ack, CongestionControl, Window};
 use units::Time;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Reno {
     /// RFC 3465 congestion-avoidance byte counter.
     bytes_acked: u64,
+    byte_counting: bool,
+}
+
+impl Default for Reno {
+    fn default() -> Self {
+        Reno::new(true)
+    }
+}
+
+impl Reno {
+    pub(crate) fn new(byte_counting: bool) -> Reno {
+        Reno { bytes_acked: 0, byte_counting }
+    }
 }
 
 impl CongestionControl for Reno {
     fn on_ack(&mut self, w: &mut Window, _now: Time, ack: &Ack) {
         if w.in_slow_start() {
-            slow_start(w, ack.acked, ack.abc_limit);
+            slow_start(w, ack.acked, ack.abc_limit, self.byte_counting);
+            return;
+        }
+        if !self.byte_counting {
+            // RFC 5681 equation (3), per ACK: cwnd += SMSS*SMSS/cwnd (at least 1 byte).
+            w.cwnd += (w.mss * w.mss / w.cwnd).max(1);
             return;
         }
         // RFC 3465 §2.1: one SMSS per cwnd bytes acknowledged.
@@ -98,6 +116,24 @@ mod tests {
         assert_eq!(w.cwnd, 11 * MSS);
         r.on_ack(&mut w, Time::ZERO, &ack(MSS));
         assert_eq!(w.cwnd, 12 * MSS);
+    }
+
+    #[test]
+    fn without_byte_counting_growth_is_per_ack() {
+        let mut r = Reno::new(false);
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        // Slow start: one MSS per ACK however much it acknowledges.
+        r.on_ack(&mut w, Time::ZERO, &ack(2 * MSS));
+        r.on_ack(&mut w, Time::ZERO, &ack(5 * MSS));
+        assert_eq!(w.cwnd, 12 * MSS);
+        // Congestion avoidance: MSS*MSS/cwnd per ACK, so delayed ACKs (one per
+        // two segments) give half a segment per window.
+        w.ssthresh = 12 * MSS;
+        for _ in 0..6 {
+            r.on_ack(&mut w, Time::ZERO, &ack(2 * MSS));
+        }
+        let grown = w.cwnd - 12 * MSS;
+        assert!((480..=500).contains(&grown), "grew {grown} bytes over a window of 6 delayed ACKs");
     }
 
     #[test]

@@ -153,7 +153,7 @@ impl Tcp {
                 ssthresh: cfg.initial_ssthresh,
                 mss: mss as u64,
             },
-            cc: Cc::new(cfg.algorithm),
+            cc: Cc::new(cfg.algorithm, cfg.byte_counting),
             rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_at: None,

@@ -11,18 +11,41 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 CARGO  ?= cargo
 
-.PHONY: demo test bench build setup rust-test py-test clean
+.PHONY: demo test bench build setup system-deps rust-test py-test fuzz-test clean
 
 demo: build
 	$(VENV)/bin/undertow run examples/quickstart.toml -o runs/quickstart
 
-test: build rust-test py-test
+test: system-deps build rust-test py-test fuzz-test
 
 rust-test:
 	$(CARGO) test --release --workspace --exclude undertow-python
 
 py-test: build
 	$(PY) -m pytest -q
+
+# A bounded fuzzing run of the trace reader and packet decoder (nightly Rust
+# and cargo-fuzz, installed here on first use).
+FUZZ_SECONDS ?= 20
+fuzz-test:
+	@if ! $(CARGO) +nightly --version >/dev/null 2>&1; then \
+	  echo "fuzz-test: SKIPPED: no nightly Rust toolchain (rustup toolchain install nightly)"; \
+	else \
+	  $(CARGO) fuzz --version >/dev/null 2>&1 || $(CARGO) install --quiet --locked cargo-fuzz; \
+	  fuzz/run.sh $(FUZZ_SECONDS); \
+	fi
+
+# tshark reads the simulator's captures in the tests.
+system-deps:
+	@command -v tshark >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing tshark (apt-get)"; \
+	    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark >/dev/null; }; \
+	  else \
+	    echo "tshark is missing and cannot be installed here (needs root and apt-get): the capture tests will be skipped"; \
+	  fi; }
 
 bench: build
 	$(PY) bench/run_bench.py

@@ -82,3 +82,15 @@ def test_check_and_resolve(write_scenario):
 def test_summary_of_missing_rundir(tmp_path):
     r = cli("summary", str(tmp_path))
     assert r.returncode == 2 and "summary.json: no such file" in r.stderr
+
+
+def test_run_shows_progress_and_a_table(write_scenario, tmp_path, monkeypatch):
+    monkeypatch.setenv("UNDERTOW_PROGRESS_DELAY", "0")
+    text = BASE.format(duration="120s", seed=1) + '[[background]]\nmodel = "greedy"\nhosts = 20\n[cases.a]\n[cases.b]\n'
+    r = cli("run", str(write_scenario(text)), "-o", str(tmp_path / "o"), "--progress")
+    assert r.returncode == 0, r.stderr
+    assert "%" in r.stderr and "[" in r.stderr, "no progress bar"
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:2] == ["case", "app"]
+    assert [ln.split()[0] for ln in lines[2:4]] == ["a", "b"]
+    assert "2 run(s)" in r.stdout

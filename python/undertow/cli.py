@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,9 +22,11 @@ class Progress:
         self.enabled = enabled
         self.start = time.monotonic()
         self.shown = False
+        # Seconds before the bar appears (tests set 0).
+        self.delay = float(os.environ.get("UNDERTOW_PROGRESS_DELAY", "1.0"))
 
     def __call__(self, done: dict[str, float]) -> None:
-        if not self.enabled or time.monotonic() - self.start < 1.0:
+        if not self.enabled or time.monotonic() - self.start < self.delay:
             return
         frac = sum(done.values()) / max(len(done), 1)
         finished = sum(1 for v in done.values() if v >= 1.0)

@@ -41,6 +41,31 @@ pub struct Conn {
     pub opened: Time,
 }
 
+impl Conn {
+    /// `peer` is known for an accepted connection (the connecting end); an
+    /// active one learns it when the other end accepts.
+    fn new(tcp: Tcp, app: u32, local: (HostId, u16), remote: (HostId, u16), peer: Option<ConnId>, now: Time) -> Conn {
+        Conn {
+            tcp,
+            app,
+            host: local.0,
+            lport: local.1,
+            rhost: remote.0,
+            rport: remote.1,
+            passive: peer.is_some(),
+            peer,
+            written: 0,
+            delivered: 0,
+            marks: VecDeque::new(),
+            timer_at: None,
+            greedy: false,
+            want_writable: false,
+            release_at: None,
+            opened: now,
+        }
+    }
+}
+
 /// One row per TCP endpoint, written as connections.parquet.
 #[derive(Default)]
 pub struct ConnLog {
@@ -288,24 +313,7 @@ impl World {
         let tcp = Tcp::accept(cfg, self.now, syn, &mut self.out);
         let client = self.demux.get(&demux_key(p.src, p.sport, p.dst, p.dport)).copied();
         let peer = client.map(|i| self.id(i));
-        let idx = self.new_conn(Conn {
-            tcp,
-            app,
-            host: p.dst,
-            lport: p.dport,
-            rhost: p.src,
-            rport: p.sport,
-            passive: true,
-            peer,
-            written: 0,
-            delivered: 0,
-            marks: VecDeque::new(),
-            timer_at: None,
-            greedy: false,
-            want_writable: false,
-            release_at: None,
-            opened: self.now,
-        });
+        let idx = self.new_conn(Conn::new(tcp, app, (p.dst, p.dport), (p.src, p.sport), peer, self.now));
         if let Some(ci) = client {
             let me = self.id(idx);
             self.conn(ci).peer = Some(me);
@@ -318,24 +326,7 @@ impl World {
         let lport = self.ephemeral_port(from, to, port);
         let cfg = &self.tcp_cfgs[self.hosts[from as usize].tcp_cfg as usize];
         let tcp = Tcp::connect(cfg, self.now, &mut self.out);
-        let idx = self.new_conn(Conn {
-            tcp,
-            app,
-            host: from,
-            lport,
-            rhost: to,
-            rport: port,
-            passive: false,
-            peer: None,
-            written: 0,
-            delivered: 0,
-            marks: VecDeque::new(),
-            timer_at: None,
-            greedy: false,
-            want_writable: false,
-            release_at: None,
-            opened: self.now,
-        });
+        let idx = self.new_conn(Conn::new(tcp, app, (from, lport), (to, port), None, self.now));
         self.flush(idx);
         self.rearm(idx);
         self.id(idx)

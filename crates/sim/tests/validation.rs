@@ -164,3 +164,46 @@ fn ten_flows_with_equal_rtt_share_fairly() {
     let total: f64 = goodput.iter().sum::<f64>() * 8.0 / 200.0;
     assert!(total > 0.9 * 20e6 * 1460.0 / 1500.0, "aggregate goodput {total:.0} bit/s leaves the link idle");
 }
+
+/// The seed's testbed had 1000 emulated nodes: every one of a thousand
+/// sources per model reaches its own sink, at the rate asked for.
+#[test]
+fn thousands_of_hosts_each_deliver_their_share() {
+    let b = simulate(
+        r#"
+        duration = "20s"
+        [topology.bottleneck]
+        rate = "100Mbps"
+        delay = "10ms"
+        queue = "10000p"
+        [[background]]
+        model = "poisson"
+        transport = "udp"
+        rate = "50%"
+        packet_size = "500B"
+        hosts = 1000
+        [[background]]
+        model = "cbr"
+        transport = "tcp"
+        rate = "20%"
+        hosts = 1000
+        direction = "reverse"
+        "#,
+    );
+    assert_eq!(b.world.hosts.len(), 4000);
+    assert_eq!(b.world.counters.stray_datagrams, 0);
+    assert_eq!(b.world.counters.stray_segments, 0);
+    let log = &b.world.conn_log;
+    // Every TCP source connected and moved data: 1000 active + 1000 passive ends.
+    let active: Vec<usize> = (0..log.active.len()).filter(|&i| log.active[i]).collect();
+    assert_eq!(active.len(), 1000);
+    assert!(active.iter().all(|&i| log.bytes_acked[i] > 0), "a TCP source moved nothing");
+    // The forward direction carries the 50% Poisson load (500 B packets).
+    let fwd = &b.world.monitors[0];
+    let rate = fwd.total_bytes as f64 * 8.0 / 20.0;
+    assert!((rate / 50e6 - 1.0).abs() < 0.02, "forward rate {rate}");
+    // The reverse direction carries the 20% TCP-CBR load plus the UDP sinks' nothing.
+    let rev = &b.world.monitors[1];
+    let rrate = rev.total_bytes as f64 * 8.0 / 20.0;
+    assert!(rrate > 0.19 * 100e6 && rrate < 0.22 * 100e6, "reverse rate {rrate}");
+}

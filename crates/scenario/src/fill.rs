@@ -75,6 +75,17 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 spec.start = span(*start);
                 spec.stop = span(*stop);
             }
+            BackgroundModel::Swing(m) => {
+                spec.name = Some(m.name.clone());
+                spec.file = Some(m.file.display().to_string());
+                spec.hosts = (m.hosts[0] == m.hosts[1]).then_some(m.hosts[0]);
+                spec.direction = Some(if m.side_a == Side::Left { "forward" } else { "reverse" }.into());
+                spec.start = span(m.start);
+                spec.stop = span(m.stop);
+                spec.session_scale = Some(m.session_scale);
+                spec.response_scale = Some(m.response_scale);
+                spec.zero_think = Some(m.zero_think);
+            }
             BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, .. } => {
                 spec.name = Some(name.clone());
                 spec.hosts = Some(*hosts);

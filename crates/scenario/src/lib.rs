@@ -21,6 +21,6 @@ mod values;
 pub use error::ScenarioError;
 pub use file::ScenarioFile;
 pub use fill::{to_toml, with_defaults};
-pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side};
+pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side, SwingModel, SWING_MAX_HOSTS};
 pub use schema::*;
 pub use values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};

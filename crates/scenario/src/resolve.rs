@@ -56,6 +56,30 @@ pub enum BackgroundModel {
         stop: Time,
         group: Group,
     },
+    Swing(SwingModel),
+}
+
+/// A swing background model, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwingModel {
+    pub name: String,
+    /// Absolute path of the model file.
+    pub file: std::path::PathBuf,
+    pub model: std::sync::Arc<swing::Model>,
+    /// Virtual hosts for the model's side A and side B.
+    pub hosts: [u32; 2],
+    /// Where the model's side A sits (forward = left).
+    pub side_a: Side,
+    pub start: Time,
+    pub stop: Time,
+    pub session_scale: f64,
+    pub response_scale: f64,
+    pub zero_think: bool,
+    /// End-to-end RTT of every generated flow.
+    pub rtt: Option<Dur>,
+    pub access_cap: Option<Rate>,
+    /// TCP settings, and the access link used where the model has no values.
+    pub group: Group,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -266,6 +290,61 @@ fn reject(field: &str, model: &str, present: &[(&str, bool)]) -> Res<()> {
     Ok(())
 }
 
+/// Most virtual hosts per side (Swing subsampled to 1000).
+pub const SWING_MAX_HOSTS: u32 = 1000;
+
+#[allow(clippy::too_many_arguments)]
+fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Group, sources: Side, start: Time, stop: Time) -> Res<SwingModel> {
+    let file = bg.file.as_deref().ok_or_else(|| err(f, "missing required field \"file\" (a model from `undertow extract`)"))?;
+    let field = format!("{f}.file");
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            err(&field, format!("file {file:?} not found (looked for {})", path.display()))
+        } else {
+            err(&field, format!("cannot read {}: {e}", path.display()))
+        }
+    })?;
+    let model: swing::Model = serde_json::from_str(&text).map_err(|e| {
+        err(&field, format!("{file} is not a swing model: {e} (make one with `undertow extract TRACE -o MODEL.json`)"))
+    })?;
+    model.check().map_err(|e| err(&field, format!("{file}: {e}")))?;
+    let positive = |v: Option<f64>, name: &str, zero_ok: bool| -> Res<f64> {
+        match v {
+            None => Ok(1.0),
+            Some(x) if x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0)) => Ok(x),
+            Some(x) => Err(err(format!("{f}.{name}"), format!("{x} is not allowed: expected a number above zero"))),
+        }
+    };
+    let session_scale = positive(bg.session_scale, "session_scale", false)?;
+    let response_scale = positive(bg.response_scale, "response_scale", false)?;
+    if bg.rtt.is_some_and(|r| r.0 == Dur::ZERO) {
+        return Err(err(format!("{f}.rtt"), "must be longer than zero"));
+    }
+    let per_side = |side: swing::Side| model.hosts.iter().filter(|h| h.side == side).count() as u32;
+    let hosts = match bg.hosts {
+        Some(0) => return Err(err(format!("{f}.hosts"), "must be at least 1")),
+        Some(n) => [n, n],
+        None => [per_side(swing::Side::A).clamp(1, SWING_MAX_HOSTS), per_side(swing::Side::B).clamp(1, SWING_MAX_HOSTS)],
+    };
+    let file = std::fs::canonicalize(&path).unwrap_or(path);
+    Ok(SwingModel {
+        name,
+        file,
+        model: std::sync::Arc::new(model),
+        hosts,
+        side_a: sources,
+        start,
+        stop,
+        session_scale,
+        response_scale,
+        zero_think: bg.zero_think.unwrap_or(false),
+        rtt: bg.rtt.map(|r| r.0),
+        access_cap: bg.access_cap.map(|c| c.0),
+        group,
+    })
+}
+
 pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
     if s.duration.0 == Dur::ZERO {
         return Err(err("duration", "must be longer than zero"));
@@ -311,7 +390,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 if !(min..=65535).contains(&packet_size) {
                     return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
                 }
-                reject(&f, &bg.model, &[("spread", bg.spread.is_some())])?;
+                reject(&f, &bg.model, &[("spread", bg.spread.is_some()), ("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some())])?;
                 BackgroundModel::Rate {
                     name,
                     arrivals: if bg.model == "cbr" { Arrivals::Constant } else { Arrivals::Poisson },
@@ -325,7 +404,12 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                     group,
                 }
             }
+            "swing" => {
+                reject(&f, "swing", &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some()), ("spread", bg.spread.is_some())])?;
+                BackgroundModel::Swing(swing_model(bg, &f, name, dir, group, sources, start, stop)?)
+            }
             "greedy" => {
+                reject(&f, "greedy", &[("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some())])?;
                 reject(&f, "greedy", &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some())])?;
                 BackgroundModel::Greedy {
                     name,
@@ -338,11 +422,12 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 }
             }
             other => {
-                return Err(err(format!("{f}.model"), format!("{other:?} is not available: expected one of \"cbr\", \"poisson\", \"greedy\"")))
+                return Err(err(format!("{f}.model"), format!("{other:?} is not available: expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\"")))
             }
         };
         names.push(match &model {
             BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } => name.clone(),
+            BackgroundModel::Swing(m) => m.name.clone(),
         });
         background.push(model);
     }

@@ -155,7 +155,7 @@ pub struct HostSpec {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackgroundSpec {
-    /// cbr, poisson or greedy.
+    /// cbr, poisson, greedy or swing.
     pub model: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -168,7 +168,8 @@ pub struct BackgroundSpec {
     /// cbr, poisson: IP packet size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<Size>,
-    /// Number of source hosts, each with its own sink host on the other side.
+    /// Number of source hosts, each with its own sink host on the other side
+    /// (swing: virtual hosts per side).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<u32>,
     /// forward (left to right, the default) or reverse.
@@ -181,6 +182,24 @@ pub struct BackgroundSpec {
     /// greedy: flows start at random times within this span after `start`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<TimeSpan>,
+    /// swing: the model file (from `undertow extract`), relative to the scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// swing: sessions (and UDP flows) per trace-length period, times this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_scale: Option<f64>,
+    /// swing: response sizes times this (the seed's RSP2, RSP4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_scale: Option<f64>,
+    /// swing: every generated flow's round-trip time (the seed's HighBurst: "4ms").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<TimeSpan>,
+    /// swing: think times zero (the seed's Traffic1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_think: Option<bool>,
+    /// swing: cap every virtual host's access capacity (the seed's Traffic2: "2Mbps").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_cap: Option<Bandwidth>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<LinkSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,7 +4,10 @@ use crate::monitor::Monitor;
 use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST};
 use crate::world::{TcpTotals, World};
 use net::{Link, LinkConfig, Loss};
-use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side};
+use net::QueueLimit;
+use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side, SwingModel};
+use traffic::background::{SwingConfig, SwingSource};
+use units::{Dur, Rate};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
 use traffic::{App, HostId};
@@ -18,6 +21,8 @@ const RIGHT_ROUTER: u32 = 1;
 /// Ports the generated traffic uses.
 const BG_TCP_PORT: u16 = 5001;
 const BG_UDP_PORT: u16 = 9;
+/// Swing's generated servers listen on this plus the class's port.
+const SWING_PORT_BASE: u16 = 20000;
 
 pub struct Built {
     pub world: World,
@@ -44,35 +49,85 @@ impl Builder {
 
     /// Adds `n` hosts on `side` sharing `group`'s access link and TCP settings.
     fn hosts(&mut self, side: Side, n: u32, group: &Group) -> Vec<HostId> {
-        let cfg = self.world.tcp_cfgs.len() as u32;
+        let cfg = self.tcp_cfg(group);
+        (0..n).map(|_| self.host(side, &group.access, &group.access, cfg)).collect()
+    }
+
+    fn tcp_cfg(&mut self, group: &Group) -> u32 {
         self.world.tcp_cfgs.push(group.tcp.clone());
+        (self.world.tcp_cfgs.len() - 1) as u32
+    }
+
+    /// Adds one host on `side` with its own access link up and down.
+    fn host(&mut self, side: Side, up: &LinkParams, down: &LinkParams, tcp_cfg: u32) -> HostId {
         let router = match side {
             Side::Left => LEFT_ROUTER,
             Side::Right => RIGHT_ROUTER,
         };
-        (0..n)
-            .map(|_| {
-                let id = self.world.hosts.len() as HostId;
-                let s = &mut self.side_count[(side == Side::Right) as usize];
-                let index = *s;
-                *s += 1;
-                let uplink = self.add_link(format!("h{id}/up"), &group.access, NodeRef::Router(router));
-                let downlink = self.add_link(format!("h{id}/down"), &group.access, NodeRef::Host(id));
-                self.world.hosts.push(Host { side, index, uplink, tcp_cfg: cfg, next_port: EPHEMERAL_FIRST });
-                // Routes: the host's own router sends down its access link,
-                // the other router sends across the bottleneck.
-                for (r, route) in self.world.routers.iter_mut().enumerate() {
-                    route.route.push(if r as u32 == router {
-                        downlink
-                    } else if router == LEFT_ROUTER {
-                        BOTTLENECK_REV
-                    } else {
-                        BOTTLENECK_FWD
-                    });
+        let id = self.world.hosts.len() as HostId;
+        let s = &mut self.side_count[(side == Side::Right) as usize];
+        let index = *s;
+        *s += 1;
+        let uplink = self.add_link(format!("h{id}/up"), up, NodeRef::Router(router));
+        let downlink = self.add_link(format!("h{id}/down"), down, NodeRef::Host(id));
+        self.world.hosts.push(Host { side, index, uplink, tcp_cfg, next_port: EPHEMERAL_FIRST });
+        // Routes: the host's own router sends down its access link, the other
+        // router sends across the bottleneck.
+        for (r, route) in self.world.routers.iter_mut().enumerate() {
+            route.route.push(if r as u32 == router {
+                downlink
+            } else if router == LEFT_ROUTER {
+                BOTTLENECK_REV
+            } else {
+                BOTTLENECK_FWD
+            });
+        }
+        id
+    }
+
+    /// Virtual hosts for a swing model: each side's hosts get access links
+    /// drawn (weighted by bytes) from the model's per-host tuples of that
+    /// side. A host's RTT to the link becomes a one-way delay of half of it
+    /// on each access direction; its loss rate applies to what it sends.
+    fn swing_hosts(&mut self, m: &SwingModel) -> [Vec<HostId>; 2] {
+        let cfg = self.tcp_cfg(&m.group);
+        let mut rng = Rng::stream(self.seed, &format!("bg/{}/hosts", m.name));
+        let base = &m.group.access;
+        let fallback = (2.0 * base.delay.as_secs_f64(), base.rate.as_f64(), base.loss);
+        let mut out = [Vec::new(), Vec::new()];
+        for side in [swing::Side::A, swing::Side::B] {
+            let tuples = m.model.net_tuples(side, fallback);
+            let total: f64 = tuples.iter().map(|t| t.weight).sum();
+            let place = if side == swing::Side::A { m.side_a } else { other(m.side_a) };
+            for _ in 0..m.hosts[side.index()] {
+                let t = if tuples.is_empty() {
+                    swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0 }
+                } else {
+                    let mut x = rng.uniform() * total;
+                    *tuples.iter().find(|t| {
+                        x -= t.weight;
+                        x < 0.0
+                    }).unwrap_or(&tuples[tuples.len() - 1])
+                };
+                // HighBurst sets the end-to-end RTT: a quarter of it on each of
+                // the four access directions a round trip crosses.
+                let one_way = match m.rtt {
+                    Some(r) => Dur(r.0 / 4),
+                    None => Dur::from_secs_f64(t.rtt_s / 2.0),
+                };
+                let mut rate = Rate(t.capacity_bps.round().max(1.0) as u64);
+                if let Some(cap) = m.access_cap {
+                    rate = rate.min(cap);
                 }
-                id
-            })
-            .collect()
+                // Swing sized queues at twice the bandwidth-delay product.
+                let bdp_pkts = rate.as_f64() * (2.0 * one_way.as_secs_f64()) / (1500.0 * 8.0);
+                let queue = QueueLimit::Packets((1.0 + 2.0 * bdp_pkts).ceil().max(10.0) as u32);
+                let up = LinkParams { rate, delay: one_way, queue, loss: t.loss.clamp(0.0, 0.99) };
+                let down = LinkParams { loss: 0.0, ..up.clone() };
+                out[side.index()].push(self.host(place, &up, &down, cfg));
+            }
+        }
+        out
     }
 }
 
@@ -154,6 +209,22 @@ pub fn build(r: &Resolved) -> Built {
                 };
                 apps.push(Box::new(RateSource::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
                 names.push(name.clone());
+            }
+            BackgroundModel::Swing(m) => {
+                let hosts = b.swing_hosts(m);
+                let cfg = SwingConfig {
+                    name: m.name.clone(),
+                    model: m.model.clone(),
+                    hosts,
+                    start: m.start,
+                    stop: m.stop,
+                    session_scale: m.session_scale,
+                    response_scale: m.response_scale,
+                    zero_think: m.zero_think,
+                    port_base: SWING_PORT_BASE,
+                };
+                apps.push(Box::new(SwingSource::new(cfg, Rng::stream(r.seed, &format!("bg/{}", m.name)))));
+                names.push(m.name.clone());
             }
             BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, group } => {
                 let src = b.hosts(*sources, *hosts, group);

@@ -17,8 +17,10 @@ pub mod apps;
 pub mod background;
 mod outbox;
 mod records;
+mod responder;
 mod transport;
 
 pub use outbox::Outbox;
+pub use responder::Responder;
 pub use records::{AppReport, Column, Records};
 pub use transport::{App, ConnId, Event, HostId, Transport};

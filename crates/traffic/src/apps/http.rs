@@ -6,7 +6,7 @@
 //! httperf's connection time does. The request's message boundary carries
 //! the object size, so the server knows what to send.
 
-use crate::{App, AppReport, Column, ConnId, Event, HostId, Outbox, Records, Transport};
+use crate::{App, AppReport, Column, ConnId, Event, HostId, Records, Responder, Transport};
 use std::collections::HashMap;
 use units::{Dur, Time};
 
@@ -50,8 +50,7 @@ pub struct HttpApp {
     cfg: HttpConfig,
     /// Client-side connections in progress.
     fetches: HashMap<ConnId, Fetch>,
-    /// Server-side connections and what they still have to send.
-    served: HashMap<ConnId, Outbox>,
+    server: Responder,
     next_index: Vec<u64>,
     log: Log,
     failed: u64,
@@ -63,7 +62,7 @@ impl HttpApp {
         HttpApp {
             cfg,
             fetches: HashMap::new(),
-            served: HashMap::new(),
+            server: Responder::default(),
             next_index: vec![0; n],
             log: Log::default(),
             failed: 0,
@@ -102,6 +101,9 @@ impl App for HttpApp {
     }
 
     fn on_event(&mut self, ev: Event, tp: &mut dyn Transport) {
+        if self.server.on_event(&ev, tp) {
+            return;
+        }
         match ev {
             Event::Timer(client) => self.begin(client as usize, tp),
             Event::Connected(conn) => {
@@ -112,15 +114,9 @@ impl App for HttpApp {
                     tp.mark(conn, size);
                 }
             }
-            Event::Accepted { conn, .. } => {
-                self.served.insert(conn, Outbox::default());
-            }
-            Event::Message { conn, msg } => {
-                if let Some(out) = self.served.get_mut(&conn) {
-                    // Server: the request asks for `msg` bytes.
-                    out.send(tp, conn, msg, Some(msg));
-                } else if let Some(f) = self.fetches.remove(&conn) {
-                    // Client: the whole response is in.
+            Event::Message { conn, .. } => {
+                if let Some(f) = self.fetches.remove(&conn) {
+                    // The whole response is in.
                     let now = tp.now();
                     let l = &mut self.log;
                     l.client.push(f.client as i64);
@@ -134,15 +130,8 @@ impl App for HttpApp {
                     self.next(f.client, tp);
                 }
             }
-            Event::Writable(conn) => {
-                if let Some(out) = self.served.get_mut(&conn) {
-                    out.flush(tp, conn);
-                }
-            }
             Event::PeerClosed(conn) => {
-                if self.served.contains_key(&conn) {
-                    tp.close(conn);
-                } else if let Some(f) = self.fetches.remove(&conn) {
+                if let Some(f) = self.fetches.remove(&conn) {
                     // The server closed before the response was complete.
                     self.failed += 1;
                     tp.close(conn);
@@ -150,16 +139,12 @@ impl App for HttpApp {
                 }
             }
             Event::Reset(conn) => {
-                self.served.remove(&conn);
                 if let Some(f) = self.fetches.remove(&conn) {
                     self.failed += 1;
                     self.next(f.client, tp);
                 }
             }
-            Event::Closed(conn) => {
-                self.served.remove(&conn);
-            }
-            Event::Datagram { .. } => {}
+            Event::Accepted { .. } | Event::Writable(_) | Event::Closed(_) | Event::Datagram { .. } => {}
         }
     }
 

@@ -2,6 +2,8 @@
 
 mod greedy;
 mod rate;
+mod swing;
 
 pub use greedy::{Greedy, GreedyConfig};
 pub use rate::{Arrivals, RateSource, RateSourceConfig, RateTransport};
+pub use swing::{SwingConfig, SwingSource};

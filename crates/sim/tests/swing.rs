@@ -1,0 +1,159 @@
+//! The swing generator against a hand-built model whose counts are known.
+
+use scenario::ScenarioFile;
+use std::path::Path;
+use swing::*;
+
+fn d(v: &[f64]) -> Dist {
+    Dist::from_samples(v.to_vec())
+}
+
+fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
+    HostParams {
+        addr: addr.into(),
+        side,
+        rtt_s: Some(rtt),
+        rtt_samples: 10,
+        capacity_bps: Some(cap),
+        capacity_samples: 20,
+        loss: Some(0.0),
+        loss_packets: 500,
+        mss: Some(1460),
+        bytes,
+        packets: bytes / 1000,
+    }
+}
+
+/// Four sessions in a 10 s trace; every parameter a short list of values.
+fn model() -> Model {
+    Model {
+        format: FORMAT.into(),
+        traces: vec![],
+        options: ExtractOptions::default(),
+        link: LinkStats { duration_s: 10.0, dirs: Default::default() },
+        sides: SideInfo { rule: SideRule::Auto, decided_by: "test".into(), hosts_a: 1, hosts_b: 2 },
+        classes: vec![AppClass {
+            name: "HTTP".into(),
+            ports: vec![80],
+            clients: Side::A,
+            counts: ClassCounts { sessions: 4, ..Default::default() },
+            session_start_s: d(&[0.0, 1.0, 2.0, 3.0]),
+            rres_per_session: d(&[2.0, 2.0, 3.0, 1.0]),
+            inter_rre_s: d(&[0.5]),
+            conns_per_rre: d(&[1.0, 2.0]),
+            inter_conn_s: d(&[0.01]),
+            pairs_per_conn: d(&[1.0, 3.0]),
+            request_bytes: d(&[300.0, 500.0]),
+            response_bytes: d(&[10_000.0, 50_000.0]),
+            think_s: d(&[0.2]),
+        }],
+        udp: vec![UdpClass {
+            name: "DNS".into(),
+            ports: vec![53],
+            initiators: Side::A,
+            flows: 2,
+            samples: vec![
+                UdpFlow { start_s: 0.5, duration_s: 0.0, packets: [1, 1], bytes: [70, 200] },
+                UdpFlow { start_s: 4.0, duration_s: 1.0, packets: [3, 2], bytes: [300, 1000] },
+            ],
+        }],
+        hosts: vec![
+            host("10.0.0.2", Side::A, 0.010, 10e6, 1000),
+            host("192.0.2.1", Side::B, 0.050, 100e6, 3000),
+            host("192.0.2.2", Side::B, 0.080, 20e6, 1000),
+        ],
+    }
+}
+
+fn run(extra: &str, duration: &str) -> sim::build::Built {
+    let dir = std::env::temp_dir().join(format!("undertow-swing-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("m.json"), serde_json::to_string(&model()).unwrap()).unwrap();
+    let text = format!(
+        "duration = \"{duration}\"\n[topology.bottleneck]\nrate = \"100Mbps\"\ndelay = \"0.1ms\"\n[[background]]\nmodel = \"swing\"\nname = \"sw\"\nfile = \"m.json\"\n{extra}"
+    );
+    let f = ScenarioFile::parse("s.toml", &dir, &text).unwrap_or_else(|e| panic!("{e}"));
+    let (_, r) = f.resolved(None, None).unwrap_or_else(|e| panic!("{e}"));
+    sim::simulate(&r)
+}
+
+fn counter(b: &sim::build::Built, name: &str) -> f64 {
+    let rep = b.apps[0].report();
+    rep.counters.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no counter {name}")).1
+}
+
+#[test]
+fn one_period_reproduces_the_model_counts() {
+    let b = run("", "30s");
+    // One 10 s period per 10 s of run: 3 periods × 4 sessions.
+    assert_eq!(counter(&b, "sessions"), 12.0);
+    assert_eq!(counter(&b, "sessions_completed"), 12.0);
+    // Each period draws the RRE counts 2, 2, 3, 1 once each (a deck): 8 per period.
+    assert_eq!(counter(&b, "rres"), 24.0);
+    // Two UDP flows per period, 2 + 5 packets.
+    assert_eq!(counter(&b, "udp_flows"), 6.0);
+    assert_eq!(counter(&b, "udp_packets"), 21.0);
+    // Every pair completed: requests of 300 or 500 B, responses of 10 kB or 50 kB.
+    let pairs = counter(&b, "pairs");
+    assert!(pairs >= counter(&b, "connections"));
+    let rsp = counter(&b, "response_bytes");
+    assert!(rsp >= pairs * 10_000.0 && rsp <= pairs * 50_000.0, "{rsp} over {pairs} pairs");
+    assert_eq!(b.world.counters.stray_segments, 0);
+    assert_eq!(b.world.counters.stray_datagrams, 0);
+    // Virtual hosts: the model's one client and two servers.
+    assert_eq!(b.world.hosts.len(), 3);
+}
+
+#[test]
+fn access_links_follow_the_host_tuples_and_knobs() {
+    let b = run("", "1s");
+    // Host 0 is side A (10 ms RTT, 10 Mbps); its uplink has half the RTT.
+    let up = b.world.links[b.world.hosts[0].uplink as usize].link.config().clone();
+    assert_eq!(up.delay, units::Dur::from_millis(5));
+    assert_eq!(up.rate, units::Rate::mbps(10));
+    let b = run("rtt = \"4ms\"\naccess_cap = \"2Mbps\"", "1s");
+    for h in &b.world.hosts {
+        let c = b.world.links[h.uplink as usize].link.config();
+        assert_eq!(c.delay, units::Dur::from_millis(1), "HighBurst: a quarter of the RTT per access direction");
+        assert_eq!(c.rate, units::Rate::mbps(2), "Traffic2: capacity capped");
+    }
+}
+
+#[test]
+fn knobs_scale_sessions_and_responses_and_remove_think_time() {
+    let base = run("", "20s");
+    let more = run("session_scale = 2.0", "20s");
+    assert_eq!(counter(&more, "sessions"), 2.0 * counter(&base, "sessions"));
+    let big = run("response_scale = 4.0", "20s");
+    let per_pair = |b: &sim::build::Built| counter(b, "response_bytes") / counter(b, "pairs");
+    let ratio = per_pair(&big) / per_pair(&base);
+    assert!((3.0..5.0).contains(&ratio), "response sizes ×4 gave ×{ratio:.2} per pair");
+    // Zero think time: the same sessions finish sooner, so the last
+    // connection closes earlier.
+    let last = |b: &sim::build::Built| b.world.conn_log.closed_s.iter().cloned().filter(|x| x.is_finite()).fold(0.0, f64::max);
+    let quick = run("zero_think = true", "20s");
+    assert!(last(&quick) < last(&base), "zero think {} vs {}", last(&quick), last(&base));
+}
+
+#[test]
+fn bad_model_files_are_reported() {
+    let dir = std::env::temp_dir().join(format!("undertow-swing-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.json"), "{\"format\": \"nope\"}").unwrap();
+    let mut m = model();
+    m.format = "undertow.swing-model/99".into();
+    std::fs::write(dir.join("v99.json"), serde_json::to_string(&m).unwrap()).unwrap();
+    let base = "duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[background]]\nmodel = \"swing\"\n";
+    let msg = |extra: &str| {
+        ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string()
+    };
+    assert!(msg("").contains("missing required field \"file\""));
+    let e = msg("file = \"missing.json\"");
+    assert!(e.contains("background[0].file") && e.contains("not found"), "{e}");
+    let e = msg("file = \"bad.json\"");
+    assert!(e.contains("background[0].file") && e.contains("is not a swing model"), "{e}");
+    let e = msg("file = \"v99.json\"");
+    assert!(e.contains("undertow.swing-model/99") && e.contains("not supported"), "{e}");
+    let e = msg("file = \"v99.json\"\nrate = \"1Mbps\"");
+    assert!(e.contains("background[0].rate") && e.contains("does not apply"), "{e}");
+}

@@ -1,0 +1,442 @@
+//! The model file's schema.
+
+use crate::Dist;
+use serde::{Deserialize, Serialize};
+
+/// The `format` field of every model file this version reads and writes.
+pub const FORMAT: &str = "undertow.swing-model/1";
+
+/// One side of the observed link. Direction 0 runs from side A to side B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    pub fn other(self) -> Side {
+        match self {
+            Side::A => Side::B,
+            Side::B => Side::A,
+        }
+    }
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// How connections are grouped into sessions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionKey {
+    /// All connections of one client address (the Swing paper).
+    Client,
+    /// Connections of one client to one server (Swing's released code).
+    ClientServer,
+}
+
+/// Which RTT samples feed a host's estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RttSamples {
+    /// SYN to SYN/ACK and SYN/ACK to ACK only (Swing's released code).
+    Handshake,
+    /// Handshake plus data-to-ACK samples (the Swing paper).
+    HandshakeAndData,
+}
+
+/// How a host's loss rate is computed from retransmissions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossFormula {
+    /// Swing: holes (loss before the link) and retransmissions without a hole
+    /// (loss after it), combined as p_up + p_down - p_up * p_down.
+    Swing,
+    /// Retransmitted data segments over data segments sent.
+    Retransmissions,
+}
+
+/// How hosts were assigned to the two sides of the link.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "method", deny_unknown_fields)]
+pub enum SideRule {
+    /// Decided from the trace (see `SideInfo::decided_by`).
+    Auto,
+    /// Hosts inside these prefixes are side A.
+    Prefixes { a: Vec<String> },
+    /// Frames sent from these MAC addresses come from side A.
+    Macs { a: Vec<String> },
+}
+
+/// Every threshold and choice the extraction used, with its value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractOptions {
+    pub session_key: SessionKey,
+    /// A connection joins the current RRE if it starts less than this after
+    /// the RRE's last connection ended (or while one is still open)...
+    pub rre_gap_s: f64,
+    /// ...and less than this after the previous connection of the RRE started.
+    pub rre_max_interconn_s: f64,
+    /// A new RRE stays in the session if it starts less than this after the
+    /// previous RRE ended.
+    pub session_gap_s: f64,
+    /// Sessions are cut this long after they started, if set (Swing's code: 300 s).
+    pub session_max_s: Option<f64>,
+    pub max_rres_per_session: u32,
+    pub max_conns_per_rre: u32,
+    pub max_pairs_per_conn: u32,
+    /// A TCP connection with no packet for this long is over.
+    pub idle_timeout_s: f64,
+    pub rtt_samples: RttSamples,
+    /// Hosts with fewer RTT samples get no RTT of their own.
+    pub rtt_min_samples: u32,
+    /// RTT samples above this are discarded.
+    pub rtt_max_s: f64,
+    /// Percentile of a host's packet-pair samples taken as its capacity.
+    pub capacity_percentile: f64,
+    pub capacity_min_samples: u32,
+    pub loss_formula: LossFormula,
+    /// Hosts that sent fewer data packets get no loss rate of their own.
+    pub loss_min_packets: u64,
+    /// Subtract the host's median RTT from think times and inter-RRE times
+    /// (the generator's network adds it back).
+    pub think_minus_rtt: bool,
+    /// Server port to application class name; other ports make classes of
+    /// their own ("tcp-8080", "udp-123").
+    pub ports: Vec<(u16, String)>,
+    pub sides: SideRule,
+}
+
+/// One input trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceInfo {
+    pub path: String,
+    pub packets: u64,
+    /// Original (wire) bytes.
+    pub bytes: u64,
+    /// First timestamp, seconds since the Unix epoch.
+    pub start_s: f64,
+    pub duration_s: f64,
+    /// Records the reader skipped as damaged, and frames that were not IP.
+    pub skipped: u64,
+    pub non_ip: u64,
+}
+
+/// Packets and bytes in one direction of the link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirStats {
+    pub packets: u64,
+    /// IP bytes.
+    pub bytes: u64,
+    pub mean_rate_bps: f64,
+    pub tcp_bytes: u64,
+    pub udp_bytes: u64,
+    pub other_bytes: u64,
+}
+
+/// The observed link: [A to B, B to A].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkStats {
+    pub duration_s: f64,
+    pub dirs: [DirStats; 2],
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideInfo {
+    pub rule: SideRule,
+    /// What decided it, in words (e.g. "frames from MAC 00:1b:..:01 are side A").
+    pub decided_by: String,
+    pub hosts_a: u64,
+    pub hosts_b: u64,
+}
+
+/// Counts behind a TCP application class.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassCounts {
+    pub sessions: u64,
+    pub rres: u64,
+    pub connections: u64,
+    pub pairs: u64,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    /// IP bytes of the class's packets, A to B and B to A.
+    pub bytes: [u64; 2],
+    pub packets: [u64; 2],
+}
+
+/// The structural model of one TCP application class in one direction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppClass {
+    /// e.g. "HTTP", "HTTPS", "tcp-8080".
+    pub name: String,
+    /// Server ports seen for this class.
+    pub ports: Vec<u16>,
+    /// The side the clients are on: requests flow from it.
+    pub clients: Side,
+    pub counts: ClassCounts,
+    /// Session start times, seconds from the start of the trace.
+    pub session_start_s: Dist,
+    pub rres_per_session: Dist,
+    /// From the end of an RRE (its last connection's end) to the next RRE's
+    /// first connection, seconds.
+    pub inter_rre_s: Dist,
+    pub conns_per_rre: Dist,
+    /// Between the starts of consecutive connections of an RRE, seconds.
+    pub inter_conn_s: Dist,
+    pub pairs_per_conn: Dist,
+    pub request_bytes: Dist,
+    pub response_bytes: Dist,
+    /// Request think time: from the end of a response to the next request on
+    /// the same connection, seconds.
+    pub think_s: Dist,
+}
+
+/// One observed UDP flow (sampled as a whole, so its parts stay consistent).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpFlow {
+    /// Offset of the flow's start from the start of the trace, seconds.
+    pub start_s: f64,
+    pub duration_s: f64,
+    /// From the initiator, and back (IP packets and bytes).
+    pub packets: [u64; 2],
+    pub bytes: [u64; 2],
+}
+
+/// UDP flows of one class in one direction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpClass {
+    pub name: String,
+    pub ports: Vec<u16>,
+    /// The side that sent each flow's first packet.
+    pub initiators: Side,
+    pub flows: u64,
+    /// Up to `DIST_CAP` flows (all of them for smaller traces).
+    pub samples: Vec<UdpFlow>,
+}
+
+/// The path between one host and the observed link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostParams {
+    pub addr: String,
+    pub side: Side,
+    /// Median round-trip time between the host and the link.
+    pub rtt_s: Option<f64>,
+    pub rtt_samples: u64,
+    /// Passive packet-pair estimate of the host's access capacity.
+    pub capacity_bps: Option<f64>,
+    pub capacity_samples: u64,
+    pub loss: Option<f64>,
+    /// Data packets the loss estimate is based on.
+    pub loss_packets: u64,
+    /// Median MSS seen on the host's SYNs.
+    pub mss: Option<u32>,
+    /// IP bytes and packets the host sent across the link (its weight).
+    pub bytes: u64,
+    pub packets: u64,
+}
+
+/// The whole model file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    pub format: String,
+    pub traces: Vec<TraceInfo>,
+    pub options: ExtractOptions,
+    pub link: LinkStats,
+    pub sides: SideInfo,
+    pub classes: Vec<AppClass>,
+    pub udp: Vec<UdpClass>,
+    pub hosts: Vec<HostParams>,
+}
+
+/// A host's network parameters with gaps filled, for generation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NetTuple {
+    pub rtt_s: f64,
+    pub capacity_bps: f64,
+    pub loss: f64,
+    /// Sampling weight: the host's bytes.
+    pub weight: f64,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+impl Model {
+    /// Network tuples of the hosts on `side`. A host without its own value
+    /// gets the median of the side's hosts that have one (Swing gave such
+    /// hosts the others' median); a side with no value at all uses
+    /// `fallback` (rtt s, capacity bit/s, loss).
+    pub fn net_tuples(&self, side: Side, fallback: (f64, f64, f64)) -> Vec<NetTuple> {
+        let hosts: Vec<&HostParams> = self.hosts.iter().filter(|h| h.side == side).collect();
+        let rtt = median(hosts.iter().filter_map(|h| h.rtt_s).collect()).unwrap_or(fallback.0);
+        let cap = median(hosts.iter().filter_map(|h| h.capacity_bps).collect()).unwrap_or(fallback.1);
+        let loss = median(hosts.iter().filter_map(|h| h.loss).collect()).unwrap_or(fallback.2);
+        hosts
+            .iter()
+            .map(|h| NetTuple {
+                rtt_s: h.rtt_s.unwrap_or(rtt),
+                capacity_bps: h.capacity_bps.unwrap_or(cap),
+                loss: h.loss.unwrap_or(loss),
+                weight: h.bytes.max(1) as f64,
+            })
+            .collect()
+    }
+
+    /// Checks the format tag and the shape of the distributions.
+    pub fn check(&self) -> Result<(), String> {
+        if self.format != FORMAT {
+            return Err(format!("format {:?} is not supported: expected {FORMAT:?}", self.format));
+        }
+        for c in &self.classes {
+            for (name, d) in [
+                ("session_start_s", &c.session_start_s),
+                ("rres_per_session", &c.rres_per_session),
+                ("conns_per_rre", &c.conns_per_rre),
+                ("pairs_per_conn", &c.pairs_per_conn),
+                ("request_bytes", &c.request_bytes),
+                ("response_bytes", &c.response_bytes),
+            ] {
+                if d.values.is_empty() && c.counts.connections > 0 {
+                    return Err(format!("class {:?}: {name} has no values", c.name));
+                }
+                if d.values.windows(2).any(|w| w[0] > w[1]) || d.values.iter().any(|v| !v.is_finite() || *v < 0.0) {
+                    return Err(format!("class {:?}: {name} must hold sorted, finite, non-negative values", c.name));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for ExtractOptions {
+    /// The documented defaults (docs/swing-model.md says why each).
+    fn default() -> Self {
+        ExtractOptions {
+            session_key: SessionKey::Client,
+            rre_gap_s: 2.0,
+            rre_max_interconn_s: 30.0,
+            session_gap_s: 300.0,
+            session_max_s: None,
+            max_rres_per_session: 100,
+            max_conns_per_rre: 100,
+            max_pairs_per_conn: 200,
+            idle_timeout_s: 300.0,
+            rtt_samples: RttSamples::HandshakeAndData,
+            rtt_min_samples: 2,
+            rtt_max_s: 1.5,
+            capacity_percentile: 75.0,
+            capacity_min_samples: 10,
+            loss_formula: LossFormula::Swing,
+            loss_min_packets: 100,
+            think_minus_rtt: true,
+            ports: default_ports(),
+            sides: SideRule::Auto,
+        }
+    }
+}
+
+/// Well-known server ports and their class names.
+pub fn default_ports() -> Vec<(u16, String)> {
+    [
+        (20, "FTP-DATA"),
+        (21, "FTP"),
+        (22, "SSH"),
+        (23, "TELNET"),
+        (25, "SMTP"),
+        (53, "DNS"),
+        (80, "HTTP"),
+        (110, "POP3"),
+        (119, "NNTP"),
+        (123, "NTP"),
+        (143, "IMAP"),
+        (443, "HTTPS"),
+        (554, "RTSP"),
+        (873, "RSYNC"),
+        (993, "IMAPS"),
+        (995, "POP3S"),
+        (1935, "RTMP"),
+        (3128, "SQUID"),
+        (5228, "GCM"),
+        (6881, "BITTORRENT"),
+        (8080, "HTTP-ALT"),
+        (8443, "HTTPS-ALT"),
+    ]
+    .into_iter()
+    .map(|(p, n)| (p, n.to_string()))
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(side: Side, rtt: Option<f64>, cap: Option<f64>, bytes: u64) -> HostParams {
+        HostParams {
+            addr: "10.0.0.1".into(),
+            side,
+            rtt_s: rtt,
+            rtt_samples: 0,
+            capacity_bps: cap,
+            capacity_samples: 0,
+            loss: None,
+            loss_packets: 0,
+            mss: None,
+            bytes,
+            packets: 0,
+        }
+    }
+
+    #[test]
+    fn missing_host_values_take_the_side_median() {
+        let m = Model {
+            format: FORMAT.into(),
+            traces: vec![],
+            options: ExtractOptions::default(),
+            link: LinkStats::default(),
+            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 3, hosts_b: 1 },
+            classes: vec![],
+            udp: vec![],
+            hosts: vec![
+                host(Side::A, Some(0.010), Some(1e6), 10),
+                host(Side::A, Some(0.030), None, 20),
+                host(Side::A, None, Some(3e6), 0),
+                host(Side::B, None, None, 5),
+            ],
+        };
+        let a = m.net_tuples(Side::A, (0.1, 1e9, 0.0));
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[1].capacity_bps, 2e6);
+        assert_eq!(a[2].rtt_s, 0.020);
+        assert_eq!(a[2].weight, 1.0);
+        let b = m.net_tuples(Side::B, (0.1, 1e9, 0.0));
+        assert_eq!((b[0].rtt_s, b[0].capacity_bps, b[0].loss), (0.1, 1e9, 0.0));
+    }
+
+    #[test]
+    fn options_round_trip_through_json() {
+        let o = ExtractOptions { sides: SideRule::Prefixes { a: vec!["10.0.0.0/8".into()] }, ..Default::default() };
+        let s = serde_json::to_string(&o).unwrap();
+        assert!(s.contains("\"method\":\"prefixes\""), "{s}");
+        let back: ExtractOptions = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, o);
+    }
+}

@@ -1,0 +1,471 @@
+//! Swing: responsive traffic regenerated from an extracted model.
+//!
+//! Per application class, sessions start at times drawn from the trace's
+//! session-start distribution, repeated every trace-length period and
+//! scaled in number by `session_scale`. A session picks a client host on
+//! the class's client side and a server host on the other, then runs its
+//! RREs one after another: each RRE opens its connections (spaced by
+//! inter-connection gaps) and is over when all of them have closed; the next
+//! RRE follows an inter-RRE think time. A connection carries its
+//! request/response pairs in turn, separated by request think times. Every
+//! byte goes over the engine's TCP, so the traffic responds to congestion.
+//! UDP flows are replayed open loop from whole sampled flows. All draws go
+//! through [`Deck`]s, so a run about as long as the trace reproduces the
+//! trace's values closely.
+
+use crate::{App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
+use std::collections::HashMap;
+use std::sync::Arc;
+use swing::{AppClass, Deck, Dist, Model, Side, UdpFlow};
+use units::{Dur, Rng, Time};
+
+#[derive(Clone, Debug)]
+pub struct SwingConfig {
+    pub name: String,
+    pub model: Arc<Model>,
+    /// Virtual hosts standing in for the model's side A and side B.
+    pub hosts: [Vec<HostId>; 2],
+    pub start: Time,
+    pub stop: Time,
+    /// Sessions (and UDP flows) per period: the trace's count times this.
+    pub session_scale: f64,
+    /// Response sizes times this.
+    pub response_scale: f64,
+    /// Think times (request and inter-RRE) set to zero.
+    pub zero_think: bool,
+    /// Servers listen on this plus the class's first port (Swing used 20000).
+    pub port_base: u16,
+}
+
+const KIND_PERIOD: u64 = 1;
+const KIND_SESSION: u64 = 2;
+const KIND_OPEN: u64 = 3;
+const KIND_REQUEST: u64 = 4;
+const KIND_RRE: u64 = 5;
+const KIND_UDP: u64 = 6;
+
+fn token(kind: u64, idx: u64) -> u64 {
+    kind << 56 | idx
+}
+
+/// Per-class draws, each through its own deck.
+#[derive(Default)]
+struct ClassDecks {
+    start: Deck,
+    rres: Deck,
+    inter_rre: Deck,
+    conns: Deck,
+    inter_conn: Deck,
+    pairs: Deck,
+    request: Deck,
+    response: Deck,
+    think: Deck,
+}
+
+struct Session {
+    class: usize,
+    client: HostId,
+    server: HostId,
+    rres_left: u32,
+    /// Connections of the current RRE still to open, and open ones.
+    to_open: u32,
+    open: u32,
+}
+
+struct Conn {
+    session: usize,
+    pairs_left: u32,
+    out: Outbox,
+}
+
+struct UdpSend {
+    from: HostId,
+    to: HostId,
+    port: u16,
+    left: u64,
+    payload: u32,
+    gap: Dur,
+}
+
+#[derive(Default)]
+struct Counters {
+    sessions: u64,
+    sessions_done: u64,
+    rres: u64,
+    connections: u64,
+    pairs: u64,
+    request_bytes: u64,
+    response_bytes: u64,
+    udp_flows: u64,
+    udp_packets: u64,
+}
+
+pub struct SwingSource {
+    cfg: SwingConfig,
+    rng: Rng,
+    decks: Vec<ClassDecks>,
+    udp_decks: Vec<Deck>,
+    sessions: Vec<Option<Session>>,
+    free_sessions: Vec<usize>,
+    conns: HashMap<ConnId, Conn>,
+    udp: Vec<Option<UdpSend>>,
+    /// Connections waiting out a think time before their next request.
+    thinking: Vec<Option<ConnId>>,
+    thinking_free: Vec<usize>,
+    server: Responder,
+    n: Counters,
+    period: Dur,
+}
+
+impl SwingSource {
+    pub fn new(cfg: SwingConfig, rng: Rng) -> SwingSource {
+        let nc = cfg.model.classes.len();
+        let nu = cfg.model.udp.len();
+        let period = Dur::from_secs_f64(cfg.model.link.duration_s.max(1e-3));
+        SwingSource {
+            decks: (0..nc).map(|_| ClassDecks::default()).collect(),
+            udp_decks: (0..nu).map(|_| Deck::new()).collect(),
+            cfg,
+            rng,
+            sessions: Vec::new(),
+            free_sessions: Vec::new(),
+            conns: HashMap::new(),
+            udp: Vec::new(),
+            thinking: Vec::new(),
+            thinking_free: Vec::new(),
+            server: Responder::default(),
+            n: Counters::default(),
+            period,
+        }
+    }
+
+    fn class(&self, c: usize) -> &AppClass {
+        &self.cfg.model.classes[c]
+    }
+
+    fn side_hosts(&self, side: Side) -> &[HostId] {
+        &self.cfg.hosts[side.index()]
+    }
+
+    /// A host of `side`, uniformly at random.
+    fn pick(&mut self, side: Side) -> Option<HostId> {
+        let hs = &self.cfg.hosts[side.index()];
+        (!hs.is_empty()).then(|| hs[self.rng.below(hs.len() as u64) as usize])
+    }
+
+    fn port(&self, ports: &[u16]) -> u16 {
+        self.cfg.port_base.wrapping_add(ports.first().copied().unwrap_or(0)).max(1)
+    }
+
+    /// A count from the trace scaled by `session_scale`, the fraction taken at random.
+    fn scaled(&mut self, n: u64) -> u64 {
+        let x = n as f64 * self.cfg.session_scale;
+        x.floor() as u64 + self.rng.bernoulli(x.fract()) as u64
+    }
+
+    fn draw(deck: &mut Deck, d: &Dist, rng: &mut Rng, default: f64) -> f64 {
+        deck.draw(d, rng).unwrap_or(default)
+    }
+
+    fn count(deck: &mut Deck, d: &Dist, rng: &mut Rng) -> u32 {
+        Self::draw(deck, d, rng, 1.0).round().max(0.0) as u32
+    }
+
+    fn secs(deck: &mut Deck, d: &Dist, rng: &mut Rng, zero: bool) -> Dur {
+        if zero {
+            return Dur::ZERO;
+        }
+        Dur::from_secs_f64(Self::draw(deck, d, rng, 0.0).max(0.0))
+    }
+
+    /// Schedules the sessions and UDP flows of one trace-length period.
+    fn period(&mut self, p: u64, tp: &mut dyn Transport) {
+        let base = self.cfg.start + Dur(self.period.0.saturating_mul(p));
+        if base >= self.cfg.stop {
+            return;
+        }
+        let model = Arc::clone(&self.cfg.model);
+        for (c, class) in model.classes.iter().enumerate() {
+            for _ in 0..self.scaled(class.counts.sessions) {
+                let off = Self::draw(&mut self.decks[c].start, &class.session_start_s, &mut self.rng, 0.0);
+                let at = base + Dur::from_secs_f64(off.max(0.0));
+                if at < self.cfg.stop {
+                    let s = self.new_session(c);
+                    tp.set_timer(at, token(KIND_SESSION, s as u64));
+                }
+            }
+        }
+        for (u, class) in model.udp.iter().enumerate() {
+            if class.samples.is_empty() {
+                continue;
+            }
+            for _ in 0..self.scaled(class.flows) {
+                let i = self.udp_decks[u].draw(&udp_index(class.samples.len()), &mut self.rng).unwrap_or(0.0) as usize;
+                let flow = class.samples[i];
+                let at = base + Dur::from_secs_f64(flow.start_s.max(0.0));
+                if at < self.cfg.stop {
+                    self.start_udp(u, flow, at, tp);
+                }
+            }
+        }
+        tp.set_timer(base + self.period, token(KIND_PERIOD, p + 1));
+    }
+
+    fn new_session(&mut self, class: usize) -> usize {
+        let s = Session { class, client: 0, server: 0, rres_left: 0, to_open: 0, open: 0 };
+        match self.free_sessions.pop() {
+            Some(i) => {
+                self.sessions[i] = Some(s);
+                i
+            }
+            None => {
+                self.sessions.push(Some(s));
+                self.sessions.len() - 1
+            }
+        }
+    }
+
+    fn begin_session(&mut self, s: usize, tp: &mut dyn Transport) {
+        let class = self.sessions[s].as_ref().map(|x| x.class).expect("pending session");
+        let side = self.class(class).clients;
+        let (Some(client), Some(server)) = (self.pick(side), self.pick(side.other())) else {
+            self.end_session(s);
+            return;
+        };
+        let rres = {
+            let d = &self.cfg.model.classes[class].rres_per_session;
+            Self::count(&mut self.decks[class].rres, d, &mut self.rng).max(1)
+        };
+        let sess = self.sessions[s].as_mut().expect("pending session");
+        sess.client = client;
+        sess.server = server;
+        sess.rres_left = rres;
+        self.n.sessions += 1;
+        self.begin_rre(s, tp);
+    }
+
+    fn begin_rre(&mut self, s: usize, tp: &mut dyn Transport) {
+        let class = self.sessions[s].as_ref().expect("live session").class;
+        let conns = {
+            let d = &self.cfg.model.classes[class].conns_per_rre;
+            Self::count(&mut self.decks[class].conns, d, &mut self.rng).max(1)
+        };
+        self.n.rres += 1;
+        self.sessions[s].as_mut().expect("live session").to_open = conns;
+        self.open_conn(s, tp);
+    }
+
+    fn open_conn(&mut self, s: usize, tp: &mut dyn Transport) {
+        let sess = self.sessions[s].as_mut().expect("live session");
+        sess.to_open -= 1;
+        sess.open += 1;
+        let (class, client, server, more) = (sess.class, sess.client, sess.server, sess.to_open > 0);
+        let port = self.port(&self.cfg.model.classes[class].ports);
+        let pairs = {
+            let d = &self.cfg.model.classes[class].pairs_per_conn;
+            Self::count(&mut self.decks[class].pairs, d, &mut self.rng)
+        };
+        let conn = tp.connect(client, server, port);
+        self.conns.insert(conn, Conn { session: s, pairs_left: pairs, out: Outbox::default() });
+        self.n.connections += 1;
+        if more {
+            let gap = {
+                let d = &self.cfg.model.classes[class].inter_conn_s;
+                Self::secs(&mut self.decks[class].inter_conn, d, &mut self.rng, false)
+            };
+            tp.set_timer(tp.now() + gap, token(KIND_OPEN, s as u64));
+        }
+    }
+
+    /// Sends the next request of `conn`, whose boundary asks for the response size.
+    fn request(&mut self, conn: ConnId, tp: &mut dyn Transport) {
+        let Some(c) = self.conns.get(&conn) else { return };
+        let class = self.sessions[c.session].as_ref().expect("live session").class;
+        let (req, rsp) = {
+            let m = &self.cfg.model.classes[class];
+            let d = &mut self.decks[class];
+            let req = Self::draw(&mut d.request, &m.request_bytes, &mut self.rng, 1.0).max(1.0) as u64;
+            let rsp = Self::draw(&mut d.response, &m.response_bytes, &mut self.rng, 1.0);
+            (req, (rsp * self.cfg.response_scale).round().max(1.0) as u64)
+        };
+        self.n.request_bytes += req;
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.out.send(tp, conn, req, Some(rsp));
+        }
+    }
+
+    fn conn_done(&mut self, conn: ConnId, tp: &mut dyn Transport) {
+        let Some(c) = self.conns.remove(&conn) else { return };
+        let s = c.session;
+        let sess = self.sessions[s].as_mut().expect("live session");
+        sess.open -= 1;
+        if sess.open > 0 || sess.to_open > 0 {
+            return;
+        }
+        sess.rres_left -= 1;
+        if sess.rres_left == 0 {
+            self.n.sessions_done += 1;
+            self.end_session(s);
+            return;
+        }
+        let class = sess.class;
+        let gap = {
+            let d = &self.cfg.model.classes[class].inter_rre_s;
+            Self::secs(&mut self.decks[class].inter_rre, d, &mut self.rng, self.cfg.zero_think)
+        };
+        tp.set_timer(tp.now() + gap, token(KIND_RRE, s as u64));
+    }
+
+    fn end_session(&mut self, s: usize) {
+        self.sessions[s] = None;
+        self.free_sessions.push(s);
+    }
+
+    fn start_udp(&mut self, u: usize, f: UdpFlow, at: Time, tp: &mut dyn Transport) {
+        let side = self.cfg.model.udp[u].initiators;
+        let (Some(from), Some(to)) = (self.pick(side), self.pick(side.other())) else { return };
+        let port = self.port(&self.cfg.model.udp[u].ports);
+        self.n.udp_flows += 1;
+        for (dir, (src, dst)) in [(from, to), (to, from)].into_iter().enumerate() {
+            let pkts = f.packets[dir];
+            if pkts == 0 {
+                continue;
+            }
+            let size = (f.bytes[dir] / pkts).max(29);
+            let gap = if pkts > 1 { Dur::from_secs_f64(f.duration_s.max(0.0) / (pkts - 1) as f64) } else { Dur::ZERO };
+            let send = UdpSend { from: src, to: dst, port, left: pkts, payload: (size - 28) as u32, gap };
+            // The answer direction starts one packet gap (at least 1 ms) after the first.
+            let first = if dir == 0 { at } else { at + gap.max(Dur::from_millis(1)) };
+            self.udp.push(Some(send));
+            tp.set_timer(first, token(KIND_UDP, (self.udp.len() - 1) as u64));
+        }
+    }
+
+    fn udp_packet(&mut self, i: usize, tp: &mut dyn Transport) {
+        let Some(Some(s)) = self.udp.get_mut(i) else { return };
+        tp.send_udp(s.from, s.port, s.to, s.port, s.payload);
+        self.n.udp_packets += 1;
+        s.left -= 1;
+        if s.left > 0 {
+            let at = tp.now() + s.gap;
+            tp.set_timer(at, token(KIND_UDP, i as u64));
+        } else {
+            self.udp[i] = None;
+        }
+    }
+}
+
+/// The indices 0..n as a distribution, so a deck can shuffle whole flows.
+fn udp_index(n: usize) -> Dist {
+    Dist { n: n as u64, values: (0..n).map(|i| i as f64).collect() }
+}
+
+impl App for SwingSource {
+    fn start(&mut self, tp: &mut dyn Transport) {
+        let model = Arc::clone(&self.cfg.model);
+        for class in &model.classes {
+            let port = self.port(&class.ports);
+            for &h in self.side_hosts(class.clients.other()).to_vec().iter() {
+                tp.listen(h, port);
+            }
+        }
+        for class in &model.udp {
+            let port = self.port(&class.ports);
+            for side in [Side::A, Side::B] {
+                for &h in self.side_hosts(side).to_vec().iter() {
+                    tp.bind_udp(h, port);
+                }
+            }
+        }
+        tp.set_timer(self.cfg.start, token(KIND_PERIOD, 0));
+    }
+
+    fn on_event(&mut self, ev: Event, tp: &mut dyn Transport) {
+        if self.server.on_event(&ev, tp) {
+            if let Event::Message { msg, .. } = ev {
+                self.n.response_bytes += msg;
+            }
+            return;
+        }
+        match ev {
+            Event::Timer(t) => {
+                let (kind, idx) = (t >> 56, t & ((1 << 56) - 1));
+                match kind {
+                    KIND_PERIOD => self.period(idx, tp),
+                    KIND_SESSION => self.begin_session(idx as usize, tp),
+                    KIND_OPEN => self.open_conn(idx as usize, tp),
+                    KIND_RRE => self.begin_rre(idx as usize, tp),
+                    KIND_REQUEST => {
+                        if let Some(conn) = self.thinking.get_mut(idx as usize).and_then(Option::take) {
+                            self.thinking_free.push(idx as usize);
+                            self.request(conn, tp);
+                        }
+                    }
+                    KIND_UDP => self.udp_packet(idx as usize, tp),
+                    _ => {}
+                }
+            }
+            Event::Connected(conn) => match self.conns.get(&conn) {
+                Some(c) if c.pairs_left == 0 => tp.close(conn),
+                Some(_) => self.request(conn, tp),
+                None => {}
+            },
+            Event::Message { conn, .. } => {
+                // A response is complete at the client.
+                let Some(c) = self.conns.get_mut(&conn) else { return };
+                self.n.pairs += 1;
+                c.pairs_left = c.pairs_left.saturating_sub(1);
+                if c.pairs_left == 0 {
+                    tp.close(conn);
+                    return;
+                }
+                let class = self.sessions[c.session].as_ref().expect("live session").class;
+                let think = {
+                    let d = &self.cfg.model.classes[class].think_s;
+                    Self::secs(&mut self.decks[class].think, d, &mut self.rng, self.cfg.zero_think)
+                };
+                let slot = match self.thinking_free.pop() {
+                    Some(i) => i,
+                    None => {
+                        self.thinking.push(None);
+                        self.thinking.len() - 1
+                    }
+                };
+                self.thinking[slot] = Some(conn);
+                tp.set_timer(tp.now() + think, token(KIND_REQUEST, slot as u64));
+            }
+            Event::Writable(conn) => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.out.flush(tp, conn);
+                }
+            }
+            Event::PeerClosed(conn) => {
+                if self.conns.contains_key(&conn) {
+                    tp.close(conn);
+                }
+            }
+            Event::Closed(conn) | Event::Reset(conn) => self.conn_done(conn, tp),
+            Event::Accepted { .. } | Event::Datagram { .. } => {}
+        }
+    }
+
+    fn report(&self) -> AppReport {
+        let n = &self.n;
+        AppReport {
+            name: self.cfg.name.clone(),
+            kind: "swing",
+            counters: vec![
+                ("sessions", n.sessions as f64),
+                ("sessions_completed", n.sessions_done as f64),
+                ("rres", n.rres as f64),
+                ("connections", n.connections as f64),
+                ("pairs", n.pairs as f64),
+                ("request_bytes", n.request_bytes as f64),
+                ("response_bytes", n.response_bytes as f64),
+                ("udp_flows", n.udp_flows as f64),
+                ("udp_packets", n.udp_packets as f64),
+            ],
+            ..Default::default()
+        }
+    }
+}

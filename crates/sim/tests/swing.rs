@@ -66,7 +66,10 @@ fn model() -> Model {
 }
 
 fn run(extra: &str, duration: &str) -> sim::build::Built {
-    let dir = std::env::temp_dir().join(format!("undertow-swing-test-{}", std::process::id()));
+    // Tests run in parallel: a directory of its own per call.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("undertow-swing-test-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("m.json"), serde_json::to_string(&model()).unwrap()).unwrap();
     let text = format!(

@@ -91,6 +91,85 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+class InputError(Exception):
+    """A bad command-line input, reported in one line (exit status 2)."""
+
+
+def duration_s(text: str) -> float:
+    """A human duration ("1ms") in seconds, read by the core's unit parser."""
+    try:
+        return _core.parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def cmd_energy(args: argparse.Namespace) -> int:
+    from undertow.analysis.energy import energy, energy_table, hurst
+    from undertow.analysis.series import load_series
+
+    labels = args.label or []
+    if len(labels) > len(args.source):
+        raise InputError(f"{len(labels)} labels for {len(args.source)} sources")
+    directions = ["fwd", "rev"] if args.direction == "both" else [args.direction]
+    results = {}
+    for i, src in enumerate(args.source):
+        name = labels[i] if i < len(labels) else Path(src).name
+        for d in directions:
+            try:
+                x, b = load_series(src, d, args.what, args.bin, trace_series=_trace_series(args))
+                key = f"{name} {d}" if len(directions) > 1 else name
+                results[key] = energy(x, bin_s=b, wavelet=args.wavelet)
+            except (OSError, ValueError) as e:
+                raise InputError(str(e)) from None
+    print(f"log2 energy of {args.what} per {args.bin * 1e3:g} ms, wavelet {args.wavelet} (± 95% interval)")
+    print(energy_table(results))
+    if args.hurst:
+        j1, j2 = args.hurst
+        print(f"\nHurst parameter over octaves {j1}-{j2}:")
+        for k, r in results.items():
+            try:
+                h = hurst(r, j1, j2)
+            except ValueError as e:
+                raise InputError(f"{k}: {e}") from None
+            print(f"  {k}: H = {h.H:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]")
+    if args.plot:
+        from undertow.report.energy_plot import plot_energy
+
+        plot_energy(results, args.plot, title=args.title)
+        print(f"\nplot: {args.plot}")
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from undertow.inspect_model import ModelError, load_model, summary
+
+    try:
+        m = load_model(args.model)
+    except ModelError as e:
+        raise InputError(str(e)) from None
+    print(summary(m))
+    return 0
+
+
+def _trace_series(args: argparse.Namespace):
+    """The core's per-direction binning of packet traces, with this command's side rule."""
+
+    def series(path: str, bin_s: float):
+        return _core.trace_series([path], bin_s, side_a=args.side_a)
+
+    return series
+
+
+def octaves(text: str) -> tuple[int, int]:
+    try:
+        a, b = (int(v) for v in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a range of octaves: expected J1:J2, e.g. 3:10") from None
+    if not 1 <= a < b:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected 1 <= J1 < J2")
+    return a, b
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="undertow",
@@ -127,6 +206,29 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("rundir", nargs="+", help="run directories")
     s.add_argument("--baseline", metavar="CASE", help="case (directory name) to compute slowdowns against")
     s.set_defaults(func=cmd_summary)
+
+    e = sub.add_parser("energy", help="wavelet energy (logscale diagram) of traffic", description=(
+        "Wavelet energy per octave (the Abry-Veitch logscale diagram the seed papers call an energy plot) "
+        "of bytes or packets per bin, from run directories, pcap/pcapng traces or plain event lists "
+        "('time' or 'time size' per line, .gz/.xz allowed). Octave j covers 2^j bins."))
+    e.add_argument("source", nargs="+", help="run directory, trace file or event list")
+    e.add_argument("--what", choices=["bytes", "packets"], default="bytes", help="what to count per bin (default bytes)")
+    e.add_argument("--direction", choices=["fwd", "rev", "both"], default="fwd",
+                   help="fwd: left to right in a run, side A to B in a trace (default fwd)")
+    e.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="base bin (default 1ms)")
+    e.add_argument("--wavelet", default="db3", help="Daubechies wavelet, db1 (Haar) to db20 (default db3)")
+    e.add_argument("--hurst", type=octaves, metavar="J1:J2", help="estimate the Hurst parameter over these octaves")
+    e.add_argument("--plot", metavar="FILE.png", help="draw the energy plot")
+    e.add_argument("--title", help="plot title")
+    e.add_argument("--label", action="append", help="legend label of each source, in order (repeatable)")
+    e.add_argument("--side-a", action="append", metavar="PREFIX", help="traces: addresses in this prefix are side A (repeatable; default: decided from the trace)")
+    e.set_defaults(func=cmd_energy)
+
+    i = sub.add_parser("inspect", help="summarise a Swing model file", description=(
+        "Print a human summary of a model from `undertow extract`: the traces, the mean rate per direction, "
+        "the application mix by bytes and connections, sessions, hosts, and RTT, capacity and loss quantiles."))
+    i.add_argument("model", help="model file (JSON)")
+    i.set_defaults(func=cmd_inspect)
     return p
 
 
@@ -135,6 +237,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.func(args)
     except _core.ScenarioError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except _core.RunError as e:

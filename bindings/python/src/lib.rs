@@ -81,6 +81,18 @@ fn run(
     }
 }
 
+/// A human duration ("1ms", "2.5s") in seconds; ValueError names what is allowed.
+#[pyfunction]
+fn parse_duration(text: &str) -> PyResult<f64> {
+    units::parse::duration(text).map(|d| d.as_secs_f64()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A human rate ("15Mbps") in bit/s.
+#[pyfunction]
+fn parse_rate(text: &str) -> PyResult<f64> {
+    units::parse::rate(text).map(|r| r.as_f64()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -89,5 +101,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     Ok(())
 }

@@ -14,8 +14,10 @@
 //! The model file is JSON (`format` = [`FORMAT`]) so people can read it and
 //! the simulator can load it; see docs/swing-model.md.
 
+mod compare;
 mod dist;
 mod model;
 
+pub use compare::{compare, Comparison, Ks, MixShare, Pair};
 pub use dist::{Deck, Dist, DIST_CAP};
 pub use model::*;

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["bin_events", "read_run_series", "read_timeseries"]
+__all__ = ["bin_events", "is_trace", "load_series", "read_run_series", "read_timeseries", "rebin"]
 
 _ALLOWED_LINES = (
     "one event per line: 'time' or 'time size' (whitespace-separated decimal numbers, "
@@ -261,3 +261,53 @@ def read_run_series(rundir, direction: str = "fwd", what: str = "bytes") -> tupl
     if not bin_s > 0 or np.abs(steps - bin_s).max() > 1e-6 * bin_s + 1e-12:
         raise ValueError(f"{path}: t_s is not uniformly spaced (steps {steps.min()} .. {steps.max()} s)")
     return x, bin_s
+
+
+def rebin(x: np.ndarray, bin_s: float, new_bin_s: float) -> np.ndarray:
+    """Sums ``x`` (bins of ``bin_s``) into bins of ``new_bin_s``, an integer multiple of it.
+
+    A last partial bin is dropped.
+    """
+    k = new_bin_s / bin_s
+    if abs(k - round(k)) > 1e-6 or round(k) < 1:
+        raise ValueError(f"a bin of {new_bin_s * 1e3:g} ms is not a whole multiple of the series' {bin_s * 1e3:g} ms bins")
+    k = int(round(k))
+    if k == 1:
+        return x
+    n = x.size // k
+    return x[: n * k].reshape(n, k).sum(axis=1)
+
+
+def is_trace(path) -> bool:
+    """True if ``path`` starts like a pcap or pcapng file."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return False
+    return head in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
+
+
+def load_series(source, direction: str = "fwd", what: str = "bytes", bin_s: float = 0.001, trace_series=None):
+    """A per-bin series from any source the energy analysis accepts.
+
+    ``source`` is a run directory (its bottleneck series), a pcap or pcapng
+    file (``trace_series(path, bin_s)`` gives its per-direction series; the
+    command line passes the core's), or a plain-text event list (one
+    direction only; ``direction`` is ignored). Returns ``(series, bin_s)``.
+    """
+    p = Path(os.fspath(source))
+    if p.is_dir():
+        x, b = read_run_series(p, direction, what)
+        return rebin(x, b, bin_s), bin_s
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file or run directory")
+    if is_trace(p):
+        if trace_series is None:
+            raise ValueError(f"{p}: reading packet traces needs the undertow core")
+        series = trace_series(str(p), bin_s)
+        return np.asarray(series[f"{direction}_{what}"], dtype=np.float64), bin_s
+    times, sizes = read_timeseries(p)
+    if what == "bytes" and sizes is None:
+        raise ValueError(f"{p}: holds event times only, so only packets can be counted (use --what packets)")
+    return bin_events(times, sizes if what == "bytes" else None, bin_s=bin_s).astype(np.float64), bin_s

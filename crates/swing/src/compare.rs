@@ -1,0 +1,198 @@
+//! Comparing two models: the original and one re-extracted from generated
+//! traffic (`undertow validate`).
+
+use crate::{Dist, Model, Side};
+use serde::Serialize;
+
+/// One figure, original against regenerated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pair {
+    pub original: f64,
+    pub regenerated: f64,
+    /// regenerated / original - 1 (None when the original is zero).
+    pub relative_error: Option<f64>,
+}
+
+impl Pair {
+    fn new(original: f64, regenerated: f64) -> Pair {
+        let relative_error = (original != 0.0).then(|| regenerated / original - 1.0);
+        Pair { original, regenerated, relative_error }
+    }
+}
+
+/// Kolmogorov-Smirnov distance between two distributions, with sample sizes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ks {
+    pub distance: Option<f64>,
+    pub n_original: u64,
+    pub n_regenerated: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MixShare {
+    pub class: String,
+    pub original: f64,
+    pub regenerated: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Mean rate per direction (A to B, B to A), bit/s.
+    pub rate_bps: [Pair; 2],
+    pub packets_per_s: [Pair; 2],
+    /// Share of all bytes per application class (TCP classes by name and
+    /// client side, UDP classes by name).
+    pub mix: Vec<MixShare>,
+    pub request_bytes: Ks,
+    pub response_bytes: Ks,
+    pub conns_per_rre: Ks,
+    /// Over the per-host RTT estimates of both sides.
+    pub rtt: Ks,
+}
+
+/// All classes' values of one parameter, each value repeated in proportion
+/// to the samples it stands for (so large and small classes pool fairly).
+fn pooled(m: &Model, f: impl Fn(&crate::AppClass) -> &Dist) -> Dist {
+    let mut v = Vec::new();
+    for c in &m.classes {
+        let d = f(c);
+        if d.values.is_empty() {
+            continue;
+        }
+        let weight = ((d.n as f64 / d.values.len() as f64).round() as usize).max(1);
+        for &x in &d.values {
+            v.extend(std::iter::repeat_n(x, weight));
+        }
+    }
+    let mut d = Dist::from_samples(v);
+    d.n = m.classes.iter().map(|c| f(c).n).sum();
+    d
+}
+
+fn ks(a: &Dist, b: &Dist) -> Ks {
+    Ks { distance: a.ks_distance(b), n_original: a.n, n_regenerated: b.n }
+}
+
+fn rtts(m: &Model) -> Dist {
+    Dist::from_samples(m.hosts.iter().filter_map(|h| h.rtt_s).collect())
+}
+
+fn class_key(side: Side, name: &str) -> String {
+    format!("{name} (clients {})", if side == Side::A { "A" } else { "B" })
+}
+
+fn shares(m: &Model) -> Vec<(String, f64)> {
+    let mut v: Vec<(String, f64)> = m
+        .classes
+        .iter()
+        .map(|c| (class_key(c.clients, &c.name), (c.counts.bytes[0] + c.counts.bytes[1]) as f64))
+        .collect();
+    for u in &m.udp {
+        let b: u64 = u.samples.iter().map(|f| f.bytes[0] + f.bytes[1]).sum();
+        // Scale the sampled flows' bytes up to all flows of the class.
+        let k = if u.samples.is_empty() { 0.0 } else { u.flows as f64 / u.samples.len() as f64 };
+        v.push((format!("{} (udp)", u.name), b as f64 * k));
+    }
+    let total: f64 = v.iter().map(|(_, b)| b).sum();
+    if total > 0.0 {
+        for (_, b) in &mut v {
+            *b /= total;
+        }
+    }
+    v
+}
+
+pub fn compare(original: &Model, regenerated: &Model) -> Comparison {
+    let rate = |m: &Model, i: usize| m.link.dirs[i].mean_rate_bps;
+    let pps = |m: &Model, i: usize| {
+        if m.link.duration_s > 0.0 {
+            m.link.dirs[i].packets as f64 / m.link.duration_s
+        } else {
+            0.0
+        }
+    };
+    let (a, b) = (shares(original), shares(regenerated));
+    let mut names: Vec<String> = a.iter().chain(b.iter()).map(|(n, _)| n.clone()).collect();
+    names.sort();
+    names.dedup();
+    let get = |v: &[(String, f64)], n: &str| v.iter().find(|(k, _)| k == n).map_or(0.0, |(_, s)| *s);
+    let mut mix: Vec<MixShare> =
+        names.iter().map(|n| MixShare { class: n.clone(), original: get(&a, n), regenerated: get(&b, n) }).collect();
+    mix.sort_by(|x, y| y.original.total_cmp(&x.original).then(x.class.cmp(&y.class)));
+    Comparison {
+        rate_bps: [Pair::new(rate(original, 0), rate(regenerated, 0)), Pair::new(rate(original, 1), rate(regenerated, 1))],
+        packets_per_s: [Pair::new(pps(original, 0), pps(regenerated, 0)), Pair::new(pps(original, 1), pps(regenerated, 1))],
+        mix,
+        request_bytes: ks(&pooled(original, |c| &c.request_bytes), &pooled(regenerated, |c| &c.request_bytes)),
+        response_bytes: ks(&pooled(original, |c| &c.response_bytes), &pooled(regenerated, |c| &c.response_bytes)),
+        conns_per_rre: ks(&pooled(original, |c| &c.conns_per_rre), &pooled(regenerated, |c| &c.conns_per_rre)),
+        rtt: ks(&rtts(original), &rtts(regenerated)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::*;
+
+    fn class(name: &str, req: &[f64], n_scale: u64, bytes: u64) -> AppClass {
+        let mut request = Dist::from_samples(req.to_vec());
+        request.n *= n_scale;
+        AppClass {
+            name: name.into(),
+            ports: vec![80],
+            clients: Side::A,
+            counts: ClassCounts { bytes: [bytes, 0], ..Default::default() },
+            session_start_s: Dist::default(),
+            rres_per_session: Dist::default(),
+            inter_rre_s: Dist::default(),
+            conns_per_rre: Dist::from_samples(vec![1.0, 2.0]),
+            inter_conn_s: Dist::default(),
+            pairs_per_conn: Dist::default(),
+            request_bytes: request,
+            response_bytes: Dist::from_samples(vec![100.0]),
+            think_s: Dist::default(),
+        }
+    }
+
+    fn model(classes: Vec<AppClass>, rate: f64) -> Model {
+        Model {
+            format: FORMAT.into(),
+            traces: vec![],
+            options: ExtractOptions::default(),
+            link: LinkStats {
+                duration_s: 10.0,
+                dirs: [DirStats { mean_rate_bps: rate, packets: 100, ..Default::default() }, DirStats::default()],
+            },
+            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 0, hosts_b: 0 },
+            classes,
+            udp: vec![],
+            hosts: vec![],
+        }
+    }
+
+    #[test]
+    fn identical_models_compare_equal() {
+        let m = model(vec![class("HTTP", &[1.0, 2.0, 3.0], 1, 10)], 1e6);
+        let c = compare(&m, &m);
+        assert_eq!(c.request_bytes.distance, Some(0.0));
+        assert_eq!(c.rate_bps[0].relative_error, Some(0.0));
+        assert_eq!(c.packets_per_s[0].original, 10.0);
+        assert_eq!(c.mix.len(), 1);
+        assert_eq!(c.mix[0].original, 1.0);
+        assert_eq!(c.rtt.distance, None, "no host RTTs on either side");
+    }
+
+    #[test]
+    fn pooling_weights_classes_by_their_samples() {
+        // Class B's single value stands for 3 samples: pooled {1, 5, 5, 5}.
+        let a = model(vec![class("A", &[1.0], 1, 1), class("B", &[5.0], 3, 3)], 1e6);
+        let b = model(vec![class("A", &[1.0], 1, 1)], 2e6);
+        let c = compare(&a, &b);
+        assert_eq!(c.request_bytes.distance, Some(0.75));
+        assert_eq!(c.request_bytes.n_original, 4);
+        assert_eq!(c.rate_bps[0].relative_error, Some(1.0));
+        assert_eq!(c.mix.iter().map(|m| m.class.as_str()).collect::<Vec<_>>(), ["B (clients A)", "A (clients A)"]);
+        assert_eq!(c.mix[0].regenerated, 0.0);
+    }
+}

@@ -1,0 +1,98 @@
+"""`undertow inspect`: a human summary of a Swing model file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from undertow.table import render
+
+FORMAT = "undertow.swing-model/1"
+
+
+class ModelError(ValueError):
+    """A model file that cannot be read."""
+
+
+def load_model(path) -> dict:
+    p = Path(path)
+    try:
+        m = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ModelError(f"{p}: no such file") from None
+    except json.JSONDecodeError as e:
+        raise ModelError(f"{p}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        got = m.get("format") if isinstance(m, dict) else type(m).__name__
+        raise ModelError(f"{p}: format {got!r} is not a swing model: expected {FORMAT!r} (from `undertow extract`)")
+    return m
+
+
+def _q(values: list[float], scale: float = 1.0, fmt: str = "{:.3g}") -> list[str]:
+    if not values:
+        return ["-"] * 4
+    v = np.asarray(values, dtype=float) * scale
+    return [fmt.format(np.percentile(v, q)) for q in (10, 50, 90)] + [str(len(v))]
+
+
+def _rate(bps: float) -> str:
+    for unit, k in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= k:
+            return f"{bps / k:.3g} {unit}"
+    return f"{bps:.3g} bit/s"
+
+
+def summary(m: dict) -> str:
+    out = []
+    for t in m["traces"]:
+        out.append(f"trace {t['path']}: {t['packets']:,} packets, {t['bytes']:,} bytes, {t['duration_s']:.3f} s"
+                   + (f", {t['skipped']} damaged records skipped" if t["skipped"] else "")
+                   + (f", {t['non_ip']} non-IP frames" if t["non_ip"] else ""))
+    link = m["link"]
+    s = m["sides"]
+    out.append(f"sides: {s['hosts_a']} hosts on side A, {s['hosts_b']} on side B ({s['decided_by']})")
+    for i, name in enumerate(("A to B", "B to A")):
+        d = link["dirs"][i]
+        out.append(f"{name}: {_rate(d['mean_rate_bps'])} mean, {d['packets']:,} packets, "
+                   f"{d['bytes']:,} bytes (TCP {d['tcp_bytes']:,}, UDP {d['udp_bytes']:,}, other {d['other_bytes']:,})")
+
+    total = sum(sum(c["counts"]["bytes"]) for c in m["classes"]) + sum(
+        sum(f["bytes"][0] + f["bytes"][1] for f in u["samples"]) for u in m["udp"]) or 1
+    rows = []
+    for c in m["classes"]:
+        n = c["counts"]
+        b = sum(n["bytes"])
+        rows.append([c["name"], "tcp", f"clients {c['clients'].upper()}", f"{100 * b / total:.1f}%", f"{b:,}",
+                     str(n["connections"]), str(n["sessions"]), str(n["rres"]), str(n["pairs"])])
+    for u in m["udp"]:
+        b = sum(f["bytes"][0] + f["bytes"][1] for f in u["samples"])
+        rows.append([u["name"], "udp", f"from {u['initiators'].upper()}", f"{100 * b / total:.1f}%", f"{b:,}",
+                     f"{u['flows']} flows", "-", "-", "-"])
+    out.append("\napplication mix:")
+    out.append(render(["class", "proto", "direction", "share", "bytes", "conns", "sessions", "RREs", "pairs"], rows))
+
+    rows = []
+    for c in m["classes"]:
+        def med(d, k=1.0, f="{:.3g}"):
+            return f.format(np.median(np.asarray(d["values"]) * k)) if d["values"] else "-"
+
+        rows.append([c["name"], med(c["rres_per_session"]), med(c["conns_per_rre"]), med(c["pairs_per_conn"]),
+                     med(c["request_bytes"], f="{:.0f}"), med(c["response_bytes"], f="{:.0f}"),
+                     med(c["think_s"], 1e3, "{:.0f}"), med(c["inter_rre_s"], 1e3, "{:.0f}")])
+    if rows:
+        out.append("\nmedians per class:")
+        out.append(render(["class", "RREs/session", "conns/RRE", "pairs/conn", "request B", "response B",
+                           "think ms", "inter-RRE ms"], rows))
+
+    rows = []
+    for side in ("a", "b"):
+        hosts = [h for h in m["hosts"] if h["side"] == side]
+        for label, key, scale, fmt in (("RTT ms", "rtt_s", 1e3, "{:.3g}"), ("capacity Mbit/s", "capacity_bps", 1e-6, "{:.3g}"),
+                                       ("loss %", "loss", 100, "{:.3g}")):
+            vals = [h[key] for h in hosts if h[key] is not None]
+            rows.append([side.upper(), label, *_q(vals, scale, fmt), f"of {len(hosts)}"])
+    out.append("\nhost network parameters (10th / 50th / 90th percentile over hosts with an estimate):")
+    out.append(render(["side", "parameter", "p10", "p50", "p90", "hosts", ""], rows))
+    return "\n".join(out)

@@ -1,0 +1,357 @@
+//! Application classes and the samples of their structural parameters.
+//!
+//! A class is named by server port (`opts.ports`, else `"tcp-<port>"`) and
+//! split by the side its clients are on. Sides are only known at the end of
+//! the pass, so samples are stored once per class with the client host's
+//! id and split by side when the model is written; the exact counts behind
+//! each distribution (`Dist::n`) are kept per (class, client host).
+
+use crate::reservoir::{Reservoir, DIST_RESERVOIR};
+use rustc_hash::FxHashMap;
+use swing::{AppClass, ClassCounts, Dist, Side};
+use units::Rng;
+
+/// Class names interned to ids, with a port → id table for each protocol.
+pub(crate) struct ClassNames {
+    pub names: Vec<String>,
+    by_name: FxHashMap<String, u32>,
+    known: Vec<u32>,
+    tcp: Vec<u32>,
+    udp: Vec<u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl ClassNames {
+    pub(crate) fn new(ports: &[(u16, String)]) -> ClassNames {
+        let mut c = ClassNames {
+            names: Vec::new(),
+            by_name: FxHashMap::default(),
+            known: vec![NONE; 65536],
+            tcp: vec![NONE; 65536],
+            udp: vec![NONE; 65536],
+        };
+        for (p, n) in ports {
+            let id = c.intern(n);
+            c.known[*p as usize] = id;
+        }
+        c
+    }
+
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.by_name.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.by_name.insert(name.to_string(), id);
+        id
+    }
+
+    /// True for ports listed in the options.
+    #[inline]
+    pub(crate) fn is_known(&self, port: u16) -> bool {
+        self.known[port as usize] != NONE
+    }
+
+    #[inline]
+    pub(crate) fn tcp(&mut self, port: u16) -> u32 {
+        self.lookup(port, false)
+    }
+
+    #[inline]
+    pub(crate) fn udp(&mut self, port: u16) -> u32 {
+        self.lookup(port, true)
+    }
+
+    fn lookup(&mut self, port: u16, udp: bool) -> u32 {
+        let id = if udp { self.udp[port as usize] } else { self.tcp[port as usize] };
+        if id != NONE {
+            return id;
+        }
+        let id = match self.known[port as usize] {
+            NONE => self.intern(&format!("{}-{port}", if udp { "udp" } else { "tcp" })),
+            k => k,
+        };
+        if udp {
+            self.udp[port as usize] = id;
+        } else {
+            self.tcp[port as usize] = id;
+        }
+        id
+    }
+}
+
+/// The distributions of an `AppClass`, in a fixed order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Param {
+    SessionStart,
+    RresPerSession,
+    InterRre,
+    ConnsPerRre,
+    InterConn,
+    PairsPerConn,
+    RequestBytes,
+    ResponseBytes,
+    Think,
+}
+const NPARAM: usize = 9;
+
+/// Seconds rounded to whole nanoseconds (the trace's resolution), so sums
+/// and differences print as the times they are.
+pub(crate) fn ns_round(s: f64) -> f64 {
+    (s * 1e9).round() / 1e9
+}
+
+/// Counts for one class and one client host.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ClassHostAcc {
+    pub sessions: u64,
+    pub rres: u64,
+    pub connections: u64,
+    pub pairs: u64,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    /// Client to server, server to client.
+    pub bytes: [u64; 2],
+    pub packets: [u64; 2],
+    n: [u64; NPARAM],
+    /// Bit i: the class's i-th port (`ClassAcc::ports`) was used.
+    ports: u64,
+}
+
+#[derive(Default)]
+struct ClassAcc {
+    res: [Reservoir<(f64, u32)>; NPARAM],
+    ports: Vec<u16>,
+}
+
+/// What the end of the pass needs to turn samples into model values.
+pub(crate) struct Finish<'a> {
+    pub side_of: &'a [Side],
+    /// Each host's median RTT (s), and the median over each side's hosts,
+    /// for subtracting from think times.
+    pub host_rtt: &'a [Option<f64>],
+    pub side_rtt: [Option<f64>; 2],
+    pub think_minus_rtt: bool,
+    /// Added to session starts: the time between the true start of the
+    /// trace and the first packet read (which samples are relative to).
+    pub start_shift_s: f64,
+}
+
+impl Finish<'_> {
+    /// Subtracts the client's median RTT (else its side's), floored at 0
+    /// (Swing's `massage_reqthink`).
+    pub(crate) fn minus_rtt(&self, v: f64, host: u32) -> f64 {
+        if !self.think_minus_rtt {
+            return v.max(0.0);
+        }
+        let rtt = self.host_rtt[host as usize].or(self.side_rtt[self.side_of[host as usize].index()]);
+        ns_round((v - rtt.unwrap_or(0.0)).max(0.0))
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct TcpClasses {
+    acc: Vec<ClassAcc>,
+    per_host: FxHashMap<(u32, u32), ClassHostAcc>,
+}
+
+impl TcpClasses {
+    fn class(&mut self, class: u32) -> &mut ClassAcc {
+        let i = class as usize;
+        if self.acc.len() <= i {
+            self.acc.resize_with(i + 1, ClassAcc::default);
+        }
+        &mut self.acc[i]
+    }
+
+    #[inline]
+    pub(crate) fn host(&mut self, class: u32, host: u32) -> &mut ClassHostAcc {
+        self.per_host.entry((class, host)).or_default()
+    }
+
+    pub(crate) fn port(&mut self, class: u32, host: u32, port: u16) {
+        let c = self.class(class);
+        let i = match c.ports.iter().position(|&p| p == port) {
+            Some(i) => i,
+            None => {
+                c.ports.push(port);
+                c.ports.len() - 1
+            }
+        };
+        if i < 64 {
+            self.host(class, host).ports |= 1 << i;
+        }
+    }
+
+    #[inline]
+    pub(crate) fn sample(&mut self, class: u32, host: u32, p: Param, v: f64, rng: &mut Rng) {
+        self.samples(class, host, &[(p, v)], rng);
+    }
+
+    /// Several samples of one (class, client host), with one lookup of its
+    /// counters; returns them for more updates.
+    pub(crate) fn samples(&mut self, class: u32, host: u32, s: &[(Param, f64)], rng: &mut Rng) -> &mut ClassHostAcc {
+        let c = self.class(class);
+        for &(p, v) in s {
+            c.res[p as usize].push((v, host), DIST_RESERVOIR, rng);
+        }
+        let a = self.per_host.entry((class, host)).or_default();
+        for &(p, _) in s {
+            a.n[p as usize] += 1;
+        }
+        a
+    }
+
+    /// Values held in the stores (memory accounting).
+    pub(crate) fn stored(&self) -> usize {
+        self.acc.iter().map(|c| c.res.iter().map(|r| r.len()).sum::<usize>()).sum()
+    }
+
+    /// Classes with sample stores.
+    pub(crate) fn count(&self) -> usize {
+        self.acc.iter().filter(|c| c.res.iter().any(|r| r.seen() > 0)).count()
+    }
+
+    /// Distinct (class, client host) entries.
+    pub(crate) fn entries(&self) -> usize {
+        self.per_host.len()
+    }
+
+    /// One `AppClass` per (class, client side) with modelled connections.
+    pub(crate) fn build(&self, names: &ClassNames, f: &Finish) -> Vec<AppClass> {
+        let mut sums: FxHashMap<(u32, Side), (ClassHostAcc, u64)> = FxHashMap::default();
+        for (&(class, host), a) in &self.per_host {
+            let (s, ports) = sums.entry((class, f.side_of[host as usize])).or_default();
+            s.sessions += a.sessions;
+            s.rres += a.rres;
+            s.connections += a.connections;
+            s.pairs += a.pairs;
+            s.request_bytes += a.request_bytes;
+            s.response_bytes += a.response_bytes;
+            for i in 0..2 {
+                s.bytes[i] += a.bytes[i];
+                s.packets[i] += a.packets[i];
+            }
+            for i in 0..NPARAM {
+                s.n[i] += a.n[i];
+            }
+            *ports |= a.ports;
+        }
+        let mut keys: Vec<(u32, Side)> = sums.keys().copied().filter(|k| sums[k].0.connections > 0).collect();
+        keys.sort_unstable();
+        keys.into_iter()
+            .map(|(class, side)| {
+                let (s, mask) = &sums[&(class, side)];
+                let acc = &self.acc[class as usize];
+                let dist = |p: Param| {
+                    let vals = acc.res[p as usize]
+                        .items()
+                        .iter()
+                        .filter(|(_, h)| f.side_of[*h as usize] == side)
+                        .map(|&(v, h)| match p {
+                            Param::Think | Param::InterRre => f.minus_rtt(v, h),
+                            Param::SessionStart => ns_round(v + f.start_shift_s).max(0.0),
+                            _ => v,
+                        })
+                        .collect();
+                    let mut d = Dist::from_samples(vals);
+                    d.n = s.n[p as usize];
+                    d
+                };
+                let mut ports: Vec<u16> = acc
+                    .ports
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i < 64 && mask & (1 << i) != 0)
+                    .map(|(_, p)| *p)
+                    .collect();
+                ports.sort_unstable();
+                // Class bytes by link direction: clients' packets go from
+                // the clients' side to the other.
+                let (c2s, s2c) = match side {
+                    Side::A => (0, 1),
+                    Side::B => (1, 0),
+                };
+                let mut bytes = [0; 2];
+                let mut packets = [0; 2];
+                bytes[c2s] = s.bytes[0];
+                bytes[s2c] = s.bytes[1];
+                packets[c2s] = s.packets[0];
+                packets[s2c] = s.packets[1];
+                AppClass {
+                    name: names.names[class as usize].clone(),
+                    ports,
+                    clients: side,
+                    counts: ClassCounts {
+                        sessions: s.sessions,
+                        rres: s.rres,
+                        connections: s.connections,
+                        pairs: s.pairs,
+                        request_bytes: s.request_bytes,
+                        response_bytes: s.response_bytes,
+                        bytes,
+                        packets,
+                    },
+                    session_start_s: dist(Param::SessionStart),
+                    rres_per_session: dist(Param::RresPerSession),
+                    inter_rre_s: dist(Param::InterRre),
+                    conns_per_rre: dist(Param::ConnsPerRre),
+                    inter_conn_s: dist(Param::InterConn),
+                    pairs_per_conn: dist(Param::PairsPerConn),
+                    request_bytes: dist(Param::RequestBytes),
+                    response_bytes: dist(Param::ResponseBytes),
+                    think_s: dist(Param::Think),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_port_table() {
+        let mut c = ClassNames::new(&[(80, "HTTP".into()), (8080, "HTTP".into()), (53, "DNS".into())]);
+        assert_eq!(c.tcp(80), c.tcp(8080));
+        let ids = [c.tcp(80), c.tcp(9999), c.udp(9999), c.udp(53)];
+        let names: Vec<&str> = ids.iter().map(|&i| c.names[i as usize].as_str()).collect();
+        assert_eq!(names, ["HTTP", "tcp-9999", "udp-9999", "DNS"]);
+        assert!(c.is_known(8080) && !c.is_known(9999));
+    }
+
+    #[test]
+    fn samples_split_by_client_side_with_exact_counts() {
+        let names = ClassNames::new(&[(80, "HTTP".into())]);
+        let mut t = TcpClasses::default();
+        let mut rng = Rng::stream(0, "t");
+        // Host 0 on side A, host 1 on side B; both HTTP clients.
+        for (h, bytes) in [(0u32, 100.0), (0, 300.0), (1, 7.0)] {
+            t.sample(0, h, Param::RequestBytes, bytes, &mut rng);
+            t.host(0, h).connections += 1;
+        }
+        t.sample(0, 0, Param::Think, 0.5, &mut rng);
+        t.port(0, 0, 80);
+        t.host(0, 1).bytes = [10, 20];
+        let side_of = [Side::A, Side::B];
+        let f = Finish {
+            side_of: &side_of,
+            host_rtt: &[Some(0.25), None],
+            side_rtt: [Some(0.25), None],
+            think_minus_rtt: true,
+            start_shift_s: 0.0,
+        };
+        let out = t.build(&names, &f);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].clients, out[0].request_bytes.values.clone()), (Side::A, vec![100.0, 300.0]));
+        assert_eq!(out[0].think_s.values, vec![0.25]);
+        assert_eq!(out[0].ports, vec![80]);
+        assert_eq!((out[1].clients, out[1].request_bytes.n, out[1].counts.connections), (Side::B, 1, 1));
+        // Side-B clients send B to A: their request bytes are dirs[1].
+        assert_eq!(out[1].counts.bytes, [20, 10]);
+        assert!(out[1].ports.is_empty());
+    }
+}

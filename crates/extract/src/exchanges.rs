@@ -1,0 +1,139 @@
+//! Request/response pairs from the order in which each direction's byte
+//! stream advances (Swing's ADU model, as in Tmix): the client's bytes until
+//! the server sends are one request, the server's bytes until the client
+//! sends again are one response. Each change of direction starts a new
+//! element; a pair is (request, response).
+//!
+//! Advances come from sequence numbers, or from the other side's
+//! acknowledgements when a direction's own packets were not captured, so
+//! header-only and one-directional traces still give sizes. Elements that
+//! do not exist are `None` here (a server that speaks first gives a pair
+//! without a request; a request left unanswered gives one without a
+//! response); the model writes them as 1 byte, Swing's minimum.
+
+/// A run of bytes in one direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Element {
+    pub bytes: u64,
+    /// Times (ns since the Unix epoch) of the first and last packets that
+    /// advanced it.
+    pub start: i64,
+    pub end: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    pub req: Option<Element>,
+    pub resp: Option<Element>,
+}
+
+impl Pair {
+    pub fn start(&self) -> i64 {
+        self.req.or(self.resp).map_or(0, |e| e.start)
+    }
+    pub fn end(&self) -> i64 {
+        self.resp.or(self.req).map_or(0, |e| e.end)
+    }
+}
+
+/// Direction 0 is client to server, 1 server to client.
+#[derive(Clone, Copy, Debug)]
+struct Current {
+    dir: u8,
+    start_off: i64,
+    start: i64,
+    last: i64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Exchanges {
+    cur: Option<Current>,
+    pending_req: Option<Element>,
+}
+
+impl Exchanges {
+    /// Direction `dir` advanced from offset `from` at time `t`; `hi` holds
+    /// both directions' highest offsets after the advance. Returns the pair
+    /// that this completes, if it closes a response.
+    #[inline]
+    pub(crate) fn advance(&mut self, dir: u8, from: i64, t: i64, hi: [i64; 2]) -> Option<Pair> {
+        match &mut self.cur {
+            Some(c) if c.dir == dir => {
+                c.last = c.last.max(t);
+                None
+            }
+            _ => {
+                let out = self.close(hi);
+                self.cur = Some(Current { dir, start_off: from, start: t, last: t });
+                out
+            }
+        }
+    }
+
+    fn close(&mut self, hi: [i64; 2]) -> Option<Pair> {
+        let c = self.cur.take()?;
+        let e = Element { bytes: (hi[c.dir as usize] - c.start_off).max(0) as u64, start: c.start, end: c.last };
+        if c.dir == 0 {
+            self.pending_req = Some(e);
+            None
+        } else {
+            Some(Pair { req: self.pending_req.take(), resp: Some(e) })
+        }
+    }
+
+    /// Closes the connection's last element; returns the last pair if any.
+    pub(crate) fn finish(&mut self, hi: [i64; 2]) -> Option<Pair> {
+        self.close(hi).or_else(|| self.pending_req.take().map(|r| Pair { req: Some(r), resp: None }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds (dir, new highest offset, time) advances; returns the pairs.
+    fn run(steps: &[(u8, i64, i64)]) -> Vec<Pair> {
+        let mut x = Exchanges::default();
+        let mut hi = [0i64; 2];
+        let mut out = vec![];
+        for &(d, to, t) in steps {
+            let from = hi[d as usize];
+            hi[d as usize] = to;
+            out.extend(x.advance(d, from, t, hi));
+        }
+        out.extend(x.finish(hi));
+        out
+    }
+
+    fn el(bytes: u64, start: i64, end: i64) -> Option<Element> {
+        Some(Element { bytes, start, end })
+    }
+
+    #[test]
+    fn alternating_directions_make_pairs() {
+        let p = run(&[(0, 300, 1), (1, 1000, 5), (1, 2500, 6), (0, 400, 20), (0, 450, 21), (1, 3000, 30)]);
+        assert_eq!(
+            p,
+            vec![
+                Pair { req: el(300, 1, 1), resp: el(2500, 5, 6) },
+                Pair { req: el(150, 20, 21), resp: el(500, 30, 30) },
+            ]
+        );
+    }
+
+    #[test]
+    fn server_first_and_unanswered_requests() {
+        // SMTP-like banner first, then a request that gets no answer.
+        let p = run(&[(1, 100, 1), (0, 20, 2), (1, 150, 3), (0, 40, 4)]);
+        assert_eq!(
+            p,
+            vec![
+                Pair { req: None, resp: el(100, 1, 1) },
+                Pair { req: el(20, 2, 2), resp: el(50, 3, 3) },
+                Pair { req: el(20, 4, 4), resp: None },
+            ]
+        );
+        assert_eq!((p[0].start(), p[2].end()), (1, 4));
+        assert!(run(&[]).is_empty());
+    }
+}

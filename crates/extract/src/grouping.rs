@@ -1,0 +1,432 @@
+//! Connections into RREs and sessions, online.
+//!
+//! [`SessionBuilder`] applies the rules of Swing's released code
+//! (`getparamsfromconnanalysis`) to one key's connections in start order,
+//! with the thresholds from the options: a connection joins the current RRE
+//! if it starts less than `rre_gap` after the RRE's end (the latest end of
+//! its connections, so a connection still open keeps the RRE running) and
+//! less than `rre_max_interconn` after the previous connection's start, and
+//! the RRE has fewer than `max_conns`; else it starts a new RRE in the same
+//! session if it starts less than `session_gap` after the RRE's end, the
+//! session has fewer than `max_rres` RREs and (if set) started less than
+//! `session_max` ago; else a new session.
+//!
+//! `Grouper` feeds each key's connections to a builder once their ends
+//! are known: every connection is queued when it opens (in start order) and
+//! the queue is drained from the front while its head has ended. A key is
+//! retired once no later connection could still join its session. State is
+//! per active key.
+
+use crate::options::{Thresholds, DISORDER_NS};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+
+/// What a builder reports, in order. Times in ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sample {
+    /// A session starts at this time (its first connection's start).
+    SessionStart(i64),
+    /// An RRE starts (the first of a session included).
+    RreStart,
+    RresPerSession(u32),
+    ConnsPerRre(u32),
+    /// Between the starts of consecutive connections of an RRE.
+    InterConn(i64),
+    /// From the end of an RRE to the start of the next one in the session,
+    /// floored at 0 (the client's RTT is subtracted later).
+    InterRre(i64),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct State {
+    sess_start: i64,
+    rres: u32,
+    rre_end: i64,
+    rre_conns: u32,
+    prev_start: i64,
+}
+
+/// One key's sessions, fed connections in start order.
+#[derive(Clone, Debug)]
+pub struct SessionBuilder {
+    th: Thresholds,
+    s: Option<State>,
+}
+
+impl SessionBuilder {
+    pub fn new(th: Thresholds) -> SessionBuilder {
+        SessionBuilder { th, s: None }
+    }
+
+    fn new_session(&mut self, start: i64, end: i64, out: &mut Vec<Sample>) {
+        out.push(Sample::SessionStart(start));
+        out.push(Sample::RreStart);
+        self.s = Some(State { sess_start: start, rres: 1, rre_end: end, rre_conns: 1, prev_start: start });
+    }
+
+    /// A connection from `start` to `end` (ns).
+    pub fn add(&mut self, start: i64, end: i64, out: &mut Vec<Sample>) {
+        let th = self.th;
+        let Some(s) = &mut self.s else {
+            return self.new_session(start, end, out);
+        };
+        if start - s.rre_end < th.rre_gap && start - s.prev_start < th.rre_max_interconn && s.rre_conns < th.max_conns {
+            s.rre_conns += 1;
+            s.rre_end = s.rre_end.max(end);
+            out.push(Sample::InterConn((start - s.prev_start).max(0)));
+            s.prev_start = start;
+        } else if start - s.rre_end < th.session_gap
+            && s.rres < th.max_rres
+            && th.session_max.is_none_or(|m| start - s.sess_start < m)
+        {
+            out.push(Sample::ConnsPerRre(s.rre_conns));
+            out.push(Sample::InterRre((start - s.rre_end).max(0)));
+            out.push(Sample::RreStart);
+            s.rres += 1;
+            s.rre_conns = 1;
+            s.rre_end = end;
+            s.prev_start = start;
+        } else {
+            out.push(Sample::ConnsPerRre(s.rre_conns));
+            out.push(Sample::RresPerSession(s.rres));
+            self.new_session(start, end, out);
+        }
+    }
+
+    /// Closes the open session, if any.
+    pub fn finish(&mut self, out: &mut Vec<Sample>) {
+        if let Some(s) = self.s.take() {
+            out.push(Sample::ConnsPerRre(s.rre_conns));
+            out.push(Sample::RresPerSession(s.rres));
+        }
+    }
+
+    /// True when no connection starting at `now` or later could join the
+    /// open session (or there is none).
+    fn done_at(&self, now: i64) -> bool {
+        self.s.is_none_or(|s| now - s.rre_end > self.th.session_gap.max(self.th.rre_gap) + DISORDER_NS)
+    }
+}
+
+/// Whose connections form sessions: an application class and a client,
+/// and the server too for `SessionKey::ClientServer` (else `u32::MAX`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct GroupKey {
+    pub class: u32,
+    pub client: u32,
+    pub server: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    start: i64,
+    end: Option<i64>,
+    token: u64,
+}
+
+struct KeyState {
+    pending: VecDeque<Pending>,
+    b: SessionBuilder,
+}
+
+/// A key with this many queued connections behind one still open treats
+/// the open ones at the front as ending now: a guard against one
+/// connection that lasts the whole trace holding back everything after it.
+const MAX_PENDING: usize = 4096;
+
+pub(crate) struct Grouper {
+    th: Thresholds,
+    keys: FxHashMap<GroupKey, KeyState>,
+    next_token: u64,
+    scratch: Vec<Sample>,
+    /// Samples produced, with their key, for the caller to take.
+    pub out: Vec<(GroupKey, Sample)>,
+    pending: usize,
+    pub peak_keys: usize,
+    pub peak_pending: usize,
+}
+
+impl Grouper {
+    pub(crate) fn new(th: Thresholds) -> Grouper {
+        Grouper {
+            th,
+            keys: FxHashMap::default(),
+            next_token: 0,
+            scratch: Vec::new(),
+            out: Vec::new(),
+            pending: 0,
+            peak_keys: 0,
+            peak_pending: 0,
+        }
+    }
+
+    /// Queues a connection starting at `start`; returns its token.
+    pub(crate) fn open(&mut self, key: GroupKey, start: i64) -> u64 {
+        let token = self.next_token;
+        self.next_token += 1;
+        let th = self.th;
+        let ks =
+            self.keys.entry(key).or_insert_with(|| KeyState { pending: VecDeque::new(), b: SessionBuilder::new(th) });
+        // Keep start order; input disorder and split connections can place
+        // a start before the last one queued.
+        let at = ks.pending.iter().rposition(|p| p.start <= start).map_or(0, |i| i + 1);
+        ks.pending.insert(at, Pending { start, end: None, token });
+        self.pending += 1;
+        if ks.pending.len() > MAX_PENDING {
+            for p in ks.pending.iter_mut().take_while(|p| p.end.is_none()) {
+                p.end = Some(start.max(p.start));
+            }
+        }
+        self.peak_keys = self.peak_keys.max(self.keys.len());
+        self.peak_pending = self.peak_pending.max(self.pending);
+        self.drain(key);
+        token
+    }
+
+    /// The connection ended at `end`.
+    pub(crate) fn close(&mut self, key: GroupKey, token: u64, end: i64) {
+        if let Some(ks) = self.keys.get_mut(&key) {
+            if let Some(p) = ks.pending.iter_mut().find(|p| p.token == token) {
+                p.end = Some(end.max(p.start));
+            }
+        }
+        self.drain(key);
+    }
+
+    /// The connection carried no data: it is not part of the model (Swing
+    /// dropped connections with no request/response pair).
+    pub(crate) fn cancel(&mut self, key: GroupKey, token: u64) {
+        if let Some(ks) = self.keys.get_mut(&key) {
+            if let Some(i) = ks.pending.iter().position(|p| p.token == token) {
+                ks.pending.remove(i);
+                self.pending -= 1;
+            }
+        }
+        self.drain(key);
+    }
+
+    fn drain(&mut self, key: GroupKey) {
+        let Some(ks) = self.keys.get_mut(&key) else { return };
+        while let Some(&Pending { start, end: Some(end), .. }) = ks.pending.front() {
+            ks.pending.pop_front();
+            self.pending -= 1;
+            ks.b.add(start, end, &mut self.scratch);
+        }
+        self.out.extend(self.scratch.drain(..).map(|s| (key, s)));
+        if ks.pending.is_empty() && ks.b.s.is_none() {
+            self.keys.remove(&key);
+        }
+    }
+
+    /// Closes the sessions that nothing starting from `now` on could join.
+    pub(crate) fn sweep(&mut self, now: i64) {
+        let mut done: Vec<GroupKey> =
+            self.keys.iter().filter(|(_, ks)| ks.pending.is_empty() && ks.b.done_at(now)).map(|(k, _)| *k).collect();
+        done.sort_unstable();
+        for k in done {
+            self.retire(k);
+        }
+    }
+
+    fn retire(&mut self, key: GroupKey) {
+        if let Some(mut ks) = self.keys.remove(&key) {
+            for p in ks.pending.drain(..) {
+                self.pending -= 1;
+                ks.b.add(p.start, p.end.unwrap_or(p.start), &mut self.scratch);
+            }
+            ks.b.finish(&mut self.scratch);
+            self.out.extend(self.scratch.drain(..).map(|s| (key, s)));
+        }
+    }
+
+    /// End of input: closes every session, in key order.
+    pub(crate) fn finish_all(&mut self) {
+        let mut keys: Vec<GroupKey> = self.keys.keys().copied().collect();
+        keys.sort_unstable();
+        for k in keys {
+            self.retire(k);
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn live_keys(&self) -> usize {
+        self.keys.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Sample::*;
+
+    const S: i64 = 1_000_000_000;
+
+    fn th() -> Thresholds {
+        Thresholds::from_options(&swing::ExtractOptions::default())
+    }
+
+    /// Runs (start, end) connections in seconds through a builder.
+    fn run(th: Thresholds, conns: &[(f64, f64)]) -> Vec<Sample> {
+        let mut b = SessionBuilder::new(th);
+        let mut out = vec![];
+        for &(s, e) in conns {
+            b.add((s * 1e9) as i64, (e * 1e9) as i64, &mut out);
+        }
+        b.finish(&mut out);
+        out.retain(|s| *s != RreStart);
+        out
+    }
+
+    #[test]
+    fn rre_gap_joins_and_splits() {
+        // 1.9 s after the RRE's end joins it; 2 s after starts a new RRE.
+        let out = run(th(), &[(0.0, 1.0), (2.9, 3.0), (5.0, 6.0)]);
+        assert_eq!(
+            out,
+            vec![
+                SessionStart(0),
+                InterConn(29 * S / 10),
+                ConnsPerRre(2),
+                InterRre(2 * S),
+                ConnsPerRre(1),
+                RresPerSession(2)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_open_connection_keeps_the_rre_running() {
+        // The first connection runs until 50 s, so one starting at 20 s is in
+        // its RRE (20 − 50 < 2). At 51 s the 30 s interconnection cap (from
+        // the start at 20 s) makes a new RRE, 1 s after the RRE's end.
+        let out = run(th(), &[(0.0, 50.0), (20.0, 21.0), (51.0, 52.0)]);
+        assert_eq!(
+            out,
+            vec![SessionStart(0), InterConn(20 * S), ConnsPerRre(2), InterRre(S), ConnsPerRre(1), RresPerSession(2)]
+        );
+        // Cut by the cap while the RRE is still running: the gap floors at 0.
+        let out = run(th(), &[(0.0, 50.0), (45.0, 46.0)]);
+        assert_eq!(out, vec![SessionStart(0), ConnsPerRre(1), InterRre(0), ConnsPerRre(1), RresPerSession(2)]);
+    }
+
+    #[test]
+    fn interconn_cap() {
+        let t = Thresholds { rre_gap: 100 * S, rre_max_interconn: 5 * S, ..th() };
+        let out = run(t, &[(0.0, 0.5), (4.0, 4.5), (10.0, 10.5)]);
+        assert_eq!(
+            out,
+            vec![
+                SessionStart(0),
+                InterConn(4 * S),
+                ConnsPerRre(2),
+                InterRre(55 * S / 10),
+                ConnsPerRre(1),
+                RresPerSession(2)
+            ]
+        );
+    }
+
+    #[test]
+    fn session_gap_starts_a_new_session() {
+        // 299 s after the RRE's end: same session; 300 s: a new one.
+        let out = run(th(), &[(0.0, 1.0), (300.0, 301.0), (601.0, 602.0)]);
+        assert_eq!(
+            out,
+            vec![
+                SessionStart(0),
+                ConnsPerRre(1),
+                InterRre(299 * S),
+                ConnsPerRre(1),
+                RresPerSession(2),
+                SessionStart(601 * S),
+                ConnsPerRre(1),
+                RresPerSession(1)
+            ]
+        );
+    }
+
+    #[test]
+    fn session_length_cap() {
+        let t = Thresholds { session_max: Some(100 * S), ..th() };
+        // The cap applies to new RREs only: 100.5 s still joins the RRE
+        // started at 99 s; 103 s would be a new RRE 103 s into the session.
+        let out = run(t, &[(0.0, 1.0), (50.0, 51.0), (99.0, 99.5), (100.5, 101.0), (103.0, 104.0)]);
+        let starts: Vec<&Sample> = out.iter().filter(|s| matches!(s, SessionStart(_))).collect();
+        assert_eq!(starts, vec![&SessionStart(0), &SessionStart(103 * S)]);
+        assert!(out.contains(&RresPerSession(3)));
+    }
+
+    #[test]
+    fn count_caps() {
+        let t = Thresholds { max_conns: 2, max_rres: 2, ..th() };
+        // Four connections 0.1 s apart: 2 per RRE; then the third RRE would
+        // exceed max_rres, so a new session starts.
+        let out = run(t, &[(0.0, 0.05), (0.1, 0.15), (0.2, 0.25), (0.3, 0.35), (0.4, 0.45)]);
+        assert_eq!(
+            out,
+            vec![
+                SessionStart(0),
+                InterConn(S / 10),
+                ConnsPerRre(2),
+                InterRre(S / 20),
+                InterConn(S / 10),
+                ConnsPerRre(2),
+                RresPerSession(2),
+                SessionStart(4 * S / 10),
+                ConnsPerRre(1),
+                RresPerSession(1)
+            ]
+        );
+    }
+
+    #[test]
+    fn grouper_waits_for_ends_and_keeps_start_order() {
+        let mut g = Grouper::new(th());
+        let k = GroupKey { class: 0, client: 1, server: u32::MAX };
+        let a = g.open(k, 0);
+        let b = g.open(k, S);
+        g.close(k, b, 2 * S);
+        assert!(g.out.is_empty(), "b waits for a");
+        // A connection split off later but starting earlier goes before b.
+        let c = g.open(k, S / 2);
+        g.close(k, c, S);
+        g.close(k, a, 10 * S);
+        let got: Vec<Sample> = g.out.drain(..).map(|(_, s)| s).filter(|s| *s != RreStart).collect();
+        assert_eq!(got, vec![SessionStart(0), InterConn(S / 2), InterConn(S / 2)]);
+        // Not retired while a later connection could still join.
+        g.sweep(100 * S);
+        assert_eq!(g.live_keys(), 1);
+        g.sweep(400 * S);
+        assert_eq!(g.live_keys(), 0);
+        let got: Vec<Sample> = g.out.drain(..).map(|(_, s)| s).collect();
+        assert_eq!(got, vec![ConnsPerRre(3), RresPerSession(1)]);
+    }
+
+    #[test]
+    fn keys_are_independent_and_cancelled_connections_vanish() {
+        let mut g = Grouper::new(th());
+        let k1 = GroupKey { class: 0, client: 1, server: 2 };
+        let k2 = GroupKey { class: 0, client: 1, server: 3 };
+        let a = g.open(k1, 0);
+        let b = g.open(k2, S);
+        let c = g.open(k1, S);
+        g.cancel(k1, a);
+        g.close(k1, c, 2 * S);
+        g.close(k2, b, 2 * S);
+        g.finish_all();
+        let mut per: Vec<(u32, Sample)> =
+            g.out.drain(..).map(|(k, s)| (k.server, s)).filter(|s| s.1 != RreStart).collect();
+        per.sort_by_key(|(k, _)| *k);
+        assert_eq!(
+            per,
+            vec![
+                (2, SessionStart(S)),
+                (2, ConnsPerRre(1)),
+                (2, RresPerSession(1)),
+                (3, SessionStart(S)),
+                (3, ConnsPerRre(1)),
+                (3, RresPerSession(1))
+            ]
+        );
+    }
+}

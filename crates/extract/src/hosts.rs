@@ -1,0 +1,60 @@
+//! Every address seen, with what it sent and the tallies that decide its side.
+
+use crate::netparams::NetAcc;
+use crate::sides::{is_private, MacVote, MAC_SLOTS, NO_MAC};
+use rustc_hash::FxHashMap;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Host {
+    pub addr: u128,
+    pub private: bool,
+    /// IP packets and bytes sent, split by protocol for the link statistics.
+    pub packets: u64,
+    pub bytes: u64,
+    pub tcp_bytes: u64,
+    pub udp_bytes: u64,
+    pub votes: [MacVote; MAC_SLOTS],
+    pub tcp_initiated: u64,
+    pub tcp_accepted: u64,
+    pub udp_initiated: u64,
+    pub udp_accepted: u64,
+    pub net: NetAcc,
+}
+
+/// Hosts are interned to dense ids so that connections refer to them by
+/// index and per-packet updates need no lookup.
+#[derive(Default)]
+pub(crate) struct HostTable {
+    map: FxHashMap<u128, u32>,
+    pub hosts: Vec<Host>,
+}
+
+impl HostTable {
+    #[inline]
+    pub(crate) fn id(&mut self, addr: u128) -> u32 {
+        let n = self.hosts.len() as u32;
+        let id = *self.map.entry(addr).or_insert(n);
+        if id == n {
+            self.hosts.push(Host {
+                addr,
+                private: is_private(addr),
+                packets: 0,
+                bytes: 0,
+                tcp_bytes: 0,
+                udp_bytes: 0,
+                votes: [NO_MAC; MAC_SLOTS],
+                tcp_initiated: 0,
+                tcp_accepted: 0,
+                udp_initiated: 0,
+                udp_accepted: 0,
+                net: NetAcc::default(),
+            });
+        }
+        id
+    }
+
+    #[inline]
+    pub(crate) fn get(&mut self, id: u32) -> &mut Host {
+        &mut self.hosts[id as usize]
+    }
+}

@@ -1,0 +1,145 @@
+//! The end of the pass: sides, host estimates and the model file.
+
+use crate::classes::Finish;
+use crate::input::Src;
+use crate::options::secs;
+use crate::pipeline::Extractor;
+use crate::reservoir::{percentile, sorted};
+use crate::sides::{decide, key_string, Tallies};
+use crate::Report;
+use swing::{DirStats, HostParams, LinkStats, Model, Side, SideInfo, TraceInfo, FORMAT};
+
+/// Builds the model once every flow is finished (`Extractor::finish_flows`).
+pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
+    let o = &ex.o.o;
+    let traces: Vec<TraceInfo> = srcs
+        .iter()
+        .map(|s| {
+            let i = &s.info;
+            let (a, b) = (i.tmin.unwrap_or(0), i.tmax.unwrap_or(0));
+            TraceInfo {
+                path: s.name.clone(),
+                packets: i.packets,
+                bytes: i.bytes,
+                start_s: secs(a),
+                duration_s: secs(b.saturating_sub(a)),
+                skipped: s.r.stats().skipped + i.decode_errors,
+                non_ip: i.non_ip,
+            }
+        })
+        .collect();
+    let tmin = srcs.iter().filter_map(|s| s.info.tmin).min().unwrap_or(0);
+    let tmax = srcs.iter().filter_map(|s| s.info.tmax).max().unwrap_or(0);
+    let duration_s = secs(tmax.saturating_sub(tmin));
+
+    let hosts = &ex.hosts.hosts;
+    let tallies = Tallies { ip_packets: ex.ip_packets, crossing: ex.crossing };
+    let dec = decide(&ex.o.sides, hosts, &ex.macs, &tallies);
+    let nets: Vec<_> = hosts.iter().map(|h| h.net.finish(o)).collect();
+    let host_rtt: Vec<Option<f64>> = nets.iter().map(|n| n.rtt_s).collect();
+    let side_rtt = [Side::A, Side::B].map(|side| {
+        let v = sorted(host_rtt.iter().zip(&dec.side).filter(|(_, s)| **s == side).filter_map(|(r, _)| *r));
+        (!v.is_empty()).then(|| percentile(&v, 50.0))
+    });
+    let fin = Finish {
+        side_of: &dec.side,
+        host_rtt: &host_rtt,
+        side_rtt,
+        think_minus_rtt: o.think_minus_rtt,
+        start_shift_s: secs(ex.t0.unwrap_or(tmin).saturating_sub(tmin)),
+    };
+    let mut classes = ex.tcp.sink.classes.build(&ex.names, &fin);
+    classes.sort_by(|a, b| {
+        let (x, y) = (a.counts.bytes[0] + a.counts.bytes[1], b.counts.bytes[0] + b.counts.bytes[1]);
+        y.cmp(&x).then_with(|| a.name.cmp(&b.name)).then(a.clients.cmp(&b.clients))
+    });
+    let mut udp = ex.udp.build(&ex.names, &dec.side, fin.start_shift_s);
+    udp.sort_by(|a, b| b.flows.cmp(&a.flows).then_with(|| a.name.cmp(&b.name)).then(a.initiators.cmp(&b.initiators)));
+
+    let mut dirs = [DirStats::default(), DirStats::default()];
+    for (h, side) in hosts.iter().zip(&dec.side) {
+        let d = &mut dirs[side.index()];
+        d.packets += h.packets;
+        d.bytes += h.bytes;
+        d.tcp_bytes += h.tcp_bytes;
+        d.udp_bytes += h.udp_bytes;
+        d.other_bytes += h.bytes - h.tcp_bytes - h.udp_bytes;
+    }
+    for d in &mut dirs {
+        d.mean_rate_bps = if duration_s > 0.0 { d.bytes as f64 * 8.0 / duration_s } else { 0.0 };
+    }
+
+    // Sorted by side, then bytes (descending), then address.
+    let mut order: Vec<usize> = (0..hosts.len()).collect();
+    order.sort_unstable_by_key(|&i| (dec.side[i], std::cmp::Reverse(hosts[i].bytes), hosts[i].addr));
+    let params: Vec<HostParams> = order
+        .into_iter()
+        .map(|i| {
+            let (h, n) = (&hosts[i], &nets[i]);
+            HostParams {
+                addr: key_string(h.addr),
+                side: dec.side[i],
+                rtt_s: n.rtt_s,
+                rtt_samples: n.rtt_samples,
+                capacity_bps: n.capacity_bps,
+                capacity_samples: n.capacity_samples,
+                loss: n.loss,
+                loss_packets: n.loss_packets,
+                mss: n.mss,
+                bytes: h.bytes,
+                packets: h.packets,
+            }
+        })
+        .collect();
+    let hosts_a = dec.side.iter().filter(|s| **s == Side::A).count() as u64;
+
+    let st = ex.tcp.sink.stats;
+    let report = Report {
+        packets: traces.iter().map(|t| t.packets).sum(),
+        bytes: traces.iter().map(|t| t.bytes).sum(),
+        ip_packets: ex.ip_packets,
+        tcp_packets: st.packets,
+        udp_packets: ex.udp_packets,
+        other_ip_packets: ex.other_packets,
+        skipped_records: srcs.iter().map(|s| s.r.stats().skipped).sum(),
+        truncated_tail_bytes: srcs.iter().map(|s| s.r.stats().truncated_tail).sum(),
+        non_ip: srcs.iter().map(|s| s.info.non_ip).sum(),
+        decode_errors: srcs.iter().map(|s| s.info.decode_errors).sum(),
+        out_of_order: ex.out_of_order,
+        hosts: hosts.len() as u64,
+        tcp_connections: st.connections,
+        tcp_without_syn: st.without_syn,
+        tcp_without_data: st.without_data,
+        tcp_modelled: st.modelled,
+        pairs: st.pairs,
+        sessions: st.sessions,
+        udp_flows: ex.udp.total,
+        peak_tcp_entries: st.peak_live as u64,
+        peak_closed_tuples: st.peak_closed as u64,
+        peak_udp_flows: ex.udp.peak_live as u64,
+        peak_group_keys: ex.tcp.sink.grouper.peak_keys as u64,
+        peak_pending: ex.tcp.sink.grouper.peak_pending as u64,
+        stored_values: (ex.tcp.sink.classes.stored()
+            + ex.udp.stored()
+            + hosts.iter().map(|h| h.net.stored()).sum::<usize>()) as u64,
+        tcp_classes: ex.tcp.sink.classes.count() as u64,
+        udp_classes: ex.udp.classes() as u64,
+        class_host_entries: ex.tcp.sink.classes.entries() as u64,
+    };
+    let model = Model {
+        format: FORMAT.to_string(),
+        traces,
+        options: o.clone(),
+        link: LinkStats { duration_s, dirs },
+        sides: SideInfo {
+            rule: o.sides.clone(),
+            decided_by: dec.decided_by,
+            hosts_a,
+            hosts_b: hosts.len() as u64 - hosts_a,
+        },
+        classes,
+        udp,
+        hosts: params,
+    };
+    (model, report)
+}

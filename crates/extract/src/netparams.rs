@@ -1,0 +1,228 @@
+//! Per-host network parameters: RTT, packet-pair capacity, loss, MSS.
+//!
+//! Samples are collected during the pass (by `tcpflow`) into bounded
+//! per-host stores; the estimates are made at the end, because two of them
+//! depend on the host's final RTT: capacity samples are filtered by the
+//! RTT's 5th percentile, and a filled sequence hole counts as an upstream
+//! loss only if the fill came at least one RTT after the hole opened (else
+//! it was reordering), as Swing did after its pass (`getplr-rexmissions-flowid`).
+
+use crate::reservoir::{percentile, sorted, Reservoir, HOST_RESERVOIR, MSS_RESERVOIR};
+use swing::{ExtractOptions, LossFormula};
+use units::Rng;
+
+/// Swing's fallback RTT for hole classification when a host has none.
+const DEFAULT_RTT_S: f64 = 0.1;
+/// Swing's packet-pair clamp (`emgip`).
+pub(crate) const MIN_CAPACITY_BPS: f64 = 100e3;
+pub(crate) const MAX_CAPACITY_BPS: f64 = 500e6;
+/// Swing's minimum payload for a packet pair (`estimatecapacity3.c`).
+pub(crate) const PAIR_MIN_PAYLOAD: u32 = 500;
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NetAcc {
+    /// RTT samples of the path between this host and the link, seconds.
+    rtt: Reservoir<f64>,
+    /// Packet pairs sent by this host: (bit/s, spacing in s).
+    pairs: Reservoir<(f64, f64)>,
+    mss: Reservoir<u16>,
+    /// Delay from a hole opening in this host's data to its fill, seconds.
+    fills: Reservoir<f64>,
+    /// Data segments that carried new data (not below the highest sequence seen).
+    pub new_segs: u64,
+    /// Segments entirely below the highest sequence seen that filled no hole.
+    pub retx_no_hole: u64,
+}
+
+/// What the end of the pass makes of a host's samples.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct HostNet {
+    pub rtt_s: Option<f64>,
+    pub rtt_samples: u64,
+    pub capacity_bps: Option<f64>,
+    pub capacity_samples: u64,
+    pub loss: Option<f64>,
+    pub loss_packets: u64,
+    pub mss: Option<u32>,
+    /// Holes (upstream losses), reorderings and downstream retransmissions.
+    pub holes: u64,
+}
+
+impl NetAcc {
+    pub(crate) fn rtt_sample(&mut self, s: f64, max_s: f64, rng: &mut Rng) {
+        if s > 0.0 && s <= max_s {
+            self.rtt.push(s, HOST_RESERVOIR, rng);
+        }
+    }
+
+    /// A packet pair of `payload` bytes spaced `dt` seconds apart.
+    pub(crate) fn pair_sample(&mut self, payload: u32, dt: f64, rng: &mut Rng) {
+        if dt > 0.0 {
+            let bps = ((payload as f64 + 40.0) * 8.0 / dt).clamp(MIN_CAPACITY_BPS, MAX_CAPACITY_BPS);
+            self.pairs.push((bps, dt), HOST_RESERVOIR, rng);
+        }
+    }
+
+    pub(crate) fn mss_sample(&mut self, mss: u16, rng: &mut Rng) {
+        self.mss.push(mss, MSS_RESERVOIR, rng);
+    }
+
+    pub(crate) fn fill(&mut self, delay_s: f64, rng: &mut Rng) {
+        self.fills.push(delay_s.max(0.0), HOST_RESERVOIR, rng);
+    }
+
+    /// Stored values, for the memory accounting.
+    pub(crate) fn stored(&self) -> usize {
+        self.rtt.len() + self.pairs.len() + self.mss.len() + self.fills.len()
+    }
+
+    pub(crate) fn finish(&self, o: &ExtractOptions) -> HostNet {
+        let rtts = sorted(self.rtt.items().iter().copied());
+        let rtt_s = (!rtts.is_empty() && self.rtt.seen() >= o.rtt_min_samples as u64).then(|| percentile(&rtts, 50.0));
+
+        // Capacity: drop pairs spaced as widely as the host's shortest RTTs
+        // (they were not sent back to back), then take Swing's percentile.
+        let p5 = rtt_s.map(|_| percentile(&rtts, 5.0));
+        let kept = sorted(self.pairs.items().iter().filter(|(_, dt)| p5.is_none_or(|p| *dt < p)).map(|(b, _)| *b));
+        let capacity_samples = scale(kept.len(), self.pairs.len(), self.pairs.seen());
+        let capacity_bps = (capacity_samples > o.capacity_min_samples as u64 && !kept.is_empty())
+            .then(|| percentile(&kept, o.capacity_percentile));
+
+        let thr = rtt_s.unwrap_or(DEFAULT_RTT_S);
+        let late = self.fills.items().iter().filter(|d| **d >= thr).count();
+        let holes = scale(late, self.fills.len(), self.fills.seen());
+        let reordered = self.fills.seen() - holes;
+        let (loss, loss_packets) = match o.loss_formula {
+            LossFormula::Swing => {
+                // Swing counts reordered segments as ordinary packets and
+                // hole fills as the retransmissions they are.
+                let n = self.new_segs + reordered;
+                let loss = (n >= o.loss_min_packets && n > 0).then(|| {
+                    let up = holes as f64 / (n + holes) as f64;
+                    let down = self.retx_no_hole as f64 / n as f64;
+                    (up + down - up * down).min(1.0)
+                });
+                (loss, n)
+            }
+            LossFormula::Retransmissions => {
+                let n = self.new_segs + self.retx_no_hole + self.fills.seen();
+                let loss = (n >= o.loss_min_packets && n > 0).then(|| (self.retx_no_hole + holes) as f64 / n as f64);
+                (loss, n)
+            }
+        };
+        let mss = {
+            let m = sorted(self.mss.items().iter().map(|&m| m as f64));
+            (!m.is_empty()).then(|| percentile(&m, 50.0) as u32)
+        };
+        HostNet { rtt_s, rtt_samples: self.rtt.seen(), capacity_bps, capacity_samples, loss, loss_packets, mss, holes }
+    }
+}
+
+/// `part` of the `kept` stored values, scaled to the `seen` total.
+fn scale(part: usize, kept: usize, seen: u64) -> u64 {
+    if kept as u64 == seen || kept == 0 {
+        part as u64
+    } else {
+        (part as f64 * seen as f64 / kept as f64).round() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> ExtractOptions {
+        ExtractOptions::default()
+    }
+
+    #[test]
+    fn rtt_is_the_lower_median_once_there_are_enough_samples() {
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        h.rtt_sample(0.030, 1.5, &mut rng);
+        assert_eq!(h.finish(&opts()).rtt_s, None, "one sample is below rtt_min_samples = 2");
+        h.rtt_sample(0.010, 1.5, &mut rng);
+        h.rtt_sample(2.0, 1.5, &mut rng); // above rtt_max_s: dropped
+        h.rtt_sample(0.0, 1.5, &mut rng); // not positive: dropped
+        let n = h.finish(&opts());
+        assert_eq!((n.rtt_s, n.rtt_samples), (Some(0.010), 2));
+    }
+
+    #[test]
+    fn capacity_filters_by_rtt_then_takes_the_75th_percentile() {
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        for _ in 0..4 {
+            h.rtt_sample(0.020, 1.5, &mut rng);
+        }
+        // 12 pairs of 1460 B 1 ms apart (12 Mbit/s) ... 12 ms apart (1 Mbit/s).
+        for i in 1..=12 {
+            h.pair_sample(1460, i as f64 * 1e-3, &mut rng);
+        }
+        // Two pairs spaced beyond the RTT's 5th percentile (20 ms) are dropped.
+        h.pair_sample(1460, 0.020, &mut rng);
+        h.pair_sample(1460, 0.5, &mut rng);
+        let n = h.finish(&opts());
+        assert_eq!(n.capacity_samples, 12);
+        // Kept bit rates sorted: 1500*8/k ms for k = 12..1; index ⌊0.75·11⌋ = 8 → k = 4.
+        assert_eq!(n.capacity_bps, Some(1500.0 * 8.0 / 4e-3));
+        // At capacity_min_samples = 12 (needs more than 12), no estimate.
+        let n = h.finish(&ExtractOptions { capacity_min_samples: 12, ..opts() });
+        assert_eq!(n.capacity_bps, None);
+    }
+
+    #[test]
+    fn pair_samples_are_clamped() {
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        h.pair_sample(1000, 1e-9, &mut rng);
+        h.pair_sample(1000, 10.0, &mut rng);
+        h.pair_sample(1000, -1.0, &mut rng); // not a pair
+        let v: Vec<f64> = h.pairs.items().iter().map(|p| p.0).collect();
+        assert_eq!(v, vec![MAX_CAPACITY_BPS, MIN_CAPACITY_BPS]);
+    }
+
+    #[test]
+    fn swing_loss_splits_fills_by_rtt() {
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        h.rtt_sample(0.05, 1.5, &mut rng);
+        h.rtt_sample(0.05, 1.5, &mut rng);
+        h.new_segs = 196;
+        h.retx_no_hole = 10;
+        h.fill(0.2, &mut rng); // after an RTT: a hole (upstream loss)
+        h.fill(0.3, &mut rng);
+        h.fill(0.001, &mut rng); // quicker than an RTT: reordering
+        h.fill(0.002, &mut rng);
+        let n = h.finish(&opts());
+        // n = 196 + 2 reordered = 198; up = 2/200; down = 10/198.
+        let (up, down) = (2.0 / 200.0, 10.0 / 198.0);
+        assert_eq!(n.loss_packets, 198);
+        assert!((n.loss.unwrap() - (up + down - up * down)).abs() < 1e-12);
+        assert_eq!(n.holes, 2);
+        let r = h.finish(&ExtractOptions { loss_formula: LossFormula::Retransmissions, ..opts() });
+        assert_eq!(r.loss_packets, 210);
+        assert!((r.loss.unwrap() - 12.0 / 210.0).abs() < 1e-12);
+        // Below loss_min_packets: no loss of its own.
+        assert_eq!(h.finish(&ExtractOptions { loss_min_packets: 1000, ..opts() }).loss, None);
+    }
+
+    #[test]
+    fn unknown_rtt_classifies_fills_with_100_ms() {
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        h.fill(0.099, &mut rng);
+        h.fill(0.1, &mut rng);
+        assert_eq!(h.finish(&opts()).holes, 1);
+    }
+
+    #[test]
+    fn mss_is_the_median_of_syn_options() {
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        for m in [1460, 1380, 1460] {
+            h.mss_sample(m, &mut rng);
+        }
+        assert_eq!(h.finish(&opts()).mss, Some(1460));
+    }
+}

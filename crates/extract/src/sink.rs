@@ -1,0 +1,114 @@
+//! Where a connection's results go as they appear: its request/response
+//! pairs and finished parts into the class stores, its start and end into
+//! the session grouper, the grouper's samples back into the class stores.
+
+use crate::classes::{Param, TcpClasses};
+use crate::exchanges::Pair;
+use crate::grouping::{Grouper, Sample};
+use crate::options::secs;
+use crate::record::ConnRecord;
+use crate::tcpflow::Conn;
+use units::Rng;
+
+/// TCP counters for the report.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TcpStats {
+    pub packets: u64,
+    pub connections: u64,
+    pub without_syn: u64,
+    pub without_data: u64,
+    /// Connections in the model (long ones split into several).
+    pub modelled: u64,
+    pub pairs: u64,
+    pub sessions: u64,
+    pub peak_live: usize,
+    pub peak_closed: usize,
+}
+
+/// Where finished pairs, connections and sessions go.
+pub(crate) struct Sink {
+    pub classes: TcpClasses,
+    pub grouper: Grouper,
+    pub rng: Rng,
+    pub records: Option<Vec<ConnRecord>>,
+    pub stats: TcpStats,
+    /// The first packet's time: samples of session starts are relative to it.
+    pub t0: i64,
+    pub max_pairs: u32,
+}
+
+impl Sink {
+    /// Moves the grouper's samples into the class stores.
+    pub(crate) fn pump(&mut self) {
+        let mut out = std::mem::take(&mut self.grouper.out);
+        for (k, s) in out.drain(..) {
+            let (class, host) = (k.class, k.client);
+            let (p, v) = match s {
+                Sample::SessionStart(t) => {
+                    self.classes.host(class, host).sessions += 1;
+                    self.stats.sessions += 1;
+                    (Param::SessionStart, secs(t - self.t0))
+                }
+                Sample::RreStart => {
+                    self.classes.host(class, host).rres += 1;
+                    continue;
+                }
+                Sample::RresPerSession(n) => (Param::RresPerSession, n as f64),
+                Sample::ConnsPerRre(n) => (Param::ConnsPerRre, n as f64),
+                Sample::InterConn(d) => (Param::InterConn, secs(d)),
+                Sample::InterRre(d) => (Param::InterRre, secs(d)),
+            };
+            self.classes.sample(class, host, p, v, &mut self.rng);
+        }
+        self.grouper.out = out;
+    }
+
+    /// A request/response pair of `c`. Connections with more pairs than
+    /// `max_pairs_per_conn` are split into consecutive connections of at
+    /// most that many pairs, each starting at its first request, as Swing's
+    /// `filtermaxnumpairs` did, so no pair is lost.
+    pub(crate) fn pair(&mut self, c: &mut Conn, p: Pair) {
+        if c.chunk_pairs == self.max_pairs {
+            // Queue the next chunk before closing this one so the grouper
+            // keeps start order.
+            let token = self.grouper.open(c.gkey, p.start());
+            let end = c.chunk_end;
+            self.end_chunk(c, end);
+            c.token = token;
+            c.chunk_pairs = 0;
+        }
+        c.chunk_pairs += 1;
+        c.chunk_end = p.end();
+        let (class, host) = (c.class, c.hosts[0]);
+        let req = p.req.map_or(0, |e| e.bytes);
+        let resp = p.resp.map_or(0, |e| e.bytes);
+        let mut s =
+            [(Param::RequestBytes, req.max(1) as f64), (Param::ResponseBytes, resp.max(1) as f64), (Param::Think, 0.0)];
+        let n = match (p.req, c.last_resp_end) {
+            (Some(r), Some(prev)) => {
+                s[2].1 = secs(r.start - prev);
+                3
+            }
+            _ => 2,
+        };
+        if let Some(r) = p.resp {
+            c.last_resp_end = Some(r.end);
+        }
+        let a = self.classes.samples(class, host, &s[..n], &mut self.rng);
+        a.pairs += 1;
+        a.request_bytes += req;
+        a.response_bytes += resp;
+        self.stats.pairs += 1;
+        if let Some(log) = &mut c.log {
+            log.push(p);
+        }
+    }
+
+    pub(crate) fn end_chunk(&mut self, c: &mut Conn, end: i64) {
+        self.grouper.close(c.gkey, c.token, end);
+        let s = [(Param::PairsPerConn, c.chunk_pairs as f64)];
+        self.classes.samples(c.class, c.hosts[0], &s, &mut self.rng).connections += 1;
+        self.stats.modelled += 1;
+        self.pump();
+    }
+}

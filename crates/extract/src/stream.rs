@@ -1,0 +1,134 @@
+//! One direction of a TCP connection as a byte stream: sequence numbers
+//! turned into offsets, the highest byte seen, holes (gaps skipped and
+//! filled later), the last data segment (for packet pairs) and the segment
+//! being timed for a data→ACK RTT.
+
+/// Open holes remembered per direction; older ones are forgotten.
+pub(crate) const MAX_GAPS: usize = 4;
+
+/// A hole: bytes [start, end) skipped by a segment seen at time `t`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Gap {
+    pub start: i64,
+    pub end: i64,
+    pub t: i64,
+}
+
+/// The last data segment of a direction, the first half of a packet pair.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seg {
+    pub t: i64,
+    pub len: u32,
+    pub ack: u32,
+}
+
+/// One direction's byte stream. Offsets are bytes from the first data byte
+/// (the byte after the SYN), or from the first sequence seen when the SYN
+/// was missed; wraparound is handled by reading each sequence number
+/// relative to the highest offset so far.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Dir {
+    pub base: Option<u32>,
+    /// The stream starts at offset 0 (its SYN, or the SYN/ACK's ack, was seen).
+    pub from_syn: bool,
+    /// End of the highest data segment seen from this direction.
+    pub data_hi: Option<i64>,
+    /// Highest offset known to have crossed the link: `data_hi` or acknowledged.
+    pub hi: i64,
+    pub fin_off: Option<i64>,
+    pub gaps: [Gap; MAX_GAPS],
+    pub ngaps: u8,
+    pub prev: Option<Seg>,
+    /// (end offset, send time) of the segment being timed for a data→ACK RTT.
+    pub timing: Option<(i64, i64)>,
+    pub retx: u64,
+    pub fills: u64,
+}
+
+impl Dir {
+    #[inline]
+    pub(crate) fn off(&self, seq: u32) -> i64 {
+        let base = self.base.unwrap_or(seq);
+        let at_hi = base.wrapping_add(self.hi as u32);
+        self.hi + seq.wrapping_sub(at_hi) as i32 as i64
+    }
+
+    pub(crate) fn set_base(&mut self, first_data_seq: u32, from_syn: bool) {
+        if self.base.is_none() {
+            self.base = Some(first_data_seq);
+            self.from_syn = from_syn;
+        }
+    }
+
+    pub(crate) fn open_gap(&mut self, start: i64, end: i64, t: i64) {
+        if (self.ngaps as usize) < MAX_GAPS {
+            self.gaps[self.ngaps as usize] = Gap { start, end, t };
+            self.ngaps += 1;
+        } else {
+            self.gaps.copy_within(1.., 0);
+            self.gaps[MAX_GAPS - 1] = Gap { start, end, t };
+        }
+    }
+
+    /// If [s, e) overlaps an open hole, shrinks it and returns how long
+    /// the hole had been open.
+    pub(crate) fn fill(&mut self, s: i64, e: i64, t: i64) -> Option<i64> {
+        let n = self.ngaps as usize;
+        let i = self.gaps[..n].iter().position(|g| s < g.end && e > g.start)?;
+        let g = self.gaps[i];
+        let delay = t - g.t;
+        if s <= g.start && e >= g.end {
+            self.gaps.copy_within(i + 1..n, i);
+            self.ngaps -= 1;
+        } else if s <= g.start {
+            self.gaps[i].start = e;
+        } else if e >= g.end {
+            self.gaps[i].end = s;
+        } else {
+            // A fill in the middle: keep the larger remainder.
+            if s - g.start >= g.end - e {
+                self.gaps[i].end = s;
+            } else {
+                self.gaps[i].start = e;
+            }
+        }
+        Some(delay)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_survive_sequence_wraparound() {
+        let mut d = Dir::default();
+        d.set_base(u32::MAX - 99, true);
+        assert_eq!(d.off(u32::MAX - 99), 0);
+        d.hi = 50;
+        assert_eq!(d.off(u32::MAX - 49), 50);
+        assert_eq!(d.off(10), 110);
+        d.hi = 110;
+        assert_eq!(d.off(u32::MAX - 99), 0, "old data reads as below the high mark");
+        d.hi = 3_000_000_000;
+        // Past 2^32 bytes of stream the offset keeps growing.
+        let s = (u32::MAX - 99).wrapping_add(3_000_000_000).wrapping_add(2_000_000_000);
+        assert_eq!(d.off(s), 5_000_000_000);
+    }
+
+    #[test]
+    fn holes_shrink_as_they_fill() {
+        let mut d = Dir::default();
+        d.open_gap(100, 400, 5);
+        assert_eq!(d.fill(400, 500, 9), None, "not in the hole");
+        assert_eq!(d.fill(100, 200, 9), Some(4));
+        assert_eq!((d.gaps[0].start, d.gaps[0].end), (200, 400));
+        assert_eq!(d.fill(300, 400, 10), Some(5));
+        assert_eq!(d.fill(200, 300, 11), Some(6));
+        assert_eq!(d.ngaps, 0);
+        for i in 0..6 {
+            d.open_gap(i * 10, i * 10 + 5, i);
+        }
+        assert_eq!((d.ngaps, d.gaps[0].start), (4, 20), "the oldest holes are forgotten");
+    }
+}

@@ -1,0 +1,564 @@
+//! TCP connections rebuilt from packets, one pass, keyed by 5-tuple.
+//!
+//! * Client: the SYN's sender; else the SYN/ACK's receiver; for a
+//!   connection already open at the start of the trace, the end not on the
+//!   server port (a port listed in `opts.ports`, else the lower port).
+//! * Bytes come from sequence numbers, not from captured lengths (traces
+//!   are often header-only), and from the other side's ACKs where a
+//!   direction's own packets are missing (one-directional traces).
+//! * A data segment entirely below the highest sequence seen is a fill
+//!   if it lands in a hole (a gap skipped earlier) and a retransmission
+//!   otherwise. Fills are classified as loss or reordering at the end.
+//! * End: FIN in both directions, RST, or `idle_timeout_s` of silence (end
+//!   = last packet); a new SYN on the tuple starts a new connection. The
+//!   tuple of a closed connection is remembered (a few bytes) for
+//!   `idle_timeout_s` so that its last ACK, a retransmitted FIN or a late
+//!   RST is absorbed instead of opening a new, data-less connection.
+//! * Samples for the host parameters are taken here: handshake RTTs
+//!   (SYN→SYN/ACK for the server's side, SYN/ACK→ACK for the client's, each
+//!   skipped if its first packet was retransmitted: Karn), data→ACK RTTs
+//!   for the acknowledging host (one timed segment per direction at a time,
+//!   dropped if a retransmission overlaps it), packet pairs, MSS and loss
+//!   counters.
+
+use crate::classes::{ClassNames, TcpClasses};
+use crate::exchanges::{Exchanges, Pair};
+use crate::flowkey::FlowKey;
+use crate::grouping::{GroupKey, Grouper};
+use crate::hosts::HostTable;
+use crate::netparams::PAIR_MIN_PAYLOAD;
+use crate::options::{secs, Compiled, DISORDER_NS};
+use crate::record::{ConnRecord, EndReason};
+use crate::sides::key_addr;
+use crate::sink::{Sink, TcpStats};
+use crate::stream::{Dir, Seg};
+use rustc_hash::FxHashMap;
+use std::net::SocketAddr;
+use swing::{RttSamples, SessionKey};
+use units::Rng;
+use wire::TcpInfo;
+
+/// Handshake times and sequence numbers as seen at the link.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Handshake {
+    syn: Option<i64>,
+    syn_last: Option<i64>,
+    syns: u32,
+    isn: Option<u32>,
+    synack: Option<i64>,
+    synacks: u32,
+    server_isn: Option<u32>,
+    ack: Option<i64>,
+}
+
+/// One TCP connection; direction 0 is client to server.
+#[derive(Clone, Debug)]
+pub(crate) struct Conn {
+    pub key: FlowKey,
+    pub client_lo: bool,
+    /// Client, server.
+    pub hosts: [u32; 2],
+    pub ports: [u16; 2],
+    pub class: u32,
+    pub gkey: GroupKey,
+    /// Grouping token of the current chunk (see `Sink::pair`).
+    pub token: u64,
+    pub chunk_pairs: u32,
+    pub chunk_end: i64,
+    pub start: i64,
+    pub last: i64,
+    pub hs: Handshake,
+    pub fin: [bool; 2],
+    pub dirs: [Dir; 2],
+    pub ex: Exchanges,
+    pub last_resp_end: Option<i64>,
+    pub packets: [u64; 2],
+    pub bytes: [u64; 2],
+    pub log: Option<Vec<Pair>>,
+}
+
+impl Conn {
+    pub(crate) fn hi(&self) -> [i64; 2] {
+        [self.dirs[0].hi, self.dirs[1].hi]
+    }
+}
+
+/// What is remembered of a connection closed by FIN or RST.
+#[derive(Clone, Copy, Debug)]
+struct Closed {
+    at: i64,
+    client_lo: bool,
+    hosts: [u32; 2],
+    class: u32,
+    server_isn: Option<u32>,
+}
+
+pub(crate) struct Tcp {
+    idle: i64,
+    rtt_max_s: f64,
+    data_rtt: bool,
+    per_server: bool,
+    map: FxHashMap<FlowKey, u32>,
+    conns: Vec<Conn>,
+    free: Vec<u32>,
+    closed: FxHashMap<FlowKey, Closed>,
+    since_sweep: usize,
+    now: i64,
+    pub sink: Sink,
+}
+
+impl Tcp {
+    pub(crate) fn new(o: &Compiled, record: bool) -> Tcp {
+        Tcp {
+            idle: o.idle,
+            rtt_max_s: o.o.rtt_max_s,
+            data_rtt: o.o.rtt_samples == RttSamples::HandshakeAndData,
+            per_server: o.o.session_key == SessionKey::ClientServer,
+            map: FxHashMap::default(),
+            conns: Vec::new(),
+            free: Vec::new(),
+            closed: FxHashMap::default(),
+            since_sweep: 0,
+            now: i64::MIN,
+            sink: Sink {
+                classes: TcpClasses::default(),
+                grouper: Grouper::new(o.groups),
+                rng: Rng::stream(0, "extract.classes"),
+                records: record.then(Vec::new),
+                stats: TcpStats::default(),
+                t0: 0,
+                max_pairs: o.o.max_pairs_per_conn,
+            },
+        }
+    }
+
+    /// One TCP segment; returns the (sender, receiver) host ids.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) fn packet(
+        &mut self,
+        t: i64,
+        src: u128,
+        dst: u128,
+        p: &TcpInfo,
+        ip_len: u32,
+        hosts: &mut HostTable,
+        names: &mut ClassNames,
+        rh: &mut Rng,
+    ) -> (u32, u32) {
+        self.sink.stats.packets += 1;
+        self.now = self.now.max(t);
+        self.since_sweep += 1;
+        if self.since_sweep >= (self.map.len() + self.closed.len()).max(4096) {
+            self.since_sweep = 0;
+            self.sweep(self.now, hosts, names);
+        }
+        let (key, from_lo) = FlowKey::of(src, p.src_port, dst, p.dst_port);
+        let pure_syn = p.flags.syn() && !p.flags.ack();
+        let synack = p.flags.syn() && p.flags.ack();
+        let idx = match self.map.get(&key).copied() {
+            Some(i) => {
+                let c = &self.conns[i as usize];
+                let fresh = if t - c.last > self.idle {
+                    Some(EndReason::Idle)
+                } else if pure_syn {
+                    // A retransmitted SYN, or the SYN of a connection first
+                    // seen from its SYN/ACK (clock skew between two
+                    // captures), is the same connection; any other SYN
+                    // starts a new one.
+                    let from_client = from_lo == c.client_lo;
+                    let isn_next = Some(p.seq.wrapping_add(1));
+                    let same = from_client
+                        && (c.hs.isn == Some(p.seq)
+                            || (c.hs.isn.is_none() && c.dirs[0].from_syn && c.dirs[0].base == isn_next));
+                    (!same).then_some(EndReason::Reused)
+                } else {
+                    None
+                };
+                match fresh {
+                    Some(why) => {
+                        let last = c.last;
+                        self.finish(i, last, why, hosts, names);
+                        self.open(key, from_lo, t, src, dst, p, hosts, names)
+                    }
+                    None => i,
+                }
+            }
+            None => {
+                if let Some(cl) = self.closed.get(&key) {
+                    // Packets after a close (the last ACK, a retransmitted
+                    // FIN, a late RST) belong to it; a new SYN does not.
+                    let reopen = pure_syn || (synack && cl.server_isn != Some(p.seq)) || t - cl.at > self.idle;
+                    if !reopen {
+                        let d = (from_lo != cl.client_lo) as usize;
+                        let a = self.sink.classes.host(cl.class, cl.hosts[0]);
+                        a.bytes[d] += ip_len as u64;
+                        a.packets[d] += 1;
+                        return (cl.hosts[d], cl.hosts[1 - d]);
+                    }
+                    self.closed.remove(&key);
+                }
+                self.open(key, from_lo, t, src, dst, p, hosts, names)
+            }
+        };
+        let c = &mut self.conns[idx as usize];
+        let d = (from_lo != c.client_lo) as usize;
+        let ids = (c.hosts[d], c.hosts[1 - d]);
+        if let Some(why) = on_packet(c, d, t, p, ip_len, hosts, rh, &mut self.sink, self.rtt_max_s, self.data_rtt) {
+            let c = &self.conns[idx as usize];
+            let cl =
+                Closed { at: t, client_lo: c.client_lo, hosts: c.hosts, class: c.class, server_isn: c.hs.server_isn };
+            self.closed.insert(key, cl);
+            self.finish(idx, t, why, hosts, names);
+        }
+        ids
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn open(
+        &mut self,
+        key: FlowKey,
+        from_lo: bool,
+        t: i64,
+        src: u128,
+        dst: u128,
+        p: &TcpInfo,
+        hosts: &mut HostTable,
+        names: &mut ClassNames,
+    ) -> u32 {
+        let (sport, dport) = (p.src_port, p.dst_port);
+        let client_is_src = if p.flags.syn() {
+            !p.flags.ack()
+        } else {
+            let (ks, kd) = (names.is_known(sport), names.is_known(dport));
+            match (ks, kd) {
+                (false, true) => true,
+                (true, false) => false,
+                _ => dport <= sport,
+            }
+        };
+        if !p.flags.syn() || p.flags.ack() {
+            self.sink.stats.without_syn += 1;
+        }
+        let (client, server, sport_c, sport_s) =
+            if client_is_src { (src, dst, sport, dport) } else { (dst, src, dport, sport) };
+        let h = [hosts.id(client), hosts.id(server)];
+        hosts.get(h[0]).tcp_initiated += 1;
+        hosts.get(h[1]).tcp_accepted += 1;
+        let class = names.tcp(sport_s);
+        self.sink.classes.port(class, h[0], sport_s);
+        let gkey = GroupKey { class, client: h[0], server: if self.per_server { h[1] } else { u32::MAX } };
+        let token = self.sink.grouper.open(gkey, t);
+        self.sink.pump();
+        self.sink.stats.connections += 1;
+        let c = Conn {
+            key,
+            client_lo: from_lo == client_is_src,
+            hosts: h,
+            ports: [sport_c, sport_s],
+            class,
+            gkey,
+            token,
+            chunk_pairs: 0,
+            chunk_end: t,
+            start: t,
+            last: t,
+            hs: Handshake::default(),
+            fin: [false; 2],
+            dirs: Default::default(),
+            ex: Exchanges::default(),
+            last_resp_end: None,
+            packets: [0; 2],
+            bytes: [0; 2],
+            log: self.sink.records.is_some().then(Vec::new),
+        };
+        let idx = match self.free.pop() {
+            Some(i) => {
+                self.conns[i as usize] = c;
+                i
+            }
+            None => {
+                self.conns.push(c);
+                (self.conns.len() - 1) as u32
+            }
+        };
+        self.map.insert(key, idx);
+        let st = &mut self.sink.stats;
+        st.peak_live = st.peak_live.max(self.map.len());
+        st.peak_closed = st.peak_closed.max(self.closed.len());
+        idx
+    }
+
+    /// Ends connection `idx` at `end`: its last pair, its chunk for the
+    /// grouper, its class counts and record; frees its slot.
+    fn finish(&mut self, idx: u32, end: i64, why: EndReason, hosts: &mut HostTable, names: &ClassNames) {
+        let sink = &mut self.sink;
+        let c = &mut self.conns[idx as usize];
+        if let Some(p) = c.ex.finish(c.hi()) {
+            sink.pair(c, p);
+        }
+        if c.chunk_pairs > 0 {
+            let end = end.max(c.chunk_end);
+            sink.end_chunk(c, end);
+        } else {
+            sink.grouper.cancel(c.gkey, c.token);
+            sink.pump();
+            sink.stats.without_data += 1;
+        }
+        let a = sink.classes.host(c.class, c.hosts[0]);
+        for d in 0..2 {
+            a.bytes[d] += c.bytes[d];
+            a.packets[d] += c.packets[d];
+        }
+        if let Some(recs) = &mut sink.records {
+            let addr = |h: u32, port: u16| SocketAddr::new(key_addr(hosts.hosts[h as usize].addr), port);
+            recs.push(ConnRecord {
+                client: addr(c.hosts[0], c.ports[0]),
+                server: addr(c.hosts[1], c.ports[1]),
+                class: names.names[c.class as usize].clone(),
+                start_ns: c.start,
+                end_ns: end,
+                end: why,
+                syn_ns: c.hs.syn,
+                last_syn_ns: c.hs.syn_last,
+                syns: c.hs.syns,
+                synack_ns: c.hs.synack,
+                synacks: c.hs.synacks,
+                ack_ns: c.hs.ack,
+                packets: c.packets,
+                bytes: c.bytes,
+                payload: [c.dirs[0].hi.max(0) as u64, c.dirs[1].hi.max(0) as u64],
+                retransmissions: [c.dirs[0].retx, c.dirs[1].retx],
+                fills: [c.dirs[0].fills, c.dirs[1].fills],
+                pairs: c.log.take().unwrap_or_default(),
+            });
+        }
+        self.map.remove(&c.key);
+        c.log = None;
+        self.free.push(idx);
+    }
+
+    /// Ends idle connections and forgets old closed tuples; runs at most
+    /// once per as many packets as there are entries, so it costs O(1) per
+    /// packet.
+    fn sweep(&mut self, now: i64, hosts: &mut HostTable, names: &ClassNames) {
+        let limit = self.idle + DISORDER_NS;
+        let mut idle: Vec<(i64, u64, u32)> = self
+            .map
+            .values()
+            .filter_map(|&i| {
+                let c = &self.conns[i as usize];
+                (now - c.last > limit).then_some((c.start, c.token, i))
+            })
+            .collect();
+        idle.sort_unstable();
+        for (_, _, i) in idle {
+            let last = self.conns[i as usize].last;
+            self.finish(i, last, EndReason::Idle, hosts, names);
+        }
+        self.closed.retain(|_, c| now - c.at <= limit);
+        self.sink.grouper.sweep(now);
+        self.sink.pump();
+    }
+
+    /// End of input: every open connection ends at its last packet.
+    pub(crate) fn finish_all(&mut self, hosts: &mut HostTable, names: &ClassNames) {
+        let mut open: Vec<(i64, u64, u32)> = self
+            .map
+            .values()
+            .map(|&i| {
+                let c = &self.conns[i as usize];
+                (c.start, c.token, i)
+            })
+            .collect();
+        open.sort_unstable();
+        for (_, _, i) in open {
+            let last = self.conns[i as usize].last;
+            self.finish(i, last, EndReason::TraceEnd, hosts, names);
+        }
+        self.sink.grouper.finish_all();
+        self.sink.pump();
+    }
+}
+
+/// Updates `c` with a segment from direction `d` (0 = from the client).
+/// Returns why the connection closes, if it does.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn on_packet(
+    c: &mut Conn,
+    d: usize,
+    t: i64,
+    p: &TcpInfo,
+    ip_len: u32,
+    hosts: &mut HostTable,
+    rh: &mut Rng,
+    sink: &mut Sink,
+    rtt_max_s: f64,
+    data_rtt: bool,
+) -> Option<EndReason> {
+    let o = 1 - d;
+    let f = p.flags;
+    c.last = c.last.max(t);
+    c.packets[d] += 1;
+    c.bytes[d] += ip_len as u64;
+    let src = c.hosts[d];
+
+    // Handshake.
+    if f.syn() && !f.ack() {
+        if d == 0 {
+            if c.hs.syns == 0 {
+                c.hs.syn = Some(t);
+                c.hs.isn = Some(p.seq);
+                if let Some(m) = p.options.mss {
+                    hosts.get(src).net.mss_sample(m, rh);
+                }
+                c.start = c.start.min(t);
+            }
+            c.hs.syns += 1;
+            c.hs.syn_last = Some(t);
+            c.dirs[0].set_base(p.seq.wrapping_add(1), true);
+        }
+    } else if f.syn() {
+        if d == 1 {
+            if c.hs.synacks == 0 {
+                c.hs.synack = Some(t);
+                c.hs.server_isn = Some(p.seq);
+                if let Some(m) = p.options.mss {
+                    hosts.get(src).net.mss_sample(m, rh);
+                }
+                c.dirs[1].set_base(p.seq.wrapping_add(1), true);
+                c.dirs[0].set_base(p.ack, true);
+                if let (1, Some(syn), Some(isn)) = (c.hs.syns, c.hs.syn, c.hs.isn) {
+                    if p.ack == isn.wrapping_add(1) {
+                        hosts.get(c.hosts[1]).net.rtt_sample(secs(t - syn), rtt_max_s, rh);
+                    }
+                }
+            }
+            c.hs.synacks += 1;
+        }
+    } else if d == 0 && c.hs.ack.is_none() && c.hs.syns > 0 && f.ack() && !f.rst() {
+        match (c.hs.synack, c.hs.server_isn) {
+            (Some(sa), Some(sisn)) => {
+                if p.ack == sisn.wrapping_add(1) {
+                    c.hs.ack = Some(t);
+                    if c.hs.synacks == 1 {
+                        hosts.get(c.hosts[0]).net.rtt_sample(secs(t - sa), rtt_max_s, rh);
+                    }
+                }
+            }
+            // The SYN/ACK went the other way of a one-direction capture:
+            // SYN→ACK spans both sides of the path, so it is recorded but
+            // is no host's sample.
+            _ => c.hs.ack = Some(t),
+        }
+    }
+
+    let syn = f.syn() as u32;
+    c.dirs[d].set_base(p.seq.wrapping_add(syn), syn == 1);
+
+    // What this packet acknowledges was sent before it: advance the other
+    // direction first.
+    if f.ack() {
+        let od = &mut c.dirs[o];
+        if od.base.is_none() {
+            od.set_base(p.ack, false);
+        } else {
+            let mut a = od.off(p.ack);
+            if let Some(fo) = od.fin_off {
+                a = a.min(fo);
+            }
+            if let Some((end, t_sent)) = od.timing {
+                if a >= end {
+                    if data_rtt {
+                        hosts.get(src).net.rtt_sample(secs(t - t_sent), rtt_max_s, rh);
+                    }
+                    od.timing = None;
+                }
+            }
+            // An ACK one byte past everything seen is most likely the
+            // peer's FIN, which is not data.
+            if a > od.hi && (od.fin_off.is_some() || a > od.hi + 1) && a - od.hi < 1 << 30 {
+                let from = od.hi;
+                od.hi = a;
+                if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi()) {
+                    sink.pair(c, pair);
+                }
+            }
+        }
+    }
+
+    let len = p.payload_len;
+    let dd = &mut c.dirs[d];
+    if len > 0 {
+        let s0 = dd.off(p.seq.wrapping_add(syn));
+        let e0 = s0 + len as i64;
+        let floor = match dd.data_hi {
+            Some(h) => h,
+            None if dd.from_syn => 0,
+            None => s0,
+        };
+        if e0 <= floor {
+            if let Some(delay) = dd.fill(s0, e0, t) {
+                dd.fills += 1;
+                hosts.get(src).net.fill(secs(delay), rh);
+            } else {
+                dd.retx += 1;
+                hosts.get(src).net.retx_no_hole += 1;
+            }
+            dd.timing = None;
+            dd.prev = None;
+        } else {
+            // Skipped bytes are a hole unless the receiver acknowledged
+            // them already (then only the capture missed them).
+            let g0 = floor.max(dd.hi);
+            if s0 > g0 {
+                dd.open_gap(g0, s0, t);
+            }
+            hosts.get(src).net.new_segs += 1;
+            if s0 < floor {
+                // Partly retransmitted: neither timed (Karn) nor a pair.
+                dd.timing = None;
+                dd.prev = None;
+            } else {
+                if dd.timing.is_none() {
+                    dd.timing = Some((e0, t));
+                }
+                if let Some(pv) = dd.prev {
+                    if pv.len == len && len >= PAIR_MIN_PAYLOAD && pv.ack == p.ack && t > pv.t {
+                        hosts.get(src).net.pair_sample(len, secs(t - pv.t), rh);
+                    }
+                }
+                dd.prev = Some(Seg { t, len, ack: p.ack });
+            }
+            dd.data_hi = Some(e0);
+            if e0 > dd.hi {
+                let from = dd.hi;
+                dd.hi = e0;
+                if let Some(pair) = c.ex.advance(d as u8, from, t, c.hi()) {
+                    sink.pair(c, pair);
+                }
+            }
+        }
+    } else {
+        // A pure ACK, SYN or FIN between two data segments: not back to back.
+        dd.prev = None;
+    }
+    // Nor is a pair with a packet of the other direction between them.
+    c.dirs[o].prev = None;
+
+    if f.fin() {
+        let dd = &mut c.dirs[d];
+        if dd.fin_off.is_none() {
+            dd.fin_off = Some(dd.off(p.seq.wrapping_add(syn)) + len as i64);
+        }
+        c.fin[d] = true;
+    }
+    if f.rst() {
+        Some(EndReason::Rst)
+    } else if c.fin[0] && c.fin[1] {
+        Some(EndReason::Fin)
+    } else {
+        None
+    }
+}

@@ -1,0 +1,463 @@
+//! Hand-built captures whose every expected value is known: handshake and
+//! data RTTs, pairs and think times, packet pairs, holes, reordering and
+//! retransmissions, one-directional header-only input, wraparound, tuple
+//! reuse, idle timeouts, disorder, long connections, grouping and UDP.
+
+mod common;
+
+use common::*;
+use extract::{connections_readers, extract_readers, ConnRecord, EndReason, ExtractError};
+use swing::{ExtractOptions, LossFormula, Model, RttSamples, SessionKey, Side, SideRule};
+
+fn run(x: Synth, o: &ExtractOptions) -> (Model, Vec<ConnRecord>, extract::Report) {
+    let b = x.bytes();
+    let (m, r) = extract_readers(vec![("synthetic.pcap".into(), reader(b.clone()))], o, &mut |_| true).unwrap();
+    m.check().unwrap();
+    let recs = connections_readers(vec![("synthetic.pcap".into(), reader(b))], o).unwrap();
+    (m, recs, r)
+}
+
+fn s(t: f64) -> i64 {
+    (t * 1e9).round() as i64
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+fn client() -> Ep {
+    ep(1, [10, 0, 0, 1], 40000)
+}
+
+fn server() -> Ep {
+    ep(2, [93, 184, 216, 34], 80)
+}
+
+/// Handshake (30 ms server side, 10 ms client side), a 300 B request, a
+/// 3000 B response in three segments 0.1 ms apart, then 200 B / 1000 B.
+fn http_like() -> Synth {
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    c.response(&mut x, 1.080, 3000, 0.0001);
+    c.ack(&mut x, 1.090, true);
+    c.data(&mut x, 2.0, true, 200);
+    c.response(&mut x, 2.040, 1000, 0.0);
+    c.ack(&mut x, 2.050, true);
+    c.close(&mut x, 3.0, 0.01);
+    x
+}
+
+#[test]
+fn http_like_exchange_gives_every_layer() {
+    let o = ExtractOptions::default();
+    let (m, recs, rep) = run(http_like(), &o);
+    assert_eq!(recs.len(), 1);
+    let r = &recs[0];
+    assert_eq!((r.client.to_string().as_str(), r.server.to_string().as_str()), ("10.0.0.1:40000", "93.184.216.34:80"));
+    assert_eq!((r.class.as_str(), r.end, r.start_ns, r.end_ns), ("HTTP", EndReason::Fin, s(1.0), s(3.01)));
+    assert!(close(r.server_rtt_s().unwrap(), 0.030) && close(r.client_rtt_s().unwrap(), 0.010));
+    assert!(close(r.handshake_rtt_s().unwrap(), 0.040));
+    assert_eq!(r.payload, [500, 4000]);
+    let sizes: Vec<(Option<u64>, Option<u64>)> =
+        r.pairs.iter().map(|p| (p.req.map(|e| e.bytes), p.resp.map(|e| e.bytes))).collect();
+    assert_eq!(sizes, vec![(Some(300), Some(3000)), (Some(200), Some(1000))]);
+    let resp = r.pairs[0].resp.unwrap();
+    assert_eq!((resp.start, resp.end), (s(1.080), s(1.0802)));
+    assert!(close(r.think_s()[0], 2.0 - 1.0802));
+    assert_eq!((r.retransmissions, r.fills), ([0, 0], [0, 0]));
+    assert_eq!((rep.tcp_connections, rep.tcp_modelled, rep.pairs, rep.sessions), (1, 1, 2, 1));
+
+    // The client's MAC sent the SYN: it is side A.
+    assert!(m.sides.decided_by.contains("02:00:00:00:00:01"), "{}", m.sides.decided_by);
+    let c = &m.classes[0];
+    assert_eq!((c.name.as_str(), c.clients, c.ports.clone()), ("HTTP", Side::A, vec![80]));
+    let k = &c.counts;
+    assert_eq!(
+        (k.sessions, k.rres, k.connections, k.pairs, k.request_bytes, k.response_bytes),
+        (1, 1, 1, 2, 500, 4000)
+    );
+    // IP bytes: client SYN 44 (MSS option), 5 pure ACKs/FINs of 40, requests 340 + 240.
+    assert_eq!(k.bytes, [44 + 40 * 5 + 340 + 240, 44 + 1500 + 1500 + 120 + 1040 + 40]);
+    assert_eq!(k.packets, [8, 6]);
+    assert_eq!(c.request_bytes.values, vec![200.0, 300.0]);
+    assert_eq!(c.response_bytes.values, vec![1000.0, 3000.0]);
+    assert_eq!((c.pairs_per_conn.values.clone(), c.conns_per_rre.values.clone()), (vec![2.0], vec![1.0]));
+    assert_eq!((c.rres_per_session.values.clone(), c.session_start_s.values.clone()), (vec![1.0], vec![0.0]));
+    assert!(c.inter_conn_s.is_empty() && c.inter_rre_s.is_empty());
+    // Think time minus the client's median RTT (10 ms).
+    assert!(close(c.think_s.values[0], 2.0 - 1.0802 - 0.010), "{:?}", c.think_s);
+    assert_eq!(m.link.dirs[0].bytes, k.bytes[0]);
+    assert_eq!((m.link.dirs[1].packets, m.link.dirs[1].tcp_bytes), (6, k.bytes[1]));
+
+    // Hosts: handshake samples plus data→ACK samples (the server's ACKs of
+    // the requests came with its responses: 39 and 40 ms; the client
+    // acknowledged each response 10 ms after its first segment).
+    let h = |a: &str| m.hosts.iter().find(|h| h.addr == a).unwrap().clone();
+    let (hc, hs) = (h("10.0.0.1"), h("93.184.216.34"));
+    assert_eq!((hc.side, hs.side), (Side::A, Side::B));
+    assert_eq!((hs.rtt_samples, hc.rtt_samples), (3, 3));
+    assert!(close(hs.rtt_s.unwrap(), 0.039) && close(hc.rtt_s.unwrap(), 0.010));
+    assert_eq!((hc.mss, hs.mss), (Some(1460), Some(1400)));
+    // One packet pair: 1460 B 0.1 ms apart; more than 10 are needed.
+    assert_eq!((hs.capacity_samples, hs.capacity_bps), (1, None));
+    assert_eq!((hs.bytes, hs.packets), (k.bytes[1], 6));
+
+    // Handshake-only RTTs (Swing's code) and no minimum sample counts.
+    let o2 = ExtractOptions { rtt_samples: RttSamples::Handshake, rtt_min_samples: 1, capacity_min_samples: 0, ..o };
+    let (m2, _, _) = run(http_like(), &o2);
+    let hs2 = m2.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap();
+    assert!(hs2.rtt_samples == 1 && close(hs2.rtt_s.unwrap(), 0.030), "{hs2:?}");
+    assert!(close(hs2.capacity_bps.unwrap(), 1500.0 * 8.0 / 0.0001), "{:?}", hs2.capacity_bps);
+}
+
+#[test]
+fn holes_reordering_and_retransmissions_give_swing_loss() {
+    let mut x = Synth::ethernet();
+    let (cl, sv) = (client(), server());
+    let mut c = Conv::new(cl, sv, 1000, 5000);
+    c.handshake(&mut x, 0.0, 0.030, 0.010);
+    c.data(&mut x, 0.05, true, 100);
+    let base = c.sseq;
+    let ack = c.cseq;
+    let seg = |x: &mut Synth, t: f64, i: u32| x.tcp(t, sv, cl, base + 1000 * i, ack, ACK, 1000, None);
+    seg(&mut x, 0.100, 0);
+    seg(&mut x, 0.101, 2); // segment 1 is missing: a hole opens
+    seg(&mut x, 0.102, 3);
+    seg(&mut x, 0.602, 1); // filled 501 ms later: lost before the link
+    seg(&mut x, 0.603, 4);
+    seg(&mut x, 0.700, 0); // below the highest, no hole: lost after the link
+    seg(&mut x, 0.800, 6);
+    seg(&mut x, 0.8005, 5); // filled after 0.5 ms: reordering
+    c.sseq = base + 7000;
+    c.ack(&mut x, 0.9, true);
+    c.close(&mut x, 1.0, 0.01);
+    let o = ExtractOptions {
+        rtt_samples: RttSamples::Handshake,
+        rtt_min_samples: 1,
+        loss_min_packets: 1,
+        ..Default::default()
+    };
+    let b = x.bytes();
+    let recs = connections_readers(vec![("t".into(), reader(b.clone()))], &o).unwrap();
+    assert_eq!((recs[0].retransmissions, recs[0].fills, recs[0].payload), ([0, 1], [0, 2], [100, 7000]));
+    assert_eq!(recs[0].pairs[0].resp.unwrap().bytes, 7000);
+    let (m, _) = extract_readers(vec![("t".into(), reader(b.clone()))], &o, &mut |_| true).unwrap();
+    let hs = m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap();
+    // New data: segments 0, 2, 3, 4, 6, plus the reordered 5: n = 6; one
+    // hole, one retransmission without a hole.
+    let (up, down) = (1.0 / 7.0, 1.0 / 6.0);
+    assert_eq!(hs.loss_packets, 6);
+    assert!(close(hs.loss.unwrap(), up + down - up * down), "{:?}", hs.loss);
+    let o2 = ExtractOptions { loss_formula: LossFormula::Retransmissions, ..o.clone() };
+    let (m2, _) = extract_readers(vec![("t".into(), reader(b.clone()))], &o2, &mut |_| true).unwrap();
+    let hs2 = m2.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap();
+    assert_eq!(hs2.loss_packets, 8);
+    assert!(close(hs2.loss.unwrap(), 2.0 / 8.0));
+    // With a server RTT above 501 ms the late fill is reordering too.
+    let o3 = ExtractOptions { rtt_max_s: 2.0, ..o };
+    let mut y = Synth::ethernet();
+    let mut c = Conv::new(cl, sv, 1000, 5000);
+    c.handshake(&mut y, 0.0, 0.9, 0.010);
+    c.data(&mut y, 1.0, true, 100);
+    let (base, ack) = (c.sseq, c.cseq);
+    y.tcp(1.1, sv, cl, base + 1000, ack, ACK, 1000, None);
+    y.tcp(1.6, sv, cl, base, ack, ACK, 1000, None);
+    let (m3, _) = extract_readers(vec![("t".into(), reader(y.bytes()))], &o3, &mut |_| true).unwrap();
+    let hs3 = m3.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap();
+    assert_eq!((hs3.loss_packets, hs3.loss), (2, Some(0.0)));
+}
+
+#[test]
+fn one_direction_header_only_sizes_come_from_acks() {
+    let mut x = Synth::raw_ip();
+    let c = ep(1, [10, 1, 1, 1], 1025);
+    let sv = ep(2, [198, 51, 100, 7], 80);
+    x.tcp(0.0, c, sv, 100, 0, SYN, 0, Some(1460));
+    x.tcp(0.1, c, sv, 101, 9001, ACK, 0, None);
+    x.tcp(0.1001, c, sv, 101, 9001, ACK, 300, None);
+    x.tcp(0.5, c, sv, 401, 14001, ACK, 0, None); // the server sent 5000 B
+    x.tcp(2.0, c, sv, 401, 14001, ACK, 200, None);
+    x.tcp(2.3, c, sv, 601, 17001, ACK, 0, None); // and 3000 B more
+    x.tcp(5.0, c, sv, 601, 17001, FIN, 0, None);
+    x.tcp(5.1, c, sv, 602, 17002, ACK, 0, None); // acknowledges the server's FIN: not data
+    let (m, recs, rep) = run(x, &ExtractOptions::default());
+    let r = &recs[0];
+    assert_eq!((r.payload, r.end, r.end_ns), ([500, 8000], EndReason::TraceEnd, s(5.1)));
+    let p: Vec<_> =
+        r.pairs.iter().map(|p| (p.req.unwrap().bytes, p.resp.unwrap().bytes, p.resp.unwrap().start)).collect();
+    assert_eq!(p, vec![(300, 5000, s(0.5)), (200, 3000, s(2.3))]);
+    // SYN→ACK is seen (tshark's initial RTT) but is no host's sample.
+    assert!(close(r.handshake_rtt_s().unwrap(), 0.1));
+    assert!(m.hosts.iter().all(|h| h.rtt_samples == 0));
+    assert_eq!(rep.tcp_without_syn, 0);
+    // Raw IP, one private and one public host, all traffic crossing.
+    assert!(m.sides.decided_by.contains("private"), "{}", m.sides.decided_by);
+    assert_eq!(m.classes[0].clients, Side::A);
+    assert_eq!(m.classes[0].response_bytes.values, vec![3000.0, 5000.0]);
+}
+
+#[test]
+fn a_server_that_speaks_first_pairs_with_a_one_byte_request() {
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(ep(1, [10, 0, 0, 1], 40001), ep(2, [192, 0, 2, 25], 25), 7, 70);
+    c.handshake(&mut x, 0.0, 0.01, 0.01);
+    c.data(&mut x, 0.1, false, 100);
+    c.data(&mut x, 0.2, true, 10);
+    c.data(&mut x, 0.3, false, 50);
+    c.close(&mut x, 0.4, 0.01);
+    let o = ExtractOptions { think_minus_rtt: false, ..Default::default() };
+    let (m, recs, _) = run(x, &o);
+    assert_eq!(recs[0].pairs[0].req, None);
+    assert_eq!(recs[0].pairs[0].resp.unwrap().bytes, 100);
+    let c = &m.classes[0];
+    assert_eq!((c.name.as_str(), c.counts.request_bytes), ("SMTP", 10));
+    assert_eq!(c.request_bytes.values, vec![1.0, 10.0]);
+    assert_eq!(c.response_bytes.values, vec![50.0, 100.0]);
+    assert!(close(c.think_s.values[0], 0.1));
+}
+
+#[test]
+fn long_connections_split_at_max_pairs_like_swing() {
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1, 2);
+    c.handshake(&mut x, 0.0, 0.01, 0.01);
+    for i in 0..5 {
+        let t = 0.1 + i as f64 * 0.1;
+        c.data(&mut x, t, true, 100 + i);
+        c.data(&mut x, t + 0.05, false, 1000);
+    }
+    c.close(&mut x, 1.0, 0.01);
+    let o = ExtractOptions { max_pairs_per_conn: 2, think_minus_rtt: false, ..Default::default() };
+    let (m, recs, rep) = run(x, &o);
+    assert_eq!((recs.len(), recs[0].pairs.len()), (1, 5), "the record keeps the real connection");
+    let c = &m.classes[0];
+    assert_eq!(c.pairs_per_conn.values, vec![1.0, 2.0, 2.0]);
+    assert_eq!((c.counts.connections, c.counts.pairs, rep.tcp_modelled), (3, 5, 3));
+    // The parts follow each other within the RRE gap: one RRE of three,
+    // each part starting at its first request.
+    assert_eq!(c.conns_per_rre.values, vec![3.0]);
+    let ic: Vec<f64> = c.inter_conn_s.values.clone();
+    assert!(close(ic[0], 0.2) && close(ic[1], 0.3), "{ic:?}");
+    assert_eq!(c.think_s.n, 4);
+}
+
+#[test]
+fn sequence_numbers_wrap() {
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), u32::MAX - 10, u32::MAX - 5000);
+    c.handshake(&mut x, 0.0, 0.01, 0.01);
+    c.data(&mut x, 0.1, true, 100);
+    let end = c.response(&mut x, 0.2, 70_000, 0.0001);
+    c.ack(&mut x, end + 0.01, true);
+    c.close(&mut x, end + 0.1, 0.01);
+    let (_, recs, _) = run(x, &ExtractOptions::default());
+    assert_eq!(recs[0].payload, [100, 70_000]);
+    assert_eq!((recs[0].retransmissions, recs[0].fills), ([0, 0], [0, 0]));
+    assert_eq!(recs[0].pairs[0].resp.unwrap().bytes, 70_000);
+}
+
+#[test]
+fn a_closed_tuple_absorbs_stragglers_until_a_new_syn() {
+    let mut x = Synth::ethernet();
+    let (cl, sv) = (client(), server());
+    let mut c = Conv::new(cl, sv, 100, 200);
+    c.handshake(&mut x, 0.0, 0.01, 0.01);
+    c.data(&mut x, 0.1, true, 10);
+    c.data(&mut x, 0.2, false, 20);
+    c.close(&mut x, 0.3, 0.01);
+    c.ack(&mut x, 1.0, true); // a straggling ACK
+    x.tcp(90.0, sv, cl, c.sseq, 0, RST, 0, None); // a late RST, 90 s on
+    let mut d = Conv::new(cl, sv, 5000, 6000);
+    d.handshake(&mut x, 100.0, 0.01, 0.01);
+    d.data(&mut x, 100.1, true, 30);
+    d.data(&mut x, 100.2, false, 40);
+    let (_, recs, rep) = run(x, &ExtractOptions::default());
+    assert_eq!(recs.len(), 2);
+    // The record ends at the second FIN; later packets are not in it.
+    assert_eq!((recs[0].end, recs[0].end_ns, recs[0].packets), (EndReason::Fin, s(0.31), [4, 3]));
+    assert_eq!((recs[1].start_ns, recs[1].syns, recs[1].end), (s(100.0), 1, EndReason::TraceEnd));
+    assert_eq!(recs[1].payload, [30, 40]);
+    assert_eq!((rep.tcp_without_data, rep.tcp_without_syn), (0, 0));
+}
+
+#[test]
+fn idle_connections_end_at_their_last_packet() {
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 100, 200);
+    c.handshake(&mut x, 0.0, 0.01, 0.01);
+    c.data(&mut x, 0.1, true, 10);
+    c.data(&mut x, 0.2, false, 20);
+    c.data(&mut x, 10.0, true, 30); // 9.8 s of silence, above idle_timeout_s = 5
+    c.data(&mut x, 10.1, false, 40);
+    let o = ExtractOptions { idle_timeout_s: 5.0, ..Default::default() };
+    let (_, recs, rep) = run(x, &o);
+    assert_eq!(recs.len(), 2);
+    assert_eq!((recs[0].end, recs[0].end_ns), (EndReason::Idle, s(0.2)));
+    // The second part has no SYN; its client is the end not on port 80.
+    assert_eq!((recs[1].syn_ns, recs[1].start_ns, recs[1].client.port()), (None, s(10.0), 40000));
+    assert_eq!(recs[1].payload, [30, 40]);
+    assert_eq!(rep.tcp_without_syn, 1);
+}
+
+#[test]
+fn timestamps_out_of_order_do_not_break_connections() {
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    c.data(&mut x, 1.080, false, 1460);
+    c.data(&mut x, 1.0799, false, 1460); // stamped before the previous record
+    c.ack(&mut x, 1.090, true);
+    c.close(&mut x, 2.0, 0.01);
+    let (m, recs, rep) = run(x, &ExtractOptions::default());
+    assert_eq!(rep.out_of_order, 1);
+    assert_eq!((recs.len(), recs[0].payload, recs[0].pairs.len()), (1, [300, 2920], 1));
+    assert_eq!(recs[0].pairs[0].resp.unwrap().bytes, 2920);
+    assert!(m.hosts.iter().all(|h| h.capacity_samples == 0), "a pair needs positive spacing");
+}
+
+/// One short exchange starting at `t` and ending (second FIN) at t + 0.11.
+fn short(x: &mut Synth, t: f64, cl: Ep, sv: Ep) {
+    let mut c = Conv::new(cl, sv, (t * 1000.0) as u32, 7);
+    c.handshake(x, t, 0.01, 0.01);
+    c.data(x, t + 0.03, true, 100);
+    c.data(x, t + 0.05, false, 1000);
+    c.close(x, t + 0.1, 0.01);
+}
+
+fn grouping_trace() -> Synth {
+    let mut x = Synth::ethernet();
+    let s1 = server();
+    let s2 = ep(3, [93, 184, 216, 35], 80);
+    let c = |port| ep(1, [10, 0, 0, 1], port);
+    short(&mut x, 0.0, c(5000), s1);
+    short(&mut x, 0.05, c(5001), s2);
+    short(&mut x, 0.1, c(5002), s1);
+    short(&mut x, 10.0, c(5003), s1);
+    short(&mut x, 1000.0, c(5004), s1);
+    x
+}
+
+#[test]
+fn sessions_and_rres_from_connection_times() {
+    let o = ExtractOptions { think_minus_rtt: false, ..Default::default() };
+    let (m, _, _) = run(grouping_trace(), &o);
+    let c = &m.classes[0];
+    // Client key: {0, 0.05, 0.1} is one RRE (ends 0.21), 10.0 a second RRE
+    // of the same session, 1000 s a new session.
+    assert_eq!((c.counts.sessions, c.counts.rres, c.counts.connections), (2, 3, 5));
+    assert_eq!(c.conns_per_rre.values, vec![1.0, 1.0, 3.0]);
+    assert_eq!(c.rres_per_session.values, vec![1.0, 2.0]);
+    assert_eq!(c.session_start_s.values, vec![0.0, 1000.0]);
+    assert!(close(c.inter_rre_s.values[0], 10.0 - 0.21), "{:?}", c.inter_rre_s);
+    let ic = &c.inter_conn_s.values;
+    assert!(ic.len() == 2 && close(ic[0], 0.05) && close(ic[1], 0.05), "{ic:?}");
+
+    // Client and server: the connection to the second server is a session
+    // of its own.
+    let o2 = ExtractOptions { session_key: SessionKey::ClientServer, ..o.clone() };
+    let (m2, _, _) = run(grouping_trace(), &o2);
+    let c2 = &m2.classes[0];
+    assert_eq!((c2.counts.sessions, c2.counts.rres), (3, 4));
+    assert_eq!(c2.conns_per_rre.values, vec![1.0, 1.0, 1.0, 2.0]);
+    assert!(close(c2.inter_conn_s.values[0], 0.1));
+
+    // A 5 s session cap makes the RRE at 10 s a session of its own.
+    let o3 = ExtractOptions { session_max_s: Some(5.0), ..o };
+    let (m3, _, _) = run(grouping_trace(), &o3);
+    assert_eq!(m3.classes[0].counts.sessions, 3);
+}
+
+#[test]
+fn udp_flows_by_class_and_initiator() {
+    let mut x = Synth::raw_ip();
+    let c = ep(1, [10, 0, 0, 9], 33000);
+    let dns = ep(2, [8, 8, 8, 8], 53);
+    let ntp = ep(3, [192, 0, 2, 123], 123);
+    x.udp(0.0, c, dns, 40);
+    x.udp(0.02, dns, c, 120);
+    x.udp(0.5, ep(1, [10, 0, 0, 9], 33001), dns, 45);
+    x.udp(1.0, ep(1, [10, 0, 0, 9], 40123), ntp, 48);
+    x.udp(1.1, ntp, ep(1, [10, 0, 0, 9], 40123), 48);
+    x.udp(100.0, c, dns, 40); // the same 5-tuple after 60 s idle: a new flow
+    let (m, _, rep) = run(x, &ExtractOptions::default());
+    assert_eq!(rep.udp_flows, 4);
+    let d = m.udp.iter().find(|u| u.name == "DNS").unwrap();
+    assert_eq!((d.flows, d.initiators, d.ports.clone(), d.samples.len()), (3, Side::A, vec![53], 3));
+    assert_eq!(d.samples[0].packets, [1, 1]);
+    assert_eq!(d.samples[0].bytes, [68, 148]);
+    assert!(close(d.samples[0].duration_s, 0.02));
+    assert!(close(d.samples[2].start_s, 100.0));
+    let n = m.udp.iter().find(|u| u.name == "NTP").unwrap();
+    assert_eq!((n.flows, n.samples[0].packets), (1, [1, 1]));
+    assert_eq!(m.link.dirs[0].udp_bytes, 68 + 73 + 76 + 68);
+}
+
+#[test]
+fn bad_options_and_inputs_are_named() {
+    let o = ExtractOptions { session_gap_s: -5.0, ..Default::default() };
+    match extract_readers(vec![("x".into(), reader(http_like().bytes()))], &o, &mut |_| true) {
+        Err(ExtractError::Options(m)) => assert!(m.contains("session_gap_s"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    let o = ExtractOptions { sides: SideRule::Prefixes { a: vec!["not-a-prefix".into()] }, ..Default::default() };
+    let e = extract_readers(vec![("x".into(), reader(http_like().bytes()))], &o, &mut |_| true).unwrap_err();
+    assert!(e.to_string().contains("sides.a") && e.to_string().contains("not-a-prefix"), "{e}");
+    let e = extract_readers(
+        vec![("junk.bin".into(), reader(b"hello, world".to_vec()))],
+        &ExtractOptions::default(),
+        &mut |_| true,
+    )
+    .unwrap_err();
+    assert!(matches!(e, ExtractError::Trace(_)));
+    assert!(e.to_string().starts_with("junk.bin: offset 0: not a pcap"), "{e}");
+    let e =
+        extract::extract(&["/nonexistent/trace.pcap".into()], &ExtractOptions::default(), &mut |_| true).unwrap_err();
+    assert!(matches!(e, ExtractError::Io { .. }) && e.to_string().contains("/nonexistent/trace.pcap"), "{e}");
+    let e = extract::extract(&[], &ExtractOptions::default(), &mut |_| true).unwrap_err();
+    assert!(matches!(e, ExtractError::Options(_)));
+}
+
+#[test]
+fn random_segments_never_panic() {
+    // Random flags, sequence and acknowledgement numbers, lengths and
+    // slightly disordered times between a few endpoints: whatever the
+    // extractor makes of them, it must not panic (overflow checks are on in
+    // debug builds) and the model must be well formed.
+    let mut rng = units::Rng::stream(7, "random-segments");
+    let mut x = Synth::ethernet();
+    let hosts = [[10, 0, 0, 1], [10, 0, 0, 2], [8, 8, 8, 8], [1, 2, 3, 4]];
+    let mut t = 1.0;
+    for _ in 0..20_000 {
+        t += rng.uniform() * 0.01 - 0.001;
+        let (a, b) = (rng.below(4) as usize, rng.below(4) as usize);
+        let from = ep(a as u8, hosts[a], [80, 443, 40000, 40001][rng.below(4) as usize]);
+        let to = ep(b as u8, hosts[b], [80, 443, 40000, 40001][rng.below(4) as usize]);
+        if rng.bernoulli(0.1) {
+            x.udp(t, from, to, rng.below(1400) as u32);
+            continue;
+        }
+        let flags = wire::TcpFlags(rng.below(64) as u16);
+        let seq = if rng.bernoulli(0.5) { rng.below(5000) as u32 } else { rng.next_u64() as u32 };
+        let len = [0, 1, 500, 1460][rng.below(4) as usize];
+        x.tcp(t, from, to, seq, rng.next_u64() as u32, flags, len, rng.bernoulli(0.2).then_some(1460));
+    }
+    for o in [
+        ExtractOptions::default(),
+        ExtractOptions { max_pairs_per_conn: 1, max_conns_per_rre: 1, idle_timeout_s: 0.05, ..Default::default() },
+        ExtractOptions {
+            session_key: SessionKey::ClientServer,
+            loss_min_packets: 0,
+            capacity_min_samples: 0,
+            ..Default::default()
+        },
+    ] {
+        let (m, recs, r) = run(Synth::ethernet_from(x.clone_bytes()), &o);
+        assert_eq!(r.tcp_connections as usize, recs.len());
+        assert!(r.out_of_order > 0);
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(serde_json::from_str::<Model>(&json).unwrap(), m);
+    }
+}

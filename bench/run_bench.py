@@ -108,9 +108,69 @@ def rates(r: dict) -> dict:
     return r
 
 
+TRACE = ROOT.parent / "shared" / "traces" / "auckland-atm-2000.pcap"
+EXTRACT_TARGET_PPS = 2e6
+
+
+def repeated_trace(path: Path, copies: int) -> Path:
+    """The trace repeated `copies` times, each copy shifted to start 1 s after
+    the previous one ends (a longer observation of the same link), as pcap."""
+    import struct
+
+    out = BUILD / f"{path.stem}-x{copies}.pcap"
+    if out.exists():
+        return out
+    data = path.read_bytes()
+    magic = struct.unpack("<I", data[:4])[0]
+    if magic not in (0xA1B2C3D4, 0xA1B23C4D):
+        sys.exit(f"bench: {path} is not a little-endian pcap")
+    scale = 1_000_000 if magic == 0xA1B2C3D4 else 1_000_000_000
+    recs = []
+    i = 24
+    while i + 16 <= len(data):
+        sec, frac, cap, orig = struct.unpack("<IIII", data[i:i + 16])
+        recs.append((sec * scale + frac, data[i + 8:i + 16 + cap]))
+        i += 16 + cap
+    span = max(t for t, _ in recs) - min(t for t, _ in recs) + scale
+    BUILD.mkdir(parents=True, exist_ok=True)
+    with open(out.with_suffix(".tmp"), "wb") as f:
+        f.write(data[:24])
+        for k in range(copies):
+            for t, rest in recs:
+                t += k * span
+                f.write(struct.pack("<II", t // scale, t % scale))
+                f.write(rest)
+    out.with_suffix(".tmp").rename(out)
+    return out
+
+
+def bench_extract() -> dict:
+    """undertow extract against tshark's TCP conversation table on the same file."""
+    res = {}
+    n = 31_249  # packets in the trace (its README)
+    for copies in (32, 160):
+        f = repeated_trace(TRACE, copies)
+        packets = n * copies
+        print(f"bench: extract {f.name} ({packets:,} packets)...", flush=True)
+        model = BUILD / f"{f.stem}.json"
+        _, wall, rss = timed([str(UNDERTOW), "extract", str(f), "-o", str(model), "-q"])
+        res[f"undertow_{copies}"] = {"packets": packets, "wall_s": wall, "packets_per_s": packets / wall, "peak_rss_mib": rss}
+        if copies == 160 and shutil.which("tshark"):
+            # Sequence analysis feeds nothing in the conversation table and
+            # makes tshark ten times slower (and superlinear: 618 s here on
+            # this file with it on), so it is off: tshark at its fastest.
+            print("bench: tshark -q -z conv,tcp on the same file...", flush=True)
+            _, wall, rss = timed(["tshark", "-n", "-r", str(f), "-q", "-z", "conv,tcp",
+                                  "-o", "tcp.analyze_sequence_numbers:FALSE", "-o", "tcp.calculate_timestamps:FALSE"])
+            res["tshark_160"] = {"packets": packets, "wall_s": wall, "packets_per_s": packets / wall, "peak_rss_mib": rss}
+    return res
+
+
 def main() -> int:
-    ensure_ns3()
     results = {"machine": platform.node(), "python": platform.python_version(), "cases": {}}
+    ex = bench_extract()
+    results["extract"] = ex
+    ensure_ns3()
     rows = []
     for name, rate, flows, secs, scenario in CASES:
         print(f"bench: {name}: undertow...", flush=True)
@@ -141,6 +201,13 @@ def main() -> int:
         tp = "within 5%" if abs(c["throughput_ratio"] - 1) <= 0.05 else "NOT within 5%"
         print(f"{'':<14}ratio     packets/s ×{c['speedup_vs_ns3']:.1f} ({ok} the ×{TARGET_SPEEDUP:.0f} target), data packets/s ×{c['data_speedup_vs_ns3']:.1f}, "
               f"memory ×{c['memory_ratio']:.2f}, throughput ×{c['throughput_ratio']:.3f} ({tp})")
+    print("\nextraction (one core): " + ", ".join(
+        f"{k}: {v['packets']:,} packets in {v['wall_s']:.2f} s = {v['packets_per_s'] / 1e6:.2f} M packets/s, peak RSS {v['peak_rss_mib']:.1f} MiB"
+        for k, v in ex.items()))
+    u = ex["undertow_160"]
+    ok = "meets" if u["packets_per_s"] >= EXTRACT_TARGET_PPS else "BELOW"
+    print(f"extract {ok} the {EXTRACT_TARGET_PPS / 1e6:.0f} M packets/s target; memory ×{u['peak_rss_mib'] / ex['undertow_32']['peak_rss_mib']:.2f} "
+          f"for ×5 the packets" + (f"; ×{u['packets_per_s'] / ex['tshark_160']['packets_per_s']:.0f} tshark's packets/s" if "tshark_160" in ex else ""))
     out = ROOT / "bench" / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwritten: {out.relative_to(ROOT)}")

@@ -140,6 +140,101 @@ def cmd_energy(args: argparse.Namespace) -> int:
     return 0
 
 
+def extract_overrides(args: argparse.Namespace) -> dict:
+    """The extraction options the flags change (JSON field names of ExtractOptions)."""
+    o: dict = {}
+    for flag, key in (("session_key", "session_key"), ("rre_gap", "rre_gap_s"), ("rre_max_interconn", "rre_max_interconn_s"),
+                      ("session_gap", "session_gap_s"), ("session_max", "session_max_s"), ("max_rres", "max_rres_per_session"),
+                      ("max_conns", "max_conns_per_rre"), ("max_pairs", "max_pairs_per_conn"), ("idle_timeout", "idle_timeout_s"),
+                      ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"),
+                      ("capacity_percentile", "capacity_percentile"), ("capacity_min_samples", "capacity_min_samples"),
+                      ("loss_formula", "loss_formula"), ("loss_min_packets", "loss_min_packets")):
+        v = getattr(args, flag)
+        if v is not None:
+            o[key] = v
+    if args.no_think_minus_rtt:
+        o["think_minus_rtt"] = False
+    if args.port or args.ports:
+        ports = {p: n for p, n in json.loads(_core.default_extract_options())["ports"]}
+        if args.ports:
+            try:
+                lines = Path(args.ports).read_text().splitlines()
+            except OSError as e:
+                raise InputError(f"--ports {args.ports}: {e.strerror}") from None
+            for k, line in enumerate(lines, 1):
+                line = line.split("#")[0].strip()
+                if line:
+                    ports.update([port_name(line.replace(" ", "=", 1), f"{args.ports} line {k}")])
+        for spec in args.port or []:
+            ports.update([port_name(spec, "--port")])
+        o["ports"] = sorted(ports.items())
+    if args.side_a_prefix and args.side_a_mac:
+        raise InputError("give --side-a-prefix or --side-a-mac, not both")
+    if args.side_a_prefix:
+        o["sides"] = {"method": "prefixes", "a": args.side_a_prefix}
+    elif args.side_a_mac:
+        o["sides"] = {"method": "macs", "a": args.side_a_mac}
+    return o
+
+
+def port_name(spec: str, where: str) -> tuple[int, str]:
+    port, _, name = spec.partition("=")
+    if not port.strip().isdigit() or not 0 < int(port) < 65536 or not name.strip():
+        raise InputError(f"{where}: {spec!r} is not a port mapping: expected PORT=NAME, e.g. 8080=HTTP")
+    return int(port), name.strip()
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    from undertow.inspect_model import load_model
+
+    opts = json.dumps(extract_overrides(args))
+    started = time.monotonic()
+    try:
+        report = _core.extract(args.trace, args.output, opts)
+    except _core.InputError as e:
+        raise InputError(str(e)) from None
+    wall = time.monotonic() - started
+    if not args.quiet:
+        m = load_model(args.output)
+        packets = sum(t["packets"] for t in m["traces"])
+        conns = sum(c["counts"]["connections"] for c in m["classes"])
+        sessions = sum(c["counts"]["sessions"] for c in m["classes"])
+        print(f"{packets:,} packets in {wall:.2f} s: {len(m['classes'])} TCP classes ({conns} connections, {sessions} sessions), "
+              f"{len(m['udp'])} UDP classes, {len(m['hosts'])} hosts")
+        print(f"sides: {m['sides']['decided_by']}")
+        print(f"model: {args.output} (undertow inspect {args.output})")
+    if args.report:
+        print(report)
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from undertow.inspect_model import ModelError
+    from undertow.validate import text, validate
+
+    out = Path(args.output) if args.output else Path("runs") / f"validate-{Path(args.model).stem}"
+    bar = Progress(not args.quiet and (args.progress or sys.stderr.isatty()))
+    try:
+        v = validate(args.model, args.trace, out, link_rate=args.link_rate, seed=args.seed or 1, bin_s=args.bin, periods=args.periods,
+                     progress=lambda f: bar({"run": f}))
+    except (ModelError, _core.InputError) as e:
+        raise InputError(str(e)) from None
+    finally:
+        bar.close()
+    if args.plot is not False:
+        from undertow.report.energy_plot import plot_energy
+
+        plot = Path(args.plot) if args.plot else out / "energy.png"
+        e = v.energy
+        plot_energy({"trace A to B": e["original"]["fwd"], "regenerated A to B": e["regenerated"]["fwd"],
+                     "trace B to A": e["original"]["rev"], "regenerated B to A": e["regenerated"]["rev"]},
+                    plot, title=f"{Path(args.model).name}: trace against regenerated (bytes per {args.bin * 1e3:g} ms)")
+    if not args.quiet:
+        print(text(v))
+        print(f"\nresults in {out}/ (validation.json, energy.png, run/, regenerated.json)")
+    return 0
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from undertow.inspect_model import ModelError, load_model, summary
 
@@ -223,6 +318,56 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--label", action="append", help="legend label of each source, in order (repeatable)")
     e.add_argument("--side-a", action="append", metavar="PREFIX", help="traces: addresses in this prefix are side A (repeatable; default: decided from the trace)")
     e.set_defaults(func=cmd_energy)
+
+    x = sub.add_parser("extract", help="extract a Swing model from packet traces", description=(
+        "Reconstruct TCP connections and UDP flows from pcap/pcapng traces of one link and extract Swing's "
+        "structural model (sessions, RREs, connections, request/response pairs, think times) per application "
+        "class and direction, and each host's RTT, capacity and loss. Several traces are merged in time order "
+        "as one observation of the link (e.g. its two directions captured apart). Defaults are in docs/swing-model.md."))
+    x.add_argument("trace", nargs="+", help="pcap or pcapng file")
+    x.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
+    x.add_argument("--session-key", choices=["client", "client-server"], help="group sessions by client (default) or client-server pair")
+    x.add_argument("--rre-gap", type=duration_s, metavar="DURATION", help="new RRE when a connection starts this long after the RRE ended (default 2s)")
+    x.add_argument("--rre-max-interconn", type=duration_s, metavar="DURATION", help="...or this long after the previous connection started (default 30s)")
+    x.add_argument("--session-gap", type=duration_s, metavar="DURATION", help="new session after this idle gap (default 300s)")
+    x.add_argument("--session-max", type=duration_s, metavar="DURATION", help="cut sessions this long after they start (default: no cap)")
+    x.add_argument("--max-rres", type=int, metavar="N", help="RREs per session (default 100)")
+    x.add_argument("--max-conns", type=int, metavar="N", help="connections per RRE (default 100)")
+    x.add_argument("--max-pairs", type=int, metavar="N", help="request/response pairs per connection (default 200)")
+    x.add_argument("--idle-timeout", type=duration_s, metavar="DURATION", help="a connection idle this long is over (default 300s)")
+    x.add_argument("--rtt-samples", choices=["handshake", "handshake-and-data"], help="RTT sample types (default handshake-and-data)")
+    x.add_argument("--rtt-min-samples", type=int, metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
+    x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")
+    x.add_argument("--capacity-percentile", type=float, metavar="P", help="percentile of packet-pair samples (default 75)")
+    x.add_argument("--capacity-min-samples", type=int, metavar="N", help="default 10")
+    x.add_argument("--loss-formula", choices=["swing", "retransmissions"], help="default swing")
+    x.add_argument("--loss-min-packets", type=int, metavar="N", help="default 100")
+    x.add_argument("--no-think-minus-rtt", action="store_true", help="keep the host RTT in think times")
+    x.add_argument("--port", action="append", metavar="PORT=NAME", help="class name of a server port (repeatable)")
+    x.add_argument("--ports", metavar="FILE", help="file of 'PORT NAME' lines")
+    x.add_argument("--side-a-prefix", action="append", metavar="CIDR", help="hosts in this prefix are side A (repeatable)")
+    x.add_argument("--side-a-mac", action="append", metavar="MAC", help="frames from this MAC come from side A (repeatable)")
+    x.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    x.add_argument("--report", action="store_true", help="print the extraction report (counters)")
+    x.set_defaults(func=cmd_extract)
+
+    v = sub.add_parser("validate", help="regenerate a model's traffic and compare it with its trace", description=(
+        "Regenerate a Swing model's traffic in the simulator for the trace's duration, with the trace's per-host "
+        "RTT, capacity and loss on the virtual hosts' access links, capture the target link, extract a model from "
+        "the capture with the same options, and compare with the original: mean rate and packets per second per "
+        "direction, application mix, Kolmogorov-Smirnov distances of request and response sizes, connections per "
+        "RRE and host RTTs, and the wavelet energy of both byte series (plotted together)."))
+    v.add_argument("model", help="model file from `undertow extract`")
+    v.add_argument("--trace", action="append", required=True, metavar="TRACE", help="the trace(s) the model came from (repeatable)")
+    v.add_argument("-o", "--output", metavar="DIR", help="results directory (default: runs/validate-<model>)")
+    v.add_argument("--link-rate", default="1Gbps", metavar="RATE", help="target link rate (default 1Gbps: the hosts' access links constrain)")
+    v.add_argument("--seed", type=int, help="simulation seed (default 1)")
+    v.add_argument("--periods", type=int, default=10, metavar="N", help="regenerate N trace-length periods and compare averages (default 10)")
+    v.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="energy base bin (default 1ms)")
+    v.add_argument("--plot", nargs="?", const=None, default=None, metavar="FILE.png", help="energy plot file (default DIR/energy.png)")
+    v.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    v.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
+    v.set_defaults(func=cmd_validate)
 
     i = sub.add_parser("inspect", help="summarise a Swing model file", description=(
         "Print a human summary of a model from `undertow extract`: the traces, the mean rate per direction, "

@@ -67,6 +67,7 @@ mod options;
 mod pipeline;
 mod record;
 mod reservoir;
+mod series;
 mod sides;
 mod sink;
 mod stream;
@@ -77,6 +78,7 @@ pub use error::ExtractError;
 pub use exchanges::{Element, Pair};
 pub use options::Thresholds;
 pub use record::{ConnRecord, EndReason};
+pub use series::{host_sides, series, series_for_model, Series};
 pub use reservoir::{DIST_RESERVOIR, HOST_RESERVOIR, MSS_RESERVOIR, UDP_RESERVOIR};
 
 use input::{Merge, Src};

@@ -149,7 +149,7 @@ mod tests {
     }
 
     #[test]
-    fn capacity_filters_by_rtt_then_takes_the_75th_percentile() {
+    fn capacity_filters_by_rtt_then_takes_the_chosen_percentile() {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
         for _ in 0..4 {
@@ -162,10 +162,13 @@ mod tests {
         // Two pairs spaced beyond the RTT's 5th percentile (20 ms) are dropped.
         h.pair_sample(1460, 0.020, &mut rng);
         h.pair_sample(1460, 0.5, &mut rng);
-        let n = h.finish(&opts());
+        let n = h.finish(&ExtractOptions { capacity_percentile: 75.0, ..opts() });
         assert_eq!(n.capacity_samples, 12);
-        // Kept bit rates sorted: 1500*8/k ms for k = 12..1; index ⌊0.75·11⌋ = 8 → k = 4.
+        // Kept bit rates sorted: 1500*8/k ms for k = 12..1; index ⌊0.75·11⌋ = 8 → k = 4
+        // (Swing's choice).
         assert_eq!(n.capacity_bps, Some(1500.0 * 8.0 / 4e-3));
+        // The default, the median: index ⌊0.50·11⌋ = 5 → k = 7.
+        assert_eq!(h.finish(&opts()).capacity_bps, Some(1500.0 * 8.0 / 7e-3));
         // At capacity_min_samples = 12 (needs more than 12), no estimate.
         let n = h.finish(&ExtractOptions { capacity_min_samples: 12, ..opts() });
         assert_eq!(n.capacity_bps, None);

@@ -270,26 +270,39 @@ pub struct NetTuple {
     pub weight: f64,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
+/// The value at half the total weight of (value, weight) pairs.
+fn weighted_median(mut v: Vec<(f64, f64)>) -> Option<f64> {
+    v.retain(|(x, w)| x.is_finite() && *w > 0.0);
     if v.is_empty() {
         return None;
     }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = v.iter().map(|(_, w)| w).sum::<f64>() / 2.0;
+    let mut acc = 0.0;
+    for (x, w) in &v {
+        acc += w;
+        if acc >= half {
+            return Some(*x);
+        }
+    }
+    v.last().map(|(x, _)| *x)
 }
 
 impl Model {
     /// Network tuples of the hosts on `side`. A host without its own value
-    /// gets the median of the side's hosts that have one (Swing gave such
-    /// hosts the others' median); a side with no value at all uses
+    /// gets the median of the side's hosts that have one, each weighted by
+    /// its bytes (Swing gave such hosts the others' median; weighting lets
+    /// the hosts that carry the traffic, whose estimates rest on the most
+    /// samples, speak for the side). A side with no value at all uses
     /// `fallback` (rtt s, capacity bit/s, loss).
     pub fn net_tuples(&self, side: Side, fallback: (f64, f64, f64)) -> Vec<NetTuple> {
         let hosts: Vec<&HostParams> = self.hosts.iter().filter(|h| h.side == side).collect();
-        let rtt = median(hosts.iter().filter_map(|h| h.rtt_s).collect()).unwrap_or(fallback.0);
-        let cap = median(hosts.iter().filter_map(|h| h.capacity_bps).collect()).unwrap_or(fallback.1);
-        let loss = median(hosts.iter().filter_map(|h| h.loss).collect()).unwrap_or(fallback.2);
+        let fill = |f: fn(&HostParams) -> Option<f64>, default: f64| {
+            weighted_median(hosts.iter().filter_map(|h| f(h).map(|x| (x, h.bytes.max(1) as f64))).collect()).unwrap_or(default)
+        };
+        let rtt = fill(|h| h.rtt_s, fallback.0);
+        let cap = fill(|h| h.capacity_bps, fallback.1);
+        let loss = fill(|h| h.loss, fallback.2);
         hosts
             .iter()
             .map(|h| NetTuple {
@@ -343,7 +356,7 @@ impl Default for ExtractOptions {
             rtt_samples: RttSamples::HandshakeAndData,
             rtt_min_samples: 2,
             rtt_max_s: 1.5,
-            capacity_percentile: 75.0,
+            capacity_percentile: 50.0,
             capacity_min_samples: 10,
             loss_formula: LossFormula::Swing,
             loss_min_packets: 100,
@@ -406,6 +419,13 @@ mod tests {
     }
 
     #[test]
+    fn weighted_median_follows_the_bytes() {
+        assert_eq!(weighted_median(vec![(500.0, 1.0), (31.0, 90.0), (18.0, 4.0), (500.0, 1.0)]), Some(31.0));
+        assert_eq!(weighted_median(vec![(1.0, 1.0), (2.0, 1.0), (3.0, 1.0)]), Some(2.0));
+        assert_eq!(weighted_median(vec![]), None);
+    }
+
+    #[test]
     fn missing_host_values_take_the_side_median() {
         let m = Model {
             format: FORMAT.into(),
@@ -424,8 +444,10 @@ mod tests {
         };
         let a = m.net_tuples(Side::A, (0.1, 1e9, 0.0));
         assert_eq!(a.len(), 3);
-        assert_eq!(a[1].capacity_bps, 2e6);
-        assert_eq!(a[2].rtt_s, 0.020);
+        // Capacity: 1 Mbps (weight 10) and 3 Mbps (weight 1): the bytes pick 1 Mbps.
+        assert_eq!(a[1].capacity_bps, 1e6);
+        // RTT: 10 ms (weight 10) and 30 ms (weight 20): 30 ms.
+        assert_eq!(a[2].rtt_s, 0.030);
         assert_eq!(a[2].weight, 1.0);
         let b = m.net_tuples(Side::B, (0.1, 1e9, 0.0));
         assert_eq!((b[0].rtt_s, b[0].capacity_bps, b[0].loss), (0.1, 1e9, 0.0));

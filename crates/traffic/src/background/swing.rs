@@ -33,7 +33,7 @@ pub struct SwingConfig {
     pub response_scale: f64,
     /// Think times (request and inter-RRE) set to zero.
     pub zero_think: bool,
-    /// Servers listen on this plus the class's first port (Swing used 20000).
+    /// Servers listen on the class's first port plus this (Swing used 20000).
     pub port_base: u16,
 }
 

@@ -1,0 +1,114 @@
+"""Swing models from the command line: extract, inspect, energy, validate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import cli, traces_dir
+
+PCAPS = [
+    "caida-nyc-2018.pcapng", "auckland-atm-2000.pcap", "web-ynet-2013.pcap", "web-espn-2010.pcapng",
+    "web-reddit-tls.pcap", "app-alexa.pcapng", "video-netflix.pcap", "http-bro-org.pcap", "tls-firefox.pcap",
+    "quic-firefox-google.pcap", "dns-recursive.pcapng",
+]
+
+
+@pytest.mark.parametrize("name", PCAPS)
+def test_every_shared_trace_extracts_and_inspects(tmp_path, name):
+    out = tmp_path / "m.json"
+    r = cli("extract", str(traces_dir() / name), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    m = json.loads(out.read_text())
+    assert m["format"] == "undertow.swing-model/1"
+    assert m["traces"][0]["packets"] > 0
+    link = m["link"]["dirs"]
+    assert sum(d["bytes"] for d in link) > 0
+    r = cli("inspect", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "application mix" in r.stdout and "host network parameters" in r.stdout
+
+
+@pytest.mark.parametrize("name", ["bc-paug89-100k.tl", "tmix-unc-sample-orig.cvec", "README.md"])
+def test_non_traces_are_refused_with_the_header_error(tmp_path, name):
+    r = cli("extract", str(traces_dir() / name), "-o", str(tmp_path / "m.json"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"{name}: offset 0: not a pcap or pcapng file" in r.stderr
+    assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("args,wants", [
+    (["--port", "80"], "--port: '80' is not a port mapping"),
+    (["--side-a-prefix", "10.0.0/8"], '"10.0.0" is not an IPv4 or IPv6 address'),
+    (["--rre-gap", "soon"], '"soon" is not a valid duration'),
+    (["--session-key", "user"], "invalid choice: 'user'"),
+])
+def test_bad_extract_options(tmp_path, args, wants):
+    r = cli("extract", str(traces_dir() / "http-bro-org.pcap"), "-o", str(tmp_path / "m.json"), *args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert wants in r.stderr, r.stderr
+
+
+def test_options_reach_the_model(tmp_path):
+    out = tmp_path / "m.json"
+    r = cli("extract", str(traces_dir() / "web-ynet-2013.pcap"), "-o", str(out), "--session-key", "client-server",
+            "--rre-gap", "500ms", "--port", "80=WEB", "--side-a-prefix", "10.0.0.6/32", "--capacity-percentile", "75")
+    assert r.returncode == 0, r.stderr
+    m = json.loads(out.read_text())
+    o = m["options"]
+    assert o["session_key"] == "client-server" and o["rre_gap_s"] == 0.5 and o["capacity_percentile"] == 75
+    assert [80, "WEB"] in o["ports"]
+    assert {c["name"] for c in m["classes"]} >= {"WEB"}
+    assert [h["addr"] for h in m["hosts"] if h["side"] == "a"] == ["10.0.0.6"]
+
+
+def test_inspect_refuses_other_json(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text('{"format": "something else"}')
+    r = cli("inspect", str(p))
+    assert r.returncode == 2 and "is not a swing model" in r.stderr
+
+
+def test_energy_of_a_trace_and_a_run(tmp_path):
+    trace = traces_dir() / "web-ynet-2013.pcap"
+    png = tmp_path / "e.png"
+    r = cli("energy", str(trace), "--direction", "both", "--hurst", "2:8", "--plot", str(png))
+    assert r.returncode == 0, r.stderr
+    assert "web-ynet-2013.pcap fwd" in r.stdout and "H = " in r.stdout
+    assert png.stat().st_size > 10_000
+    r = cli("energy", str(traces_dir() / "bc-paug89-times.txt.xz"), "--what", "packets", "--bin", "10ms", "--hurst", "3:10")
+    assert r.returncode == 0, r.stderr
+    h = float(r.stdout.split("H = ")[1].split()[0])
+    assert 0.75 <= h <= 0.90
+    r = cli("energy", str(traces_dir() / "bc-paug89-times.txt.xz"))
+    assert r.returncode == 2 and "use --what packets" in r.stderr
+
+
+@pytest.fixture(scope="module")
+def bro_validation(tmp_path_factory):
+    d = tmp_path_factory.mktemp("val")
+    trace = traces_dir() / "http-bro-org.pcap"
+    r = cli("extract", str(trace), "-o", str(d / "m.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = cli("validate", str(d / "m.json"), "--trace", str(trace), "-o", str(d / "v"))
+    assert r.returncode == 0, r.stderr
+    return d, r.stdout
+
+
+def test_validate_reports_every_figure(bro_validation):
+    d, out = bro_validation
+    for f in ["validation.json", "energy.png", "regenerated.json", "run/summary.json", "run/bottleneck.pcap"]:
+        assert (d / "v" / f).exists(), f
+    for words in ["rate A to B", "packets/s B to A", "application mix", "request size", "response size",
+                  "connections per RRE", "host RTT", "log2 energy difference"]:
+        assert words in out
+    v = json.loads((d / "v" / "validation.json").read_text())
+    c = v["comparison"]
+    # The regenerated capture classifies like the trace: the same classes.
+    assert {m["class"] for m in c["mix"] if m["original"] > 0} == {m["class"] for m in c["mix"] if m["regenerated"] > 0}
+    # Sizes are drawn from the trace's values, so their distributions agree closely.
+    assert c["request_bytes"]["distance"] <= 0.1 and c["response_bytes"]["distance"] <= 0.1
+    # Responses dominate this trace: their rate is reproduced within 10%.
+    assert abs(c["rate_bps"][1]["relative_error"]) <= 0.10
+    assert v["energy_log2_difference"]["fwd"], "energy compared at some octaves"

@@ -5,3 +5,7 @@ use pyo3::PyErr;
 pub fn scenario_err(e: scenario::ScenarioError) -> PyErr {
     crate::ScenarioError::new_err(e.to_string())
 }
+
+pub fn input_err(message: impl Into<String>) -> PyErr {
+    crate::InputError::new_err(message.into())
+}

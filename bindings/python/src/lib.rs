@@ -11,8 +11,117 @@ mod error;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, field and what is allowed.");
 create_exception!(_core, RunError, PyOSError, "A run that could not write its run directory.");
+create_exception!(_core, InputError, PyValueError, "A trace, model or option that cannot be used; the message names the file or option and what is allowed.");
 
-use error::scenario_err;
+use error::{input_err, scenario_err};
+
+/// Extraction options: the defaults with the fields of `overrides` (a JSON
+/// object) replaced; a wrong field or value names the option.
+fn extract_options(overrides: Option<&str>) -> Result<swing::ExtractOptions, String> {
+    let mut v = serde_json::to_value(swing::ExtractOptions::default()).map_err(|e| e.to_string())?;
+    if let Some(text) = overrides {
+        let o: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("options are not JSON: {e}"))?;
+        let (Some(base), Some(over)) = (v.as_object_mut(), o.as_object()) else {
+            return Err("options must be a JSON object".into());
+        };
+        for (k, x) in over {
+            if !base.contains_key(k) {
+                return Err(format!("unknown option {k:?}"));
+            }
+            base.insert(k.clone(), x.clone());
+        }
+    }
+    serde_json::from_value(v).map_err(|e| format!("bad option: {e}"))
+}
+
+fn read_model(path: &str) -> PyResult<swing::Model> {
+    let text = std::fs::read_to_string(path).map_err(|e| input_err(format!("{path}: {e}")))?;
+    let m: swing::Model = serde_json::from_str(&text).map_err(|e| input_err(format!("{path}: not a swing model: {e}")))?;
+    m.check().map_err(|e| input_err(format!("{path}: {e}")))?;
+    Ok(m)
+}
+
+/// Extracts a Swing model from traces into `out_path` (JSON); returns the
+/// extraction report as JSON. `options` is a JSON object of
+/// `ExtractOptions` fields to change.
+#[pyfunction]
+#[pyo3(name = "extract", signature = (paths, out_path, options=None, progress=None))]
+fn extract_model(py: Python<'_>, paths: Vec<String>, out_path: &str, options: Option<&str>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let opts = extract_options(options).map_err(input_err)?;
+    let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
+    let mut raised: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let mut cb = |n: u64| -> bool {
+            Python::attach(|py| {
+                if let Err(e) = py.check_signals() {
+                    raised = Some(e);
+                    return false;
+                }
+                if let Some(p) = &progress {
+                    if let Err(e) = p.call1(py, (n,)) {
+                        raised = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
+        };
+        ::extract::extract(&paths, &opts, &mut cb)
+    });
+    let (model, report) = match result {
+        Ok(x) => x,
+        Err(::extract::ExtractError::Cancelled) => {
+            return Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("extraction cancelled")))
+        }
+        Err(e) => return Err(input_err(e.to_string())),
+    };
+    let text = serde_json::to_string_pretty(&model).map_err(|e| RunError::new_err(e.to_string()))? + "\n";
+    std::fs::write(out_path, text).map_err(|e| RunError::new_err(format!("{out_path}: cannot write: {e}")))?;
+    Ok(format!("{report:?}"))
+}
+
+/// Bytes and packets per bin of traces, per direction (`fwd` = side A to
+/// B). The sides are those of `model` (a model extracted from these traces),
+/// else of `side_a` prefixes, else decided from the traces as `extract`
+/// does.
+#[pyfunction]
+#[pyo3(signature = (paths, bin_s, model=None, side_a=None))]
+fn trace_series<'py>(py: Python<'py>, paths: Vec<String>, bin_s: f64, model: Option<&str>, side_a: Option<Vec<String>>) -> PyResult<Bound<'py, PyDict>> {
+    let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
+    let m = match model {
+        Some(p) => read_model(p)?,
+        None => {
+            let mut opts = swing::ExtractOptions::default();
+            if let Some(a) = side_a {
+                opts.sides = swing::SideRule::Prefixes { a };
+            }
+            py.detach(|| ::extract::extract(&paths, &opts, &mut |_| true)).map_err(|e| input_err(e.to_string()))?.0
+        }
+    };
+    let s = py.detach(|| ::extract::series_for_model(&paths, bin_s, &m)).map_err(|e| input_err(e.to_string()))?;
+    let d = PyDict::new(py);
+    d.set_item("bin_s", s.bin_s)?;
+    d.set_item("start_s", s.start_ns as f64 * 1e-9)?;
+    for (i, dir) in ["fwd", "rev"].iter().enumerate() {
+        d.set_item(format!("{dir}_bytes"), s.bytes[i].clone())?;
+        d.set_item(format!("{dir}_packets"), s.packets[i].clone())?;
+    }
+    d.set_item("unplaced", s.unplaced)?;
+    Ok(d)
+}
+
+/// The default extraction options, as JSON.
+#[pyfunction]
+fn default_extract_options() -> PyResult<String> {
+    serde_json::to_string(&swing::ExtractOptions::default()).map_err(|e| RunError::new_err(e.to_string()))
+}
+
+/// Compares two model files (original, regenerated); returns JSON.
+#[pyfunction]
+fn compare_models(original: &str, regenerated: &str) -> PyResult<String> {
+    let (a, b) = (read_model(original)?, read_model(regenerated)?);
+    serde_json::to_string(&swing::compare(&a, &b)).map_err(|e| RunError::new_err(e.to_string()))
+}
 
 /// Checks a scenario file and returns what the command line needs to plan runs.
 #[pyfunction]
@@ -101,6 +210,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add_function(wrap_pyfunction!(extract_model, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_models, m)?)?;
+    m.add_function(wrap_pyfunction!(default_extract_options, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_series, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     Ok(())

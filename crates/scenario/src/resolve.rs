@@ -227,6 +227,12 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(b) = spec.byte_counting {
         c.byte_counting = b;
     }
+    if let Some(t) = spec.timestamps {
+        c.timestamps = t;
+    }
+    if let Some(q) = spec.quickack {
+        c.quickack = q;
+    }
     if let Some(a) = spec.ack_every {
         if a == 0 {
             return Err(err(format!("{field}.ack_every"), "must be at least 1 (1 acknowledges every segment)"));
@@ -386,7 +392,11 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 };
                 let rate = bg.rate.ok_or_else(|| err(f.clone(), "missing required field \"rate\""))?.resolve(fwd.rate);
                 let packet_size = bg.packet_size.map_or(defaults::PACKET_SIZE, |p| p.0);
-                let min = if transport == RateTransport::Tcp { 41 } else { 29 };
+                // At least one payload byte after the headers (TCP timestamps add 12).
+                let min = match transport {
+                    RateTransport::Tcp => 41 + if group.tcp.timestamps { 12 } else { 0 },
+                    RateTransport::Udp => 29,
+                };
                 if !(min..=65535).contains(&packet_size) {
                     return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
                 }

@@ -104,6 +104,12 @@ pub struct TcpSpec {
     /// Initial window, in segments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_cwnd: Option<u32>,
+    /// RFC 7323 timestamps (default true, as Linux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<bool>,
+    /// Linux quick ACKs: segments ACKed at once at the start and after idle (default 16; 0 off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<u32>,
     /// RFC 3465 byte counting (default true); false grows per ACK as ns-2/ns-3 NewReno.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub byte_counting: Option<bool>,
@@ -131,6 +137,8 @@ impl TcpSpec {
             snd_buf: self.snd_buf.or(base.snd_buf),
             initial_cwnd: self.initial_cwnd.or(base.initial_cwnd),
             byte_counting: self.byte_counting.or(base.byte_counting),
+            timestamps: self.timestamps.or(base.timestamps),
+            quickack: self.quickack.or(base.quickack),
             ack_every: self.ack_every.or(base.ack_every),
             delack_timeout: self.delack_timeout.or(base.delack_timeout),
             min_rto: self.min_rto.or(base.min_rto),

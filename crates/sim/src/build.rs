@@ -194,9 +194,11 @@ pub fn build(r: &Resolved) -> Built {
             BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
                 let src = b.hosts(*sources, *hosts, group);
                 let dst = b.hosts(other(*sources), *hosts, group);
+                // IP and transport headers, so that packets are `packet_size`
+                // (TCP: plus the timestamps option when the hosts use it).
                 let header = match transport {
                     RateTransport::Udp => 28,
-                    RateTransport::Tcp => 40,
+                    RateTransport::Tcp => 40 + if group.tcp.timestamps { 12 } else { 0 },
                 };
                 let cfg = RateSourceConfig {
                     name: name.clone(),

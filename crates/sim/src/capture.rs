@@ -61,6 +61,7 @@ impl Capture {
         let bad = |e: wire::EmitError| io::Error::new(io::ErrorKind::InvalidData, format!("cannot emit a header: {e:?}"));
         // Headers are at most 20 + 60 bytes; write them in a scratch buffer
         // at least that long, then keep the snap length.
+        // Room for the largest headers whatever the snap length.
         if self.buf.len() < 128 {
             self.buf.resize(128, 0);
         }
@@ -100,8 +101,11 @@ impl Capture {
                     window_scale: seg.syn_opts.map(|_| WSCALE),
                     sack_permitted: seg.syn_opts.is_some_and(|o| o.sack_permitted),
                     sack: &sack[..n],
+                    timestamps: seg.ts,
                 };
                 let hl = repr.emit(&mut self.buf[IPV4_HEADER as usize..], src, dst, seg.len).map_err(bad)?;
+                // The simulator sized the packet with the same option layout.
+                debug_assert_eq!(hl as u32, seg.header_len());
                 (PROTO_TCP, hl)
             }
             Body::Udp { payload } => {

@@ -50,6 +50,13 @@ pub struct TcpConfig {
     pub max_retries: u32,
     /// SYN / SYN-ACK retransmissions before the open is abandoned (Linux `tcp_syn_retries`).
     pub syn_retries: u32,
+    /// RFC 7323 timestamps, offered on SYN (Linux: on): every segment carries
+    /// 12 more header bytes and full segments 12 fewer payload bytes.
+    pub timestamps: bool,
+    /// Linux quick-ACK mode: ACK each of the first this many data segments of
+    /// a connection, and again after the receiver was idle longer than the
+    /// RTO, instead of delaying (Linux TCP_MAX_QUICKACKS = 16). 0 = off.
+    pub quickack: u32,
     /// RFC 3465 Appropriate Byte Counting: grow cwnd by the bytes each ACK
     /// acknowledges (Linux). Off: one SMSS per ACK in slow start and
     /// SMSS*SMSS/cwnd per ACK in congestion avoidance, as ns-2 and ns-3's
@@ -81,6 +88,8 @@ impl Default for TcpConfig {
             dupthresh: 3,
             max_retries: 15,
             syn_retries: 6,
+            timestamps: true,
+            quickack: 16,
             byte_counting: true,
             limited_transmit: true,
             slow_start_after_idle: true,

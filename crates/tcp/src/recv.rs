@@ -36,6 +36,13 @@ pub(crate) struct Receiver {
     ack_now: bool,
     delack_at: Option<Time>,
     delack_timeout: Dur,
+    /// SACK blocks that fit beside the other options (3 with timestamps).
+    max_blocks: usize,
+    /// Linux quick-ACK mode: data segments still to ACK at once.
+    quick: u32,
+    quick_max: u32,
+    /// When in-order data last arrived.
+    last_data: Option<Time>,
 }
 
 impl Receiver {
@@ -54,15 +61,37 @@ impl Receiver {
             ack_now: false,
             delack_at: None,
             delack_timeout,
+            max_blocks: SackBlocks::MAX,
+            quick: 0,
+            quick_max: 0,
+            last_data: None,
         }
+    }
+
+    /// Quick-ACK mode (Linux `tcp_incr_quickack`): ACK the next `n` data
+    /// segments at once. Entered at the first data and after `idle` without
+    /// data (Linux: longer than the RTO), so short transfers and the first
+    /// round trips after a pause are not slowed by delayed ACKs.
+    pub fn set_quickack(&mut self, n: u32) {
+        self.quick_max = n;
+    }
+
+    /// Called before in-order data at `now`; `idle` is the connection's RTO.
+    pub fn data_arrives(&mut self, now: Time, idle: Dur) {
+        if self.last_data.is_none_or(|t| now.saturating_since(t) > idle) {
+            self.quick = self.quick_max;
+        }
+        self.last_data = Some(now);
     }
 
     /// Synchronise on the peer's SYN; `mss` and `ack_every` set the delayed-ACK threshold
     /// (Linux: ACK once more than one full segment is pending when ack_every = 2).
-    pub fn start(&mut self, peer_isn: u64, mss: u32, ack_every: u32, sack: bool) {
+    pub fn start(&mut self, peer_isn: u64, mss: u32, ack_every: u32, sack: bool, timestamps: bool) {
         self.rcv_nxt = peer_isn + 1;
         self.ack_after = ack_every.saturating_sub(1) as u64 * mss as u64;
         self.sack_enabled = sack;
+        // 40 option bytes: 12 go to the timestamps, leaving room for 3 blocks.
+        self.max_blocks = if timestamps { 3 } else { SackBlocks::MAX };
     }
 
     #[inline]
@@ -153,7 +182,10 @@ impl Receiver {
                 self.refresh_sack();
             } else {
                 self.unacked += rx.delivered;
-                if self.unacked > self.ack_after {
+                if self.quick > 0 {
+                    self.quick -= 1;
+                    self.ack_now = true;
+                } else if self.unacked > self.ack_after {
                     self.ack_now = true;
                 } else if self.delack_at.is_none() {
                     self.delack_at = Some(now + self.delack_timeout);
@@ -226,7 +258,7 @@ impl Receiver {
     /// data is held out of order carries SACK information (RFC 2018 §4).
     fn fill_sack(&mut self) {
         for i in 0..self.ooo.len() {
-            if self.sack.n as usize == SackBlocks::MAX {
+            if self.sack.n as usize >= self.max_blocks {
                 break;
             }
             let r = self.ooo[i];
@@ -236,7 +268,7 @@ impl Receiver {
 
     fn push_block(&mut self, r: (u64, u64)) {
         let n = self.sack.n as usize;
-        if n < SackBlocks::MAX && !self.sack.blocks[..n].contains(&r) {
+        if n < self.max_blocks && !self.sack.blocks[..n].contains(&r) {
             self.sack.blocks[n] = r;
             self.sack.n += 1;
         }
@@ -254,7 +286,7 @@ mod tests {
 
     fn rx() -> Receiver {
         let mut r = Receiver::new(1 << 20, Dur::from_millis(40));
-        r.start(0, 500, 2, true);
+        r.start(0, 500, 2, true, false);
         r
     }
 
@@ -351,7 +383,7 @@ mod tests {
     #[test]
     fn ack_every_one_acks_everything() {
         let mut r = Receiver::new(1 << 20, Dur::from_millis(40));
-        r.start(0, 500, 1, false);
+        r.start(0, 500, 1, false, false);
         r.on_segment(Time::ZERO, 1, 10, false);
         assert!(r.ack_due());
         assert!(r.sack_blocks().is_empty());

@@ -71,6 +71,8 @@ impl SackBlocks {
 pub struct SynOptions {
     pub mss: u32,
     pub sack_permitted: bool,
+    /// RFC 7323 timestamps offered.
+    pub timestamps: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,23 +89,32 @@ pub struct Segment {
     pub sack: SackBlocks,
     /// Present on SYN and SYN-ACK.
     pub syn_opts: Option<SynOptions>,
+    /// RFC 7323 timestamps (TSval, TSecr), on every segment once negotiated.
+    pub ts: Option<(u32, u32)>,
     /// Informational: carries already-sent data (stats, pcap comments).
     pub retransmit: bool,
 }
 
 impl Segment {
-    /// TCP header length in bytes with options as they would be on the wire, padded to 4.
-    /// SYN: MSS(4) + SACK-permitted(2) + window-scale(3) + NOPs. SACK: 2 NOP + 2 + 8n.
-    /// No timestamps option.
+    /// TCP header length in bytes with options as Linux lays them out, each
+    /// padded to 4: SYN: MSS (4), SACK-permitted and timestamps (2 + 10, or
+    /// either with 2 NOPs), NOP and window scale (4); timestamps: 2 NOPs + 10;
+    /// SACK: 2 NOPs + 2 + 8n. The `wire` crate emits the same layout.
     pub fn header_len(&self) -> u32 {
+        let ts = self.ts.is_some();
         let mut opts = 0;
         if let Some(o) = self.syn_opts {
-            opts += 4 + 3 + if o.sack_permitted { 2 } else { 0 };
+            opts += 4 + 4;
+            if o.sack_permitted || ts {
+                opts += if ts { 12 } else { 4 };
+            }
+        } else if ts {
+            opts += 12;
         }
         if self.sack.n > 0 {
             opts += 4 + 8 * self.sack.n as u32;
         }
-        20 + opts.div_ceil(4) * 4
+        20 + opts
     }
 
     /// Sequence space consumed: payload + SYN + FIN.
@@ -127,6 +138,7 @@ mod tests {
             wnd: 0,
             sack: SackBlocks::default(),
             syn_opts: None,
+            ts: None,
             retransmit: false,
         }
     }
@@ -134,22 +146,26 @@ mod tests {
     #[test]
     fn header_lengths_match_wire_layout() {
         let mut s = seg(Flags::SYN);
-        s.syn_opts = Some(SynOptions {
-            mss: 1460,
-            sack_permitted: true,
-        });
+        s.syn_opts = Some(SynOptions { mss: 1460, sack_permitted: true, timestamps: false });
         assert_eq!(s.header_len(), 32);
-        s.syn_opts = Some(SynOptions {
-            mss: 1460,
-            sack_permitted: false,
-        });
+        s.syn_opts = Some(SynOptions { mss: 1460, sack_permitted: false, timestamps: false });
         assert_eq!(s.header_len(), 28);
+        // Linux's SYN: MSS, SACK-permitted + timestamps, NOP + window scale.
+        s.syn_opts = Some(SynOptions { mss: 1460, sack_permitted: true, timestamps: true });
+        s.ts = Some((1, 0));
+        assert_eq!(s.header_len(), 40);
         let mut a = seg(Flags::ACK);
         assert_eq!(a.header_len(), 20);
         a.sack = SackBlocks::from_slice(&[(1, 2)]);
         assert_eq!(a.header_len(), 32);
         a.sack = SackBlocks::from_slice(&[(1, 2), (3, 4), (5, 6), (7, 8)]);
         assert_eq!(a.header_len(), 56);
+        // With timestamps: a 52-byte ACK (IP included), at most 3 SACK blocks in 60 bytes.
+        a.ts = Some((5, 4));
+        a.sack = SackBlocks::default();
+        assert_eq!(a.header_len(), 32);
+        a.sack = SackBlocks::from_slice(&[(1, 2), (3, 4), (5, 6)]);
+        assert_eq!(a.header_len(), 60);
     }
 
     #[test]

@@ -86,6 +86,7 @@ fn blocked_writer_wakes_when_a_third_is_free() {
         wnd: 1 << 20,
         sack: Default::default(),
         syn_opts: None,
+        ts: None,
         retransmit: false,
     };
     let mut woke_at = None;

@@ -165,9 +165,10 @@ pub(crate) fn parse(seg: &[u8], ip_payload: u32) -> (Transport, usize) {
     (Transport::Tcp(info), doff)
 }
 
-/// A TCP header to emit. Options are written when set, each padded to a
-/// 4-byte word: MSS; NOP, WS; NOP, NOP, SACK-permitted (the 12-byte SYN
-/// layout when all three are set); then NOP, NOP, SACK blocks.
+/// A TCP header to emit. Options are written when set, each group padded to
+/// a 4-byte word, in Linux's order: MSS; SACK-permitted and timestamps
+/// together (or either after two NOPs); NOP, window scale; then NOP, NOP,
+/// SACK blocks. A full Linux SYN is 20 option bytes; an ACK with timestamps 12.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TcpRepr<'a> {
     pub src_port: u16,
@@ -179,15 +180,21 @@ pub struct TcpRepr<'a> {
     pub mss: Option<u16>,
     pub window_scale: Option<u8>,
     pub sack_permitted: bool,
-    /// At most 4 blocks (3 when the SYN options are also set).
+    /// At most 4 blocks (3 when the SYN options are also set, or with timestamps).
     pub sack: &'a [(u32, u32)],
+    /// RFC 7323 timestamps (TSval, TSecr).
+    pub timestamps: Option<(u32, u32)>,
 }
 
 impl TcpRepr<'_> {
     pub fn header_len(&self) -> usize {
         let sack = if self.sack.is_empty() { 0 } else { 4 + 8 * self.sack.len() };
-        20 + 4 * (self.mss.is_some() as usize + self.window_scale.is_some() as usize + self.sack_permitted as usize)
-            + sack
+        let perm_ts = match (self.sack_permitted, self.timestamps.is_some()) {
+            (_, true) => 12,
+            (true, false) => 4,
+            (false, false) => 0,
+        };
+        20 + 4 * (self.mss.is_some() as usize + self.window_scale.is_some() as usize) + perm_ts + sack
     }
 
     /// Writes the header into `buf` and returns its length. The checksum
@@ -230,11 +237,17 @@ impl TcpRepr<'_> {
             let [a, b] = mss.to_be_bytes();
             opts.put(&[2, 4, a, b]);
         }
+        match (self.sack_permitted, self.timestamps) {
+            (perm, Some((val, ecr))) => {
+                opts.put(if perm { &[4, 2, 8, 10] } else { &[1, 1, 8, 10] });
+                opts.put(&val.to_be_bytes());
+                opts.put(&ecr.to_be_bytes());
+            }
+            (true, None) => opts.put(&[1, 1, 4, 2]),
+            (false, None) => {}
+        }
         if let Some(ws) = self.window_scale {
             opts.put(&[1, 3, 3, ws]);
-        }
-        if self.sack_permitted {
-            opts.put(&[1, 1, 4, 2]);
         }
         if !self.sack.is_empty() {
             opts.put(&[1, 1, 5, 2 + 8 * self.sack.len() as u8]);
@@ -386,12 +399,45 @@ mod tests {
         let mut seg = [0u8; 32];
         let (s, d): (IpAddr, IpAddr) = ([192, 168, 1, 2].into(), [93, 184, 216, 34].into());
         assert_eq!(r.emit(&mut seg, s, d, 0), Ok(32));
-        assert_eq!(&seg[20..], &hex("020405b4 01030307 01010402")[..]);
+        assert_eq!(&seg[20..], &hex("020405b4 01010402 01030307")[..]);
         assert_eq!(verify(&seg, s, d), 0);
         let t = tcp(parse(&seg, 32).0);
         assert_eq!((t.src_port, t.dst_port, t.seq, t.ack), (40000, 443, 0xdead_beef, 0));
         assert_eq!((t.flags, t.window, t.header_len), (TcpFlags::SYN, 65535, 32));
         assert_eq!((t.options.mss, t.options.window_scale, t.options.sack_permitted), (Some(1460), Some(7), true));
+    }
+
+    #[test]
+    fn emit_linux_syn_and_ack_with_timestamps() {
+        let (s, d): (IpAddr, IpAddr) = ([10, 1, 0, 1].into(), [10, 2, 0, 1].into());
+        let syn = TcpRepr {
+            src_port: 32768,
+            dst_port: 80,
+            flags: TcpFlags::SYN,
+            window: 65535,
+            mss: Some(1460),
+            window_scale: Some(7),
+            sack_permitted: true,
+            timestamps: Some((0x0102_0304, 0)),
+            ..TcpRepr::default()
+        };
+        assert_eq!(syn.header_len(), 40);
+        let mut seg = [0u8; 40];
+        assert_eq!(syn.emit(&mut seg, s, d, 0), Ok(40));
+        // Linux's SYN: MSS, SACK-permitted + timestamps, NOP + window scale.
+        assert_eq!(&seg[20..], &hex("020405b4 0402080a 01020304 00000000 01030307")[..]);
+        assert_eq!(verify(&seg, s, d), 0);
+        let t = tcp(parse(&seg, 40).0);
+        assert_eq!(t.options.timestamp, Some((0x0102_0304, 0)));
+        let blocks = [(10, 20), (30, 40), (50, 60)];
+        let ack = TcpRepr { flags: TcpFlags::ACK, ack: 5, timestamps: Some((7, 6)), sack: &blocks, ..TcpRepr::default() };
+        assert_eq!(ack.header_len(), 60);
+        let mut seg = [0u8; 60];
+        assert_eq!(ack.emit(&mut seg, s, d, 0), Ok(60));
+        assert_eq!(&seg[20..32], &hex("0101080a 00000007 00000006")[..]);
+        let t = tcp(parse(&seg, 60).0);
+        assert_eq!((t.options.timestamp, t.options.sack()), (Some((7, 6)), &blocks[..]));
+        assert_eq!(verify(&seg, s, d), 0);
     }
 
     #[test]

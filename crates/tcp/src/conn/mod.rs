@@ -128,6 +128,11 @@ pub struct Tcp {
     usage: CwndUsage,
     /// Current send-buffer size (fixed, or autotuned up to `cfg.snd_buf`).
     sndbuf: u64,
+    /// RFC 7323 timestamps agreed, and the peer's latest TSval to echo.
+    ts_ok: bool,
+    ts_recent: u32,
+    /// Time of the call being served (for the TSval of segments built in it).
+    clock: Time,
     // Receiver.
     rcv: Receiver,
     stats: TcpStats,
@@ -164,6 +169,9 @@ impl Tcp {
             last_send: Time::ZERO,
             usage: CwndUsage::default(),
             sndbuf: if cfg.snd_buf_auto { cfg.snd_buf_initial.min(cfg.snd_buf) } else { cfg.snd_buf },
+            ts_ok: false,
+            ts_recent: 0,
+            clock: Time::ZERO,
             rcv: Receiver::new(cfg.rcv_buf, cfg.delack_timeout),
             stats: TcpStats::default(),
         }
@@ -188,6 +196,7 @@ impl Tcp {
     /// App writes `bytes`; returns how many fit in the send buffer. Allowed before
     /// Established (queued); refused after `close`.
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<Segment>) -> u64 {
+        self.clock = now;
         let open = matches!(
             self.state,
             State::SynSent | State::SynReceived | State::Established | State::CloseWait
@@ -251,6 +260,7 @@ impl Tcp {
 
     /// App closes: a FIN follows all written data (on the last data segment if unsent).
     pub fn close(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.clock = now;
         if self.fin_queued {
             return;
         }
@@ -266,7 +276,8 @@ impl Tcp {
     }
 
     /// Abort: send RST (unless no SYN-ACK was seen yet), go to Closed.
-    pub fn abort(&mut self, _now: Time, out: &mut Vec<Segment>) {
+    pub fn abort(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.clock = now;
         match self.state {
             State::Closed => return,
             State::SynSent => {}
@@ -282,6 +293,14 @@ impl Tcp {
         let mut n = Notify::default();
         if self.state == State::Closed {
             return n;
+        }
+        self.clock = now;
+        // RFC 7323 §4.3, simplified: echo the TSval of the latest segment
+        // that is not beyond what we expect next.
+        if let Some((tsval, _)) = seg.ts {
+            if seg.seq <= self.rcv.rcv_nxt() || seg.flags.contains(Flags::SYN) {
+                self.ts_recent = tsval;
+            }
         }
         self.stats.segs_rcvd += 1;
         if seg.flags.contains(Flags::RST) {
@@ -344,6 +363,7 @@ impl Tcp {
         if self.state == State::Closed {
             return n;
         }
+        self.clock = now;
         if self.rcv.delack_deadline().is_some_and(|t| t <= now) {
             self.rcv.force_ack();
             self.flush_ack(now, out);
@@ -396,6 +416,14 @@ impl Tcp {
     /// Both ends agreed on SACK.
     pub fn sack_enabled(&self) -> bool {
         self.sack_ok
+    }
+    /// Both ends agreed on timestamps.
+    pub fn timestamps_enabled(&self) -> bool {
+        self.ts_ok
+    }
+    /// The TSval clock: milliseconds (Linux's tcp_time_stamp granularity).
+    pub(crate) fn tsval(now: Time) -> u32 {
+        (now.0 / 1_000_000) as u32
     }
     /// In fast recovery (Reno, NewReno or SACK)?
     pub fn in_recovery(&self) -> bool {

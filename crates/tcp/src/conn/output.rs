@@ -165,6 +165,7 @@ impl Tcp {
             wnd: self.rcv.window(),
             sack: self.rcv.sack_blocks(),
             syn_opts: None,
+            ts: self.ts_ok.then(|| (Self::tsval(self.clock), self.ts_recent)),
             retransmit,
         }
     }

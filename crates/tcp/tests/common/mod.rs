@@ -87,14 +87,18 @@ pub struct Net {
 pub const MSS: u64 = 1000;
 
 /// A config with round numbers: MSS 1000.
-/// A fixed 4 MiB send buffer, so tests can write whole transfers at once;
-/// `buffers.rs` tests the autotuned buffer.
+/// A fixed 4 MiB send buffer, so tests can write whole transfers at once,
+/// and no timestamps or quick ACKs, so segments carry exactly MSS bytes and
+/// ACKs follow the plain delayed-ACK rule; `buffers.rs` and `linux.rs` test
+/// those features.
 pub fn cfg(alg: tcp::Algorithm, sack: bool) -> TcpConfig {
     TcpConfig {
         algorithm: alg,
         sack,
         mss: MSS as u32,
         snd_buf_auto: false,
+        timestamps: false,
+        quickack: 0,
         ..TcpConfig::default()
     }
 }
@@ -339,6 +343,13 @@ impl Net {
     }
 
     // ----- queries -----
+
+    /// Puts segments an endpoint emitted outside the harness's own calls on the wire.
+    pub fn inject(&mut self, from: Side, segs: Vec<Segment>) {
+        for s in segs {
+            self.send(from, s);
+        }
+    }
 
     pub fn sent_by(&self, side: Side) -> impl Iterator<Item = &Wire> {
         self.log.iter().filter(move |w| w.from == side)

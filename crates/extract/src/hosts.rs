@@ -19,6 +19,38 @@ pub(crate) struct Host {
     pub udp_initiated: u64,
     pub udp_accepted: u64,
     pub net: NetAcc,
+    /// Most bytes sent, and received, in one `PEAK_WINDOW_NS` window: the
+    /// path carried at least that much each way, a lower bound on the
+    /// host's capacity where packet pairs give no estimate.
+    pub peak: PeakRate,
+    pub peak_rx: PeakRate,
+}
+
+/// Window over which a host's peak sending rate is measured.
+pub(crate) const PEAK_WINDOW_NS: i64 = 10_000_000;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PeakRate {
+    window: i64,
+    bytes: u64,
+    max_bytes: u64,
+}
+
+impl PeakRate {
+    #[inline]
+    pub(crate) fn add(&mut self, t: i64, bytes: u64) {
+        let w = t.div_euclid(PEAK_WINDOW_NS);
+        if w != self.window {
+            self.window = w;
+            self.bytes = 0;
+        }
+        self.bytes += bytes;
+        self.max_bytes = self.max_bytes.max(self.bytes);
+    }
+
+    pub(crate) fn bps(&self) -> f64 {
+        self.max_bytes as f64 * 8.0 / (PEAK_WINDOW_NS as f64 * 1e-9)
+    }
 }
 
 /// Hosts are interned to dense ids so that connections refer to them by
@@ -48,6 +80,8 @@ impl HostTable {
                 udp_initiated: 0,
                 udp_accepted: 0,
                 net: NetAcc::default(),
+                peak: PeakRate::default(),
+                peak_rx: PeakRate::default(),
             });
         }
         id

@@ -88,6 +88,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 mss: n.mss,
                 bytes: h.bytes,
                 packets: h.packets,
+                peak_rate_bps: h.peak.bps().max(h.peak_rx.bps()),
             }
         })
         .collect();

@@ -101,6 +101,9 @@ impl Extractor {
         let h = self.hosts.get(s);
         h.packets += 1;
         h.bytes += len as u64;
+        h.peak.add(t, len as u64);
+        self.hosts.get(d).peak_rx.add(t, len as u64);
+        let h = self.hosts.get(s);
         match p.ip.proto {
             wire::PROTO_TCP => h.tcp_bytes += len as u64,
             wire::PROTO_UDP => h.udp_bytes += len as u64,

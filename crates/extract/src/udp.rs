@@ -28,6 +28,10 @@ struct Flow {
     port: u16,
     start: i64,
     last: i64,
+    /// Last packet in each direction, for the in-flow gaps.
+    last_dir: [i64; 2],
+    /// The responder's first packet.
+    reply: Option<i64>,
     packets: [u64; 2],
     bytes: [u64; 2],
 }
@@ -36,6 +40,10 @@ struct Flow {
 struct ClassAcc {
     res: Reservoir<(UdpFlow, u32)>,
     ports: Vec<u16>,
+    /// Per direction: in-flow gaps (s) and packet sizes, each tagged with
+    /// the flow's initiator so they can be split by side at the end.
+    gaps: [Reservoir<(f64, u32)>; 2],
+    sizes: [Reservoir<(f64, u32)>; 2],
 }
 
 pub(crate) struct UdpTable {
@@ -94,9 +102,20 @@ impl UdpTable {
         let f = &mut self.flows[idx as usize];
         let d = (from_lo != f.init_lo) as usize;
         f.last = f.last.max(t);
+        let gap = (f.packets[d] > 0).then(|| secs((t - f.last_dir[d]).max(0)));
+        f.last_dir[d] = f.last_dir[d].max(t);
+        if d == 1 && f.reply.is_none() {
+            f.reply = Some(t);
+        }
         f.packets[d] += 1;
         f.bytes[d] += ip_len as u64;
-        (f.hosts[d], f.hosts[1 - d])
+        let (class, init, out) = (f.class as usize, f.hosts[0], (f.hosts[d], f.hosts[1 - d]));
+        let c = &mut self.acc[class];
+        if let Some(g) = gap {
+            c.gaps[d].push((g, init), UDP_RESERVOIR, rng);
+        }
+        c.sizes[d].push((ip_len as f64, init), UDP_RESERVOIR, rng);
+        out
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -134,9 +153,14 @@ impl UdpTable {
             port,
             start: t,
             last: t,
+            last_dir: [t; 2],
+            reply: None,
             packets: [0; 2],
             bytes: [0; 2],
         };
+        if self.acc.len() <= f.class as usize {
+            self.acc.resize_with(f.class as usize + 1, ClassAcc::default);
+        }
         let idx = match self.free.pop() {
             Some(i) => {
                 self.flows[i as usize] = f;
@@ -157,11 +181,7 @@ impl UdpTable {
         let f = self.flows[idx as usize].clone();
         self.map.remove(&f.key);
         self.free.push(idx);
-        let i = f.class as usize;
-        if self.acc.len() <= i {
-            self.acc.resize_with(i + 1, ClassAcc::default);
-        }
-        let c = &mut self.acc[i];
+        let c = &mut self.acc[f.class as usize];
         let pi = c.ports.iter().position(|&p| p == f.port).unwrap_or_else(|| {
             c.ports.push(f.port);
             c.ports.len() - 1
@@ -171,6 +191,7 @@ impl UdpTable {
             duration_s: secs(f.last - f.start),
             packets: f.packets,
             bytes: f.bytes,
+            reply_s: f.reply.map_or(0.0, |r| secs(r - f.start)),
         };
         c.res.push((rec, f.hosts[0]), UDP_RESERVOIR, rng);
         let e = self.per_host.entry((f.class, f.hosts[0])).or_default();
@@ -256,7 +277,18 @@ impl UdpTable {
                     .map(|(_, p)| *p)
                     .collect();
                 ports.sort_unstable();
-                UdpClass { name: names.names[class as usize].clone(), ports, initiators: side, flows, samples }
+                let of_side = |r: &Reservoir<(f64, u32)>| {
+                    swing::Dist::from_samples(r.items().iter().filter(|(_, h)| side_of[*h as usize] == side).map(|(x, _)| *x).collect())
+                };
+                UdpClass {
+                    name: names.names[class as usize].clone(),
+                    ports,
+                    initiators: side,
+                    flows,
+                    samples,
+                    packet_gap_s: [of_side(&acc.gaps[0]), of_side(&acc.gaps[1])],
+                    packet_bytes: [of_side(&acc.sizes[0]), of_side(&acc.sizes[1])],
+                }
             })
             .collect()
     }
@@ -285,7 +317,11 @@ mod tests {
         let out = u.build(&names, &side, 0.0);
         let dns = out.iter().find(|c| c.name == "DNS").unwrap();
         assert_eq!((dns.flows, dns.initiators, dns.ports.clone()), (2, Side::A, vec![53]));
-        assert_eq!(dns.samples[0], UdpFlow { start_s: 0.0, duration_s: 0.1, packets: [1, 1], bytes: [60, 200] });
+        assert_eq!(dns.samples[0], UdpFlow { start_s: 0.0, duration_s: 0.1, packets: [1, 1], bytes: [60, 200], reply_s: 0.1 });
+        // One packet a direction per flow: sizes, but no in-flow gaps.
+        assert_eq!(dns.packet_bytes[0].values, vec![60.0, 70.0]);
+        assert_eq!(dns.packet_bytes[1].values, vec![200.0]);
+        assert!(dns.packet_gap_s[0].is_empty());
         assert_eq!(dns.samples[1].packets, [1, 0]);
         assert!(out.iter().any(|c| c.name == "udp-40001"));
         assert_eq!(hosts.hosts[0].udp_initiated, 2);

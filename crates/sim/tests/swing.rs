@@ -21,6 +21,7 @@ fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
         mss: Some(1460),
         bytes,
         packets: bytes / 1000,
+        peak_rate_bps: 0.0,
     }
 }
 
@@ -53,9 +54,11 @@ fn model() -> Model {
             initiators: Side::A,
             flows: 2,
             samples: vec![
-                UdpFlow { start_s: 0.5, duration_s: 0.0, packets: [1, 1], bytes: [70, 200] },
-                UdpFlow { start_s: 4.0, duration_s: 1.0, packets: [3, 2], bytes: [300, 1000] },
+                UdpFlow { start_s: 0.5, duration_s: 0.0, packets: [1, 1], bytes: [70, 200], reply_s: 0.02 },
+                UdpFlow { start_s: 4.0, duration_s: 1.0, packets: [3, 2], bytes: [300, 1000], reply_s: 0.1 },
             ],
+            packet_gap_s: [d(&[0.5, 0.5]), d(&[1.0])],
+            packet_bytes: [d(&[70.0, 100.0, 100.0, 100.0]), d(&[200.0, 500.0, 500.0])],
         }],
         hosts: vec![
             host("10.0.0.2", Side::A, 0.010, 10e6, 1000),

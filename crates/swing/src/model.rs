@@ -209,6 +209,9 @@ pub struct UdpFlow {
     /// From the initiator, and back (IP packets and bytes).
     pub packets: [u64; 2],
     pub bytes: [u64; 2],
+    /// From the flow's first packet to the responder's first, seconds.
+    #[serde(default)]
+    pub reply_s: f64,
 }
 
 /// UDP flows of one class in one direction.
@@ -222,6 +225,13 @@ pub struct UdpClass {
     pub flows: u64,
     /// Up to `DIST_CAP` flows (all of them for smaller traces).
     pub samples: Vec<UdpFlow>,
+    /// Gaps between consecutive packets of a flow in one direction (from
+    /// the initiator, back), seconds: how bursty the flows are inside.
+    #[serde(default)]
+    pub packet_gap_s: [Dist; 2],
+    /// IP packet sizes in each direction.
+    #[serde(default)]
+    pub packet_bytes: [Dist; 2],
 }
 
 /// The path between one host and the observed link.
@@ -244,6 +254,10 @@ pub struct HostParams {
     /// IP bytes and packets the host sent across the link (its weight).
     pub bytes: u64,
     pub packets: u64,
+    /// Most bytes the host sent or received in any 10 ms, as a rate: what
+    /// its path carried at least, whatever the packet pairs say.
+    #[serde(default)]
+    pub peak_rate_bps: f64,
 }
 
 /// The whole model file.
@@ -294,20 +308,26 @@ impl Model {
     /// its bytes (Swing gave such hosts the others' median; weighting lets
     /// the hosts that carry the traffic, whose estimates rest on the most
     /// samples, speak for the side). A side with no value at all uses
-    /// `fallback` (rtt s, capacity bit/s, loss).
+    /// `fallback` (rtt s, capacity bit/s, loss), except that a host without a
+    /// capacity estimate is never given less than its observed peak rate,
+    /// and a side with no estimate at all uses its hosts' peak rates.
     pub fn net_tuples(&self, side: Side, fallback: (f64, f64, f64)) -> Vec<NetTuple> {
         let hosts: Vec<&HostParams> = self.hosts.iter().filter(|h| h.side == side).collect();
         let fill = |f: fn(&HostParams) -> Option<f64>, default: f64| {
             weighted_median(hosts.iter().filter_map(|h| f(h).map(|x| (x, h.bytes.max(1) as f64))).collect()).unwrap_or(default)
         };
         let rtt = fill(|h| h.rtt_s, fallback.0);
-        let cap = fill(|h| h.capacity_bps, fallback.1);
+        let side_cap = weighted_median(hosts.iter().filter_map(|h| h.capacity_bps.map(|x| (x, h.bytes.max(1) as f64))).collect());
         let loss = fill(|h| h.loss, fallback.2);
         hosts
             .iter()
             .map(|h| NetTuple {
                 rtt_s: h.rtt_s.unwrap_or(rtt),
-                capacity_bps: h.capacity_bps.unwrap_or(cap),
+                capacity_bps: h.capacity_bps.unwrap_or_else(|| match side_cap {
+                    Some(c) => c.max(h.peak_rate_bps),
+                    None if h.peak_rate_bps > 0.0 => h.peak_rate_bps,
+                    None => fallback.1,
+                }),
                 loss: h.loss.unwrap_or(loss),
                 weight: h.bytes.max(1) as f64,
             })
@@ -415,6 +435,7 @@ mod tests {
             mss: None,
             bytes,
             packets: 0,
+            peak_rate_bps: 0.0,
         }
     }
 
@@ -451,6 +472,12 @@ mod tests {
         assert_eq!(a[2].weight, 1.0);
         let b = m.net_tuples(Side::B, (0.1, 1e9, 0.0));
         assert_eq!((b[0].rtt_s, b[0].capacity_bps, b[0].loss), (0.1, 1e9, 0.0));
+        // Observed peak rates bound capacities from below where nothing is estimated.
+        let mut m = m;
+        m.hosts[3].peak_rate_bps = 5e6;
+        m.hosts[1].peak_rate_bps = 9e6;
+        assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].capacity_bps, 5e6);
+        assert_eq!(m.net_tuples(Side::A, (0.1, 1e9, 0.0))[1].capacity_bps, 9e6);
     }
 
     #[test]

@@ -79,12 +79,23 @@ struct Conn {
 }
 
 struct UdpSend {
+    class: usize,
+    dir: usize,
     from: HostId,
     to: HostId,
     port: u16,
     left: u64,
+    /// Used when the class has no in-flow gaps or sizes to draw from.
     payload: u32,
     gap: Dur,
+}
+
+/// Draws of one UDP class: packet gaps and sizes per direction.
+#[derive(Default)]
+struct UdpDecks {
+    flows: Deck,
+    gaps: [Deck; 2],
+    sizes: [Deck; 2],
 }
 
 #[derive(Default)]
@@ -104,7 +115,7 @@ pub struct SwingSource {
     cfg: SwingConfig,
     rng: Rng,
     decks: Vec<ClassDecks>,
-    udp_decks: Vec<Deck>,
+    udp_decks: Vec<UdpDecks>,
     sessions: Vec<Option<Session>>,
     free_sessions: Vec<usize>,
     conns: HashMap<ConnId, Conn>,
@@ -124,7 +135,7 @@ impl SwingSource {
         let period = Dur::from_secs_f64(cfg.model.link.duration_s.max(1e-3));
         SwingSource {
             decks: (0..nc).map(|_| ClassDecks::default()).collect(),
-            udp_decks: (0..nu).map(|_| Deck::new()).collect(),
+            udp_decks: (0..nu).map(|_| UdpDecks::default()).collect(),
             cfg,
             rng,
             sessions: Vec::new(),
@@ -200,7 +211,7 @@ impl SwingSource {
                 continue;
             }
             for _ in 0..self.scaled(class.flows) {
-                let i = self.udp_decks[u].draw(&udp_index(class.samples.len()), &mut self.rng).unwrap_or(0.0) as usize;
+                let i = self.udp_decks[u].flows.draw(&udp_index(class.samples.len()), &mut self.rng).unwrap_or(0.0) as usize;
                 let flow = class.samples[i];
                 let at = base + Dur::from_secs_f64(flow.start_s.max(0.0));
                 if at < self.cfg.stop {
@@ -331,24 +342,31 @@ impl SwingSource {
             if pkts == 0 {
                 continue;
             }
+            // Without in-flow samples: the flow's mean size, evenly spaced.
             let size = (f.bytes[dir] / pkts).max(29);
             let gap = if pkts > 1 { Dur::from_secs_f64(f.duration_s.max(0.0) / (pkts - 1) as f64) } else { Dur::ZERO };
-            let send = UdpSend { from: src, to: dst, port, left: pkts, payload: (size - 28) as u32, gap };
-            // The answer direction starts one packet gap (at least 1 ms) after the first.
-            let first = if dir == 0 { at } else { at + gap.max(Dur::from_millis(1)) };
+            let send = UdpSend { class: u, dir, from: src, to: dst, port, left: pkts, payload: (size - 28) as u32, gap };
+            // The reply direction starts when the trace's did.
+            let first = if dir == 0 { at } else { at + Dur::from_secs_f64(f.reply_s.max(0.0)) };
             self.udp.push(Some(send));
             tp.set_timer(first, token(KIND_UDP, (self.udp.len() - 1) as u64));
         }
     }
 
+    /// Sends one packet of a UDP flow and schedules the next: size and gap
+    /// drawn from the class's in-flow distributions of that direction.
     fn udp_packet(&mut self, i: usize, tp: &mut dyn Transport) {
         let Some(Some(s)) = self.udp.get_mut(i) else { return };
-        tp.send_udp(s.from, s.port, s.to, s.port, s.payload);
+        let class = &self.cfg.model.udp[s.class];
+        let decks = &mut self.udp_decks[s.class];
+        let size = decks.sizes[s.dir].draw(&class.packet_bytes[s.dir], &mut self.rng);
+        let payload = size.map_or(s.payload, |b| (b.round() as u32).max(29) - 28);
+        tp.send_udp(s.from, s.port, s.to, s.port, payload);
         self.n.udp_packets += 1;
         s.left -= 1;
         if s.left > 0 {
-            let at = tp.now() + s.gap;
-            tp.set_timer(at, token(KIND_UDP, i as u64));
+            let gap = decks.gaps[s.dir].draw(&class.packet_gap_s[s.dir], &mut self.rng).map_or(s.gap, |g| Dur::from_secs_f64(g.max(0.0)));
+            tp.set_timer(tp.now() + gap, token(KIND_UDP, i as u64));
         } else {
             self.udp[i] = None;
         }

@@ -6,9 +6,11 @@
 //! id and split by side when the model is written; the exact counts behind
 //! each distribution (`Dist::n`) are kept per (class, client host).
 
+use crate::grouping::SessionShape;
+use crate::options::secs;
 use crate::reservoir::{Reservoir, DIST_RESERVOIR};
 use rustc_hash::FxHashMap;
-use swing::{AppClass, ClassCounts, Dist, Side};
+use swing::{AppClass, ClassCounts, ConnSample, Dist, RreSample, SessionSample, Side};
 use units::Rng;
 
 /// Class names interned to ids, with a port → id table for each protocol.
@@ -121,8 +123,10 @@ pub(crate) struct ClassHostAcc {
 }
 
 #[derive(Default)]
-struct ClassAcc {
+pub(crate) struct ClassAcc {
     res: [Reservoir<(f64, u32)>; NPARAM],
+    /// Whole sessions with their client host.
+    sessions: Reservoir<(Box<SessionShape>, u32)>,
     ports: Vec<u16>,
 }
 
@@ -137,6 +141,9 @@ pub(crate) struct Finish<'a> {
     /// Added to session starts: the time between the true start of the
     /// trace and the first packet read (which samples are relative to).
     pub start_shift_s: f64,
+    /// The first packet read (ns), which session shapes' starts are absolute
+    /// from.
+    pub t0: i64,
 }
 
 impl Finish<'_> {
@@ -149,12 +156,47 @@ impl Finish<'_> {
         let rtt = self.host_rtt[host as usize].or(self.side_rtt[self.side_of[host as usize].index()]);
         ns_round((v - rtt.unwrap_or(0.0)).max(0.0))
     }
+
+    /// A kept session in model units, think times and RRE gaps less the
+    /// client's RTT as for the marginals.
+    pub(crate) fn session(&self, sh: &SessionShape, host: u32) -> SessionSample {
+        SessionSample {
+            start_s: ns_round(secs(sh.start - self.t0) + self.start_shift_s).max(0.0),
+            rres: sh
+                .rres
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RreSample {
+                    gap_s: if i == 0 { 0.0 } else { self.minus_rtt(secs(r.gap), host) },
+                    conns: r
+                        .conns
+                        .iter()
+                        .map(|(at, pairs)| ConnSample {
+                            at_s: secs(*at),
+                            pairs: pairs
+                                .iter()
+                                .enumerate()
+                                .map(|(j, &(req, rsp, think))| {
+                                    let t = if j == 0 { 0.0 } else { self.minus_rtt(secs(think), host) };
+                                    [req.max(1) as f64, rsp.max(1) as f64, t]
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Default)]
 pub(crate) struct TcpClasses {
-    acc: Vec<ClassAcc>,
-    per_host: FxHashMap<(u32, u32), ClassHostAcc>,
+    pub(crate) acc: Vec<ClassAcc>,
+    pub(crate) per_host: FxHashMap<(u32, u32), ClassHostAcc>,
+    /// Whole sessions kept per class (`ExtractOptions::session_structures`).
+    pub session_cap: usize,
+    /// Sessions too long to keep whole (`grouping::SESSION_PAIR_CAP`).
+    pub sessions_too_long: u64,
 }
 
 impl TcpClasses {
@@ -204,9 +246,22 @@ impl TcpClasses {
         a
     }
 
-    /// Values held in the stores (memory accounting).
+    /// A whole session of `host`'s.
+    pub(crate) fn session(&mut self, class: u32, host: u32, shape: Box<SessionShape>, rng: &mut Rng) {
+        let cap = self.session_cap;
+        self.class(class).sessions.push((shape, host), cap, rng);
+    }
+
+    /// Values held in the stores (memory accounting): one per sample, three
+    /// per kept pair.
     pub(crate) fn stored(&self) -> usize {
-        self.acc.iter().map(|c| c.res.iter().map(|r| r.len()).sum::<usize>()).sum()
+        self.acc
+            .iter()
+            .map(|c| {
+                c.res.iter().map(|r| r.len()).sum::<usize>()
+                    + c.sessions.items().iter().map(|(s, _)| 3 * s.pairs).sum::<usize>()
+            })
+            .sum()
     }
 
     /// Classes with sample stores.
@@ -260,6 +315,14 @@ impl TcpClasses {
                     d.n = s.n[p as usize];
                     d
                 };
+                let mut sessions: Vec<SessionSample> = acc
+                    .sessions
+                    .items()
+                    .iter()
+                    .filter(|(_, h)| f.side_of[*h as usize] == side)
+                    .map(|(sh, h)| f.session(sh, *h))
+                    .collect();
+                sessions.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
                 let mut ports: Vec<u16> = acc
                     .ports
                     .iter()
@@ -303,6 +366,7 @@ impl TcpClasses {
                     request_bytes: dist(Param::RequestBytes),
                     response_bytes: dist(Param::ResponseBytes),
                     think_s: dist(Param::Think),
+                    sessions,
                 }
             })
             .collect()
@@ -343,6 +407,7 @@ mod tests {
             side_rtt: [Some(0.25), None],
             think_minus_rtt: true,
             start_shift_s: 0.0,
+            t0: 0,
         };
         let out = t.build(&names, &f);
         assert_eq!(out.len(), 2);

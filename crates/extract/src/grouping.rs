@@ -16,13 +16,44 @@
 //! the queue is drained from the front while its head has ended. A key is
 //! retired once no later connection could still join its session. State is
 //! per active key.
+//!
+//! Besides Swing's marginal samples, a builder can keep each session whole
+//! ([`SessionShape`]): its RREs, their connections' start offsets and each
+//! connection's request/response sizes and think times, so a generator can
+//! replay the joint structure of a page load, not only its marginals.
 
 use crate::options::{Thresholds, DISORDER_NS};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
+/// Most pairs a kept session may hold; longer sessions are not kept whole
+/// (they still give marginal samples), which bounds a builder's memory.
+pub const SESSION_PAIR_CAP: usize = 20_000;
+
+/// One exchange as a session shape keeps it: request bytes, response bytes,
+/// and the think time before the request (ns from the previous response's
+/// end on the same connection; 0 for a connection's first).
+pub type PairShape = (u64, u64, i64);
+
+/// One RRE of a kept session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RreShape {
+    /// From the previous RRE's end (0 for the first), floored at 0.
+    pub gap: i64,
+    /// Each connection's start offset from the RRE's first start, and its pairs.
+    pub conns: Vec<(i64, Vec<PairShape>)>,
+}
+
+/// A whole session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionShape {
+    pub start: i64,
+    pub rres: Vec<RreShape>,
+    pub pairs: usize,
+}
+
 /// What a builder reports, in order. Times in ns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sample {
     /// A session starts at this time (its first connection's start).
     SessionStart(i64),
@@ -35,61 +66,99 @@ pub enum Sample {
     /// From the end of an RRE to the start of the next one in the session,
     /// floored at 0 (the client's RTT is subtracted later).
     InterRre(i64),
+    /// A closed session, whole (when shapes are kept and it was not too long).
+    Session(Box<SessionShape>),
+    /// A closed session that was too long to keep whole.
+    SessionTooLong,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct State {
     sess_start: i64,
     rres: u32,
     rre_end: i64,
     rre_conns: u32,
+    rre_start: i64,
     prev_start: i64,
+    /// The session so far, while it is kept whole.
+    shape: Option<SessionShape>,
 }
 
 /// One key's sessions, fed connections in start order.
 #[derive(Clone, Debug)]
 pub struct SessionBuilder {
     th: Thresholds,
+    keep_shapes: bool,
     s: Option<State>,
 }
 
 impl SessionBuilder {
-    pub fn new(th: Thresholds) -> SessionBuilder {
-        SessionBuilder { th, s: None }
+    /// `keep_shapes`: also report each session whole.
+    pub fn new(th: Thresholds, keep_shapes: bool) -> SessionBuilder {
+        SessionBuilder { th, keep_shapes, s: None }
     }
 
-    fn new_session(&mut self, start: i64, end: i64, out: &mut Vec<Sample>) {
+    fn new_session(&mut self, start: i64, end: i64, pairs: Vec<PairShape>, out: &mut Vec<Sample>) {
         out.push(Sample::SessionStart(start));
         out.push(Sample::RreStart);
-        self.s = Some(State { sess_start: start, rres: 1, rre_end: end, rre_conns: 1, prev_start: start });
+        let shape = self.keep_shapes.then(|| SessionShape {
+            start,
+            pairs: pairs.len(),
+            rres: vec![RreShape { gap: 0, conns: vec![(0, pairs)] }],
+        });
+        self.s = Some(State {
+            sess_start: start,
+            rres: 1,
+            rre_end: end,
+            rre_conns: 1,
+            rre_start: start,
+            prev_start: start,
+            shape: shape.filter(|s| s.pairs <= SESSION_PAIR_CAP),
+        });
     }
 
-    /// A connection from `start` to `end` (ns).
-    pub fn add(&mut self, start: i64, end: i64, out: &mut Vec<Sample>) {
+    /// A connection from `start` to `end` (ns) carrying `pairs` (only kept
+    /// when shapes are).
+    pub fn add(&mut self, start: i64, end: i64, pairs: Vec<PairShape>, out: &mut Vec<Sample>) {
         let th = self.th;
         let Some(s) = &mut self.s else {
-            return self.new_session(start, end, out);
+            return self.new_session(start, end, pairs, out);
         };
         if start - s.rre_end < th.rre_gap && start - s.prev_start < th.rre_max_interconn && s.rre_conns < th.max_conns {
             s.rre_conns += 1;
             s.rre_end = s.rre_end.max(end);
             out.push(Sample::InterConn((start - s.prev_start).max(0)));
             s.prev_start = start;
+            if let Some(sh) = &mut s.shape {
+                sh.pairs += pairs.len();
+                if let Some(r) = sh.rres.last_mut() {
+                    r.conns.push(((start - s.rre_start).max(0), pairs));
+                }
+            }
         } else if start - s.rre_end < th.session_gap
             && s.rres < th.max_rres
             && th.session_max.is_none_or(|m| start - s.sess_start < m)
         {
+            let gap = (start - s.rre_end).max(0);
             out.push(Sample::ConnsPerRre(s.rre_conns));
-            out.push(Sample::InterRre((start - s.rre_end).max(0)));
+            out.push(Sample::InterRre(gap));
             out.push(Sample::RreStart);
             s.rres += 1;
             s.rre_conns = 1;
             s.rre_end = end;
+            s.rre_start = start;
             s.prev_start = start;
+            if let Some(sh) = &mut s.shape {
+                sh.pairs += pairs.len();
+                sh.rres.push(RreShape { gap, conns: vec![(0, pairs)] });
+            }
         } else {
-            out.push(Sample::ConnsPerRre(s.rre_conns));
-            out.push(Sample::RresPerSession(s.rres));
-            self.new_session(start, end, out);
+            self.finish(out);
+            self.new_session(start, end, pairs, out);
+            return;
+        }
+        if s.shape.as_ref().is_some_and(|sh| sh.pairs > SESSION_PAIR_CAP) {
+            s.shape = None;
         }
     }
 
@@ -98,13 +167,19 @@ impl SessionBuilder {
         if let Some(s) = self.s.take() {
             out.push(Sample::ConnsPerRre(s.rre_conns));
             out.push(Sample::RresPerSession(s.rres));
+            if self.keep_shapes {
+                out.push(match s.shape {
+                    Some(sh) => Sample::Session(Box::new(sh)),
+                    None => Sample::SessionTooLong,
+                });
+            }
         }
     }
 
     /// True when no connection starting at `now` or later could join the
     /// open session (or there is none).
     fn done_at(&self, now: i64) -> bool {
-        self.s.is_none_or(|s| now - s.rre_end > self.th.session_gap.max(self.th.rre_gap) + DISORDER_NS)
+        self.s.as_ref().is_none_or(|s| now - s.rre_end > self.th.session_gap.max(self.th.rre_gap) + DISORDER_NS)
     }
 }
 
@@ -117,11 +192,12 @@ pub(crate) struct GroupKey {
     pub server: u32,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Pending {
     start: i64,
     end: Option<i64>,
     token: u64,
+    pairs: Vec<PairShape>,
 }
 
 struct KeyState {
@@ -136,6 +212,7 @@ const MAX_PENDING: usize = 4096;
 
 pub(crate) struct Grouper {
     th: Thresholds,
+    keep_shapes: bool,
     keys: FxHashMap<GroupKey, KeyState>,
     next_token: u64,
     scratch: Vec<Sample>,
@@ -147,9 +224,11 @@ pub(crate) struct Grouper {
 }
 
 impl Grouper {
-    pub(crate) fn new(th: Thresholds) -> Grouper {
+    /// `keep_shapes`: report whole sessions too (`Sample::Session`).
+    pub(crate) fn new(th: Thresholds, keep_shapes: bool) -> Grouper {
         Grouper {
             th,
+            keep_shapes,
             keys: FxHashMap::default(),
             next_token: 0,
             scratch: Vec::new(),
@@ -164,13 +243,15 @@ impl Grouper {
     pub(crate) fn open(&mut self, key: GroupKey, start: i64) -> u64 {
         let token = self.next_token;
         self.next_token += 1;
-        let th = self.th;
-        let ks =
-            self.keys.entry(key).or_insert_with(|| KeyState { pending: VecDeque::new(), b: SessionBuilder::new(th) });
+        let (th, keep) = (self.th, self.keep_shapes);
+        let ks = self
+            .keys
+            .entry(key)
+            .or_insert_with(|| KeyState { pending: VecDeque::new(), b: SessionBuilder::new(th, keep) });
         // Keep start order; input disorder and split connections can place
         // a start before the last one queued.
         let at = ks.pending.iter().rposition(|p| p.start <= start).map_or(0, |i| i + 1);
-        ks.pending.insert(at, Pending { start, end: None, token });
+        ks.pending.insert(at, Pending { start, end: None, token, pairs: Vec::new() });
         self.pending += 1;
         if ks.pending.len() > MAX_PENDING {
             for p in ks.pending.iter_mut().take_while(|p| p.end.is_none()) {
@@ -183,11 +264,13 @@ impl Grouper {
         token
     }
 
-    /// The connection ended at `end`.
-    pub(crate) fn close(&mut self, key: GroupKey, token: u64, end: i64) {
+    /// The connection ended at `end`, having carried `pairs` (empty unless
+    /// shapes are kept).
+    pub(crate) fn close(&mut self, key: GroupKey, token: u64, end: i64, pairs: Vec<PairShape>) {
         if let Some(ks) = self.keys.get_mut(&key) {
             if let Some(p) = ks.pending.iter_mut().find(|p| p.token == token) {
                 p.end = Some(end.max(p.start));
+                p.pairs = pairs;
             }
         }
         self.drain(key);
@@ -207,10 +290,10 @@ impl Grouper {
 
     fn drain(&mut self, key: GroupKey) {
         let Some(ks) = self.keys.get_mut(&key) else { return };
-        while let Some(&Pending { start, end: Some(end), .. }) = ks.pending.front() {
-            ks.pending.pop_front();
+        while ks.pending.front().is_some_and(|p| p.end.is_some()) {
+            let p = ks.pending.pop_front().expect("front checked");
             self.pending -= 1;
-            ks.b.add(start, end, &mut self.scratch);
+            ks.b.add(p.start, p.end.unwrap_or(p.start), p.pairs, &mut self.scratch);
         }
         self.out.extend(self.scratch.drain(..).map(|s| (key, s)));
         if ks.pending.is_empty() && ks.b.s.is_none() {
@@ -232,7 +315,7 @@ impl Grouper {
         if let Some(mut ks) = self.keys.remove(&key) {
             for p in ks.pending.drain(..) {
                 self.pending -= 1;
-                ks.b.add(p.start, p.end.unwrap_or(p.start), &mut self.scratch);
+                ks.b.add(p.start, p.end.unwrap_or(p.start), p.pairs, &mut self.scratch);
             }
             ks.b.finish(&mut self.scratch);
             self.out.extend(self.scratch.drain(..).map(|s| (key, s)));
@@ -267,10 +350,10 @@ mod tests {
 
     /// Runs (start, end) connections in seconds through a builder.
     fn run(th: Thresholds, conns: &[(f64, f64)]) -> Vec<Sample> {
-        let mut b = SessionBuilder::new(th);
+        let mut b = SessionBuilder::new(th, false);
         let mut out = vec![];
         for &(s, e) in conns {
-            b.add((s * 1e9) as i64, (e * 1e9) as i64, &mut out);
+            b.add((s * 1e9) as i64, (e * 1e9) as i64, vec![], &mut out);
         }
         b.finish(&mut out);
         out.retain(|s| *s != RreStart);
@@ -380,17 +463,70 @@ mod tests {
     }
 
     #[test]
+    fn whole_sessions_keep_rres_offsets_and_pairs() {
+        let mut b = SessionBuilder::new(th(), true);
+        let mut out = vec![];
+        // Two connections in one RRE (the second 0.5 s after the first),
+        // then an RRE 3 s after the first one's end, then a new session.
+        b.add(0, S, vec![(300, 5000, 0)], &mut out);
+        b.add(S / 2, 2 * S, vec![(200, 100, 0), (250, 90_000, S / 10)], &mut out);
+        b.add(5 * S, 6 * S, vec![(100, 10, 0)], &mut out);
+        b.add(1000 * S, 1001 * S, vec![(1, 1, 0)], &mut out);
+        b.finish(&mut out);
+        let shapes: Vec<&SessionShape> = out
+            .iter()
+            .filter_map(|s| match s {
+                Session(sh) => Some(&**sh),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(shapes.len(), 2);
+        assert_eq!(
+            shapes[0],
+            &SessionShape {
+                start: 0,
+                pairs: 4,
+                rres: vec![
+                    RreShape { gap: 0, conns: vec![(0, vec![(300, 5000, 0)]), (S / 2, vec![(200, 100, 0), (250, 90_000, S / 10)])] },
+                    RreShape { gap: 3 * S, conns: vec![(0, vec![(100, 10, 0)])] },
+                ],
+            }
+        );
+        assert_eq!((shapes[1].start, shapes[1].pairs), (1000 * S, 1));
+        // The marginal samples are the same as without shapes.
+        let mut plain = SessionBuilder::new(th(), false);
+        let mut out2 = vec![];
+        for (a, e) in [(0, S), (S / 2, 2 * S), (5 * S, 6 * S), (1000 * S, 1001 * S)] {
+            plain.add(a, e, vec![], &mut out2);
+        }
+        plain.finish(&mut out2);
+        out.retain(|s| !matches!(s, Session(_)));
+        assert_eq!(out, out2);
+    }
+
+    #[test]
+    fn sessions_over_the_pair_cap_are_not_kept_whole() {
+        let mut b = SessionBuilder::new(th(), true);
+        let mut out = vec![];
+        b.add(0, S, vec![(1, 1, 0); SESSION_PAIR_CAP], &mut out);
+        b.add(S / 2, S, vec![(1, 1, 0)], &mut out);
+        b.finish(&mut out);
+        assert!(out.contains(&SessionTooLong));
+        assert!(!out.iter().any(|s| matches!(s, Session(_))));
+    }
+
+    #[test]
     fn grouper_waits_for_ends_and_keeps_start_order() {
-        let mut g = Grouper::new(th());
+        let mut g = Grouper::new(th(), false);
         let k = GroupKey { class: 0, client: 1, server: u32::MAX };
         let a = g.open(k, 0);
         let b = g.open(k, S);
-        g.close(k, b, 2 * S);
+        g.close(k, b, 2 * S, vec![]);
         assert!(g.out.is_empty(), "b waits for a");
         // A connection split off later but starting earlier goes before b.
         let c = g.open(k, S / 2);
-        g.close(k, c, S);
-        g.close(k, a, 10 * S);
+        g.close(k, c, S, vec![]);
+        g.close(k, a, 10 * S, vec![]);
         let got: Vec<Sample> = g.out.drain(..).map(|(_, s)| s).filter(|s| *s != RreStart).collect();
         assert_eq!(got, vec![SessionStart(0), InterConn(S / 2), InterConn(S / 2)]);
         // Not retired while a later connection could still join.
@@ -404,15 +540,15 @@ mod tests {
 
     #[test]
     fn keys_are_independent_and_cancelled_connections_vanish() {
-        let mut g = Grouper::new(th());
+        let mut g = Grouper::new(th(), false);
         let k1 = GroupKey { class: 0, client: 1, server: 2 };
         let k2 = GroupKey { class: 0, client: 1, server: 3 };
         let a = g.open(k1, 0);
         let b = g.open(k2, S);
         let c = g.open(k1, S);
         g.cancel(k1, a);
-        g.close(k1, c, 2 * S);
-        g.close(k2, b, 2 * S);
+        g.close(k1, c, 2 * S, vec![]);
+        g.close(k2, b, 2 * S, vec![]);
         g.finish_all();
         let mut per: Vec<(u32, Sample)> =
             g.out.drain(..).map(|(k, s)| (k.server, s)).filter(|s| s.1 != RreStart).collect();

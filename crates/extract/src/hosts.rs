@@ -13,6 +13,9 @@ pub(crate) struct Host {
     pub bytes: u64,
     pub tcp_bytes: u64,
     pub udp_bytes: u64,
+    /// TCP payload this host sent that its peers acknowledged but the
+    /// capture never showed (capture loss), in bytes.
+    pub unseen_bytes: u64,
     pub votes: [MacVote; MAC_SLOTS],
     pub tcp_initiated: u64,
     pub tcp_accepted: u64,
@@ -74,6 +77,7 @@ impl HostTable {
                 bytes: 0,
                 tcp_bytes: 0,
                 udp_bytes: 0,
+                unseen_bytes: 0,
                 votes: [NO_MAC; MAC_SLOTS],
                 tcp_initiated: 0,
                 tcp_accepted: 0,

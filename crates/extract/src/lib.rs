@@ -122,6 +122,9 @@ pub struct Report {
     pub tcp_modelled: u64,
     pub pairs: u64,
     pub sessions: u64,
+    /// Sessions with more pairs than `grouping::SESSION_PAIR_CAP`, kept only
+    /// as marginal samples, never whole.
+    pub sessions_too_long: u64,
     pub udp_flows: u64,
     /// Peak state: open TCP connections, closed tuples remembered, UDP
     /// flows, session keys, connections waiting for grouping.

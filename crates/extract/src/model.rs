@@ -47,6 +47,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         side_rtt,
         think_minus_rtt: o.think_minus_rtt,
         start_shift_s: secs(ex.t0.unwrap_or(tmin).saturating_sub(tmin)),
+        t0: ex.tcp.sink.t0,
     };
     let mut classes = ex.tcp.sink.classes.build(&ex.names, &fin);
     classes.sort_by(|a, b| {
@@ -64,6 +65,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         d.tcp_bytes += h.tcp_bytes;
         d.udp_bytes += h.udp_bytes;
         d.other_bytes += h.bytes - h.tcp_bytes - h.udp_bytes;
+        d.unseen_bytes += h.unseen_bytes;
     }
     for d in &mut dirs {
         d.mean_rate_bps = if duration_s > 0.0 { d.bytes as f64 * 8.0 / duration_s } else { 0.0 };
@@ -89,6 +91,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 bytes: h.bytes,
                 packets: h.packets,
                 peak_rate_bps: h.peak.bps().max(h.peak_rx.bps()),
+                segments_per_ack: n.segments_per_ack,
             }
         })
         .collect();
@@ -114,6 +117,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         tcp_modelled: st.modelled,
         pairs: st.pairs,
         sessions: st.sessions,
+        sessions_too_long: ex.tcp.sink.classes.sessions_too_long,
         udp_flows: ex.udp.total,
         peak_tcp_entries: st.peak_live as u64,
         peak_closed_tuples: st.peak_closed as u64,

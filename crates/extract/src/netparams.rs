@@ -32,7 +32,16 @@ pub(crate) struct NetAcc {
     pub new_segs: u64,
     /// Segments entirely below the highest sequence seen that filled no hole.
     pub retx_no_hole: u64,
+    /// The smallest handshake RTT sample.
+    hs_min: Option<f64>,
+    /// Pure ACKs this host sent that advanced the peer's acknowledged
+    /// offset, and the new-data segments seen between them.
+    acks: u64,
+    acked_segs: u64,
 }
+
+/// Hosts that sent fewer advancing pure ACKs get no segments-per-ACK.
+pub(crate) const ACK_MIN: u64 = 20;
 
 /// What the end of the pass makes of a host's samples.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,13 +55,26 @@ pub(crate) struct HostNet {
     pub mss: Option<u32>,
     /// Holes (upstream losses), reorderings and downstream retransmissions.
     pub holes: u64,
+    pub segments_per_ack: Option<f64>,
+    pub acks: u64,
 }
 
 impl NetAcc {
-    pub(crate) fn rtt_sample(&mut self, s: f64, max_s: f64, rng: &mut Rng) {
+    /// An RTT sample; `handshake` for SYN→SYN/ACK and SYN/ACK→ACK.
+    pub(crate) fn rtt_sample(&mut self, s: f64, max_s: f64, handshake: bool, rng: &mut Rng) {
         if s > 0.0 && s <= max_s {
             self.rtt.push(s, HOST_RESERVOIR, rng);
+            if handshake {
+                self.hs_min = Some(self.hs_min.map_or(s, |m| m.min(s)));
+            }
         }
+    }
+
+    /// A pure ACK from this host, `segs` data segments of its peer after
+    /// its previous one.
+    pub(crate) fn ack(&mut self, segs: u32) {
+        self.acks += 1;
+        self.acked_segs += segs as u64;
     }
 
     /// A packet pair of `payload` bytes spaced `dt` seconds apart.
@@ -77,8 +99,13 @@ impl NetAcc {
     }
 
     pub(crate) fn finish(&self, o: &ExtractOptions) -> HostNet {
-        let rtts = sorted(self.rtt.items().iter().copied());
-        let rtt_s = (!rtts.is_empty() && self.rtt.seen() >= o.rtt_min_samples as u64).then(|| percentile(&rtts, 50.0));
+        // A round trip to the host cannot take much less than its fastest
+        // handshake: data samples under half of it were acknowledged by a
+        // middlebox that splits TCP (a NAT or proxy), not by the host.
+        let floor = self.hs_min.map_or(0.0, |m| m / 2.0);
+        let rtts = sorted(self.rtt.items().iter().copied().filter(|&s| s >= floor));
+        let rtt_seen = scale(rtts.len(), self.rtt.len(), self.rtt.seen());
+        let rtt_s = (!rtts.is_empty() && rtt_seen >= o.rtt_min_samples as u64).then(|| percentile(&rtts, 50.0));
 
         // Capacity: drop pairs spaced as widely as the host's shortest RTTs
         // (they were not sent back to back), then take Swing's percentile.
@@ -114,7 +141,19 @@ impl NetAcc {
             let m = sorted(self.mss.items().iter().map(|&m| m as f64));
             (!m.is_empty()).then(|| percentile(&m, 50.0) as u32)
         };
-        HostNet { rtt_s, rtt_samples: self.rtt.seen(), capacity_bps, capacity_samples, loss, loss_packets, mss, holes }
+        let segments_per_ack = (self.acks >= ACK_MIN).then(|| self.acked_segs as f64 / self.acks as f64);
+        HostNet {
+            rtt_s,
+            rtt_samples: rtt_seen,
+            capacity_bps,
+            capacity_samples,
+            loss,
+            loss_packets,
+            mss,
+            holes,
+            segments_per_ack,
+            acks: self.acks,
+        }
     }
 }
 
@@ -139,13 +178,47 @@ mod tests {
     fn rtt_is_the_lower_median_once_there_are_enough_samples() {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
-        h.rtt_sample(0.030, 1.5, &mut rng);
+        h.rtt_sample(0.030, 1.5, false, &mut rng);
         assert_eq!(h.finish(&opts()).rtt_s, None, "one sample is below rtt_min_samples = 2");
-        h.rtt_sample(0.010, 1.5, &mut rng);
-        h.rtt_sample(2.0, 1.5, &mut rng); // above rtt_max_s: dropped
-        h.rtt_sample(0.0, 1.5, &mut rng); // not positive: dropped
+        h.rtt_sample(0.010, 1.5, false, &mut rng);
+        h.rtt_sample(2.0, 1.5, false, &mut rng); // above rtt_max_s: dropped
+        h.rtt_sample(0.0, 1.5, false, &mut rng); // not positive: dropped
         let n = h.finish(&opts());
         assert_eq!((n.rtt_s, n.rtt_samples), (Some(0.010), 2));
+    }
+
+    #[test]
+    fn data_samples_far_below_the_handshake_are_a_middlebox() {
+        // A NAT that terminates TCP acknowledges data in 0.3 ms while the
+        // server's handshake takes 80-110 ms: the data samples are dropped.
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        for s in [0.080, 0.110, 0.100] {
+            h.rtt_sample(s, 1.5, true, &mut rng);
+        }
+        for _ in 0..20 {
+            h.rtt_sample(0.0003, 1.5, false, &mut rng);
+        }
+        let n = h.finish(&opts());
+        assert_eq!((n.rtt_s, n.rtt_samples), (Some(0.100), 3));
+        // Data samples around the handshake (delayed ACKs) count.
+        h.rtt_sample(0.300, 1.5, false, &mut rng);
+        h.rtt_sample(0.300, 1.5, false, &mut rng);
+        assert_eq!(h.finish(&opts()).rtt_s, Some(0.110));
+    }
+
+    #[test]
+    fn segments_per_ack_counts_full_segments_acknowledged() {
+        let mut h = NetAcc::default();
+        for i in 0..40 {
+            // Alternately one and three segments per ACK.
+            h.ack(if i % 2 == 0 { 1 } else { 3 });
+        }
+        let n = h.finish(&opts());
+        assert_eq!((n.segments_per_ack, n.acks), (Some(2.0), 40));
+        let mut few = NetAcc::default();
+        few.ack(1);
+        assert_eq!(few.finish(&opts()).segments_per_ack, None);
     }
 
     #[test]
@@ -153,7 +226,7 @@ mod tests {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
         for _ in 0..4 {
-            h.rtt_sample(0.020, 1.5, &mut rng);
+            h.rtt_sample(0.020, 1.5, true, &mut rng);
         }
         // 12 pairs of 1460 B 1 ms apart (12 Mbit/s) ... 12 ms apart (1 Mbit/s).
         for i in 1..=12 {
@@ -189,8 +262,8 @@ mod tests {
     fn swing_loss_splits_fills_by_rtt() {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
-        h.rtt_sample(0.05, 1.5, &mut rng);
-        h.rtt_sample(0.05, 1.5, &mut rng);
+        h.rtt_sample(0.05, 1.5, true, &mut rng);
+        h.rtt_sample(0.05, 1.5, true, &mut rng);
         h.new_segs = 196;
         h.retx_no_hole = 10;
         h.fill(0.2, &mut rng); // after an RTT: a hole (upstream loss)

@@ -35,6 +35,8 @@ pub(crate) struct Sink {
     /// The first packet's time: samples of session starts are relative to it.
     pub t0: i64,
     pub max_pairs: u32,
+    /// Keep each connection's pairs for whole-session samples.
+    pub keep_shapes: bool,
 }
 
 impl Sink {
@@ -44,6 +46,14 @@ impl Sink {
         for (k, s) in out.drain(..) {
             let (class, host) = (k.class, k.client);
             let (p, v) = match s {
+                Sample::Session(shape) => {
+                    self.classes.session(class, host, shape, &mut self.rng);
+                    continue;
+                }
+                Sample::SessionTooLong => {
+                    self.classes.sessions_too_long += 1;
+                    continue;
+                }
                 Sample::SessionStart(t) => {
                     self.classes.host(class, host).sessions += 1;
                     self.stats.sessions += 1;
@@ -84,15 +94,22 @@ impl Sink {
         let resp = p.resp.map_or(0, |e| e.bytes);
         let mut s =
             [(Param::RequestBytes, req.max(1) as f64), (Param::ResponseBytes, resp.max(1) as f64), (Param::Think, 0.0)];
-        let n = match (p.req, c.last_resp_end) {
-            (Some(r), Some(prev)) => {
-                s[2].1 = secs(r.start - prev);
+        let think_ns = match (p.req, c.last_resp_end) {
+            (Some(r), Some(prev)) => Some(r.start - prev),
+            _ => None,
+        };
+        let n = match think_ns {
+            Some(t) => {
+                s[2].1 = secs(t);
                 3
             }
-            _ => 2,
+            None => 2,
         };
         if let Some(r) = p.resp {
             c.last_resp_end = Some(r.end);
+        }
+        if self.keep_shapes {
+            c.shape.push((req, resp, think_ns.unwrap_or(0)));
         }
         let a = self.classes.samples(class, host, &s[..n], &mut self.rng);
         a.pairs += 1;
@@ -105,7 +122,7 @@ impl Sink {
     }
 
     pub(crate) fn end_chunk(&mut self, c: &mut Conn, end: i64) {
-        self.grouper.close(c.gkey, c.token, end);
+        self.grouper.close(c.gkey, c.token, end, std::mem::take(&mut c.shape));
         let s = [(Param::PairsPerConn, c.chunk_pairs as f64)];
         self.classes.samples(c.class, c.hosts[0], &s, &mut self.rng).connections += 1;
         self.stats.modelled += 1;

@@ -24,7 +24,7 @@
 use crate::classes::{ClassNames, TcpClasses};
 use crate::exchanges::{Exchanges, Pair};
 use crate::flowkey::FlowKey;
-use crate::grouping::{GroupKey, Grouper};
+use crate::grouping::{GroupKey, Grouper, PairShape};
 use crate::hosts::HostTable;
 use crate::netparams::PAIR_MIN_PAYLOAD;
 use crate::options::{secs, Compiled, DISORDER_NS};
@@ -75,6 +75,8 @@ pub(crate) struct Conn {
     pub packets: [u64; 2],
     pub bytes: [u64; 2],
     pub log: Option<Vec<Pair>>,
+    /// The current chunk's pairs, when whole sessions are kept.
+    pub shape: Vec<PairShape>,
 }
 
 impl Conn {
@@ -121,13 +123,14 @@ impl Tcp {
             since_sweep: 0,
             now: i64::MIN,
             sink: Sink {
-                classes: TcpClasses::default(),
-                grouper: Grouper::new(o.groups),
+                classes: TcpClasses { session_cap: o.o.session_structures as usize, ..Default::default() },
+                grouper: Grouper::new(o.groups, o.o.session_structures > 0),
                 rng: Rng::stream(0, "extract.classes"),
                 records: record.then(Vec::new),
                 stats: TcpStats::default(),
                 t0: 0,
                 max_pairs: o.o.max_pairs_per_conn,
+                keep_shapes: o.o.session_structures > 0,
             },
         }
     }
@@ -271,6 +274,7 @@ impl Tcp {
             packets: [0; 2],
             bytes: [0; 2],
             log: self.sink.records.is_some().then(Vec::new),
+            shape: Vec::new(),
         };
         let idx = match self.free.pop() {
             Some(i) => {
@@ -294,6 +298,12 @@ impl Tcp {
     fn finish(&mut self, idx: u32, end: i64, why: EndReason, hosts: &mut HostTable, names: &ClassNames) {
         let sink = &mut self.sink;
         let c = &mut self.conns[idx as usize];
+        // Holes never filled that the receiver acknowledged: the capture
+        // lost those segments (or their retransmissions).
+        for (d, dir) in c.dirs.iter().enumerate() {
+            let lost: i64 = dir.gaps[..dir.ngaps as usize].iter().filter(|g| dir.acked >= g.end).map(|g| g.end - g.start).sum();
+            hosts.get(c.hosts[d]).unseen_bytes += lost.max(0) as u64;
+        }
         if let Some(p) = c.ex.finish(c.hi()) {
             sink.pair(c, p);
         }
@@ -431,7 +441,7 @@ fn on_packet(
                 c.dirs[0].set_base(p.ack, true);
                 if let (1, Some(syn), Some(isn)) = (c.hs.syns, c.hs.syn, c.hs.isn) {
                     if p.ack == isn.wrapping_add(1) {
-                        hosts.get(c.hosts[1]).net.rtt_sample(secs(t - syn), rtt_max_s, rh);
+                        hosts.get(c.hosts[1]).net.rtt_sample(secs(t - syn), rtt_max_s, true, rh);
                     }
                 }
             }
@@ -443,7 +453,7 @@ fn on_packet(
                 if p.ack == sisn.wrapping_add(1) {
                     c.hs.ack = Some(t);
                     if c.hs.synacks == 1 {
-                        hosts.get(c.hosts[0]).net.rtt_sample(secs(t - sa), rtt_max_s, rh);
+                        hosts.get(c.hosts[0]).net.rtt_sample(secs(t - sa), rtt_max_s, true, rh);
                     }
                 }
             }
@@ -471,15 +481,29 @@ fn on_packet(
             if let Some((end, t_sent)) = od.timing {
                 if a >= end {
                     if data_rtt {
-                        hosts.get(src).net.rtt_sample(secs(t - t_sent), rtt_max_s, rh);
+                        hosts.get(src).net.rtt_sample(secs(t - t_sent), rtt_max_s, false, rh);
                     }
                     od.timing = None;
                 }
+            }
+            // Pure ACKs that move the peer's acknowledged offset: how many
+            // segments this host acknowledges at a time.
+            if a > od.acked {
+                if p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst() && od.unacked_segs > 0 {
+                    hosts.get(src).net.ack(od.unacked_segs);
+                }
+                od.unacked_segs = 0;
+                od.acked = a;
             }
             // An ACK one byte past everything seen is most likely the
             // peer's FIN, which is not data.
             if a > od.hi && (od.fin_off.is_some() || a > od.hi + 1) && a - od.hi < 1 << 30 {
                 let from = od.hi;
+                // Acknowledged data that a capture showing this direction's
+                // data never showed: the capture lost it.
+                if od.data_hi.is_some() {
+                    hosts.get(c.hosts[o]).unseen_bytes += (a - from) as u64;
+                }
                 od.hi = a;
                 if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi()) {
                     sink.pair(c, pair);
@@ -516,6 +540,7 @@ fn on_packet(
                 dd.open_gap(g0, s0, t);
             }
             hosts.get(src).net.new_segs += 1;
+            dd.unacked_segs += 1;
             if s0 < floor {
                 // Partly retransmitted: neither timed (Karn) nor a pair.
                 dd.timing = None;

@@ -461,3 +461,61 @@ fn random_segments_never_panic() {
         assert_eq!(serde_json::from_str::<Model>(&json).unwrap(), m);
     }
 }
+
+#[test]
+fn capture_loss_is_what_receivers_acknowledged_but_the_capture_missed() {
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    c.data(&mut x, 1.080, false, 1460);
+    // Two segments the capture dropped, then one it kept.
+    c.sseq = c.sseq.wrapping_add(2 * 1460);
+    c.data(&mut x, 1.081, false, 1460);
+    c.ack(&mut x, 1.090, true);
+    c.close(&mut x, 2.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let unseen: Vec<u64> = m.link.dirs.iter().map(|d| d.unseen_bytes).collect();
+    assert_eq!(unseen, vec![0, 2 * 1460]);
+    // The response is still its full size.
+    assert_eq!(m.classes[0].response_bytes.values, vec![4.0 * 1460.0]);
+}
+
+#[test]
+fn segments_per_ack_and_whole_sessions_are_in_the_model() {
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    // 60 segments, the client acknowledging every second one.
+    let mut t = 1.080;
+    for i in 0..60 {
+        c.data(&mut x, t, false, 1460);
+        if i % 2 == 1 {
+            c.ack(&mut x, t + 0.0001, true);
+        }
+        t += 0.001;
+    }
+    c.data(&mut x, 2.0, true, 200);
+    c.response(&mut x, 2.040, 1000, 0.0);
+    c.ack(&mut x, 2.050, true);
+    c.close(&mut x, 3.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let h = m.hosts.iter().find(|h| h.addr == "10.0.0.1").unwrap();
+    // 30 ACKs of two segments, then one of the 1000-byte response.
+    assert!((h.segments_per_ack.unwrap() - 61.0 / 31.0).abs() < 1e-9, "{:?}", h.segments_per_ack);
+    let sessions = &m.classes[0].sessions;
+    assert_eq!(sessions.len(), 1);
+    let conn = &sessions[0].rres[0].conns[0];
+    assert_eq!(conn.pairs.len(), 2);
+    assert_eq!((conn.pairs[0][0], conn.pairs[0][1]), (300.0, 60.0 * 1460.0));
+    // The think time is less the client's RTT, as the marginal's.
+    assert_eq!(conn.pairs[1][2], m.classes[0].think_s.values[0]);
+    let none = run_with_no_sessions();
+    assert!(none.classes[0].sessions.is_empty());
+}
+
+fn run_with_no_sessions() -> Model {
+    let o = ExtractOptions { session_structures: 0, ..Default::default() };
+    run(http_like(), &o).0
+}

@@ -152,6 +152,7 @@ mod tests {
             request_bytes: request,
             response_bytes: Dist::from_samples(vec![100.0]),
             think_s: Dist::default(),
+            sessions: vec![],
         }
     }
 

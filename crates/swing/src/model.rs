@@ -100,6 +100,11 @@ pub struct ExtractOptions {
     pub loss_formula: LossFormula,
     /// Hosts that sent fewer data packets get no loss rate of their own.
     pub loss_min_packets: u64,
+    /// Whole sessions kept per application class (a uniform sample when
+    /// there are more), for generators that replay a session's joint
+    /// structure; 0 keeps none.
+    #[serde(default = "default_session_structures")]
+    pub session_structures: u32,
     /// Subtract the host's median RTT from think times and inter-RRE times
     /// (the generator's network adds it back).
     pub think_minus_rtt: bool,
@@ -136,6 +141,11 @@ pub struct DirStats {
     pub tcp_bytes: u64,
     pub udp_bytes: u64,
     pub other_bytes: u64,
+    /// TCP payload acknowledged by the receivers but missing from the
+    /// capture (capture loss; at least this much: a connection's holes
+    /// beyond the last few are not tracked): the traffic carried this much more.
+    #[serde(default)]
+    pub unseen_bytes: u64,
 }
 
 /// The observed link: [A to B, B to A].
@@ -197,6 +207,39 @@ pub struct AppClass {
     /// Request think time: from the end of a response to the next request on
     /// the same connection, seconds.
     pub think_s: Dist,
+    /// Whole sessions (up to `ExtractOptions::session_structures`), sorted by
+    /// start; the marginals above describe all sessions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<SessionSample>,
+}
+
+/// One observed session, whole: what Swing's marginals draw independently,
+/// kept together (a page load's heavy first connections stay first).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSample {
+    /// Seconds from the start of the trace.
+    pub start_s: f64,
+    pub rres: Vec<RreSample>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RreSample {
+    /// From the end of the previous RRE (0 for the first), seconds, less the
+    /// client's RTT as for `inter_rre_s`.
+    pub gap_s: f64,
+    pub conns: Vec<ConnSample>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnSample {
+    /// From the RRE's first connection's start, seconds.
+    pub at_s: f64,
+    /// [request bytes, response bytes, think time before the request in
+    /// seconds (less the client's RTT; 0 for the first)].
+    pub pairs: Vec<[f64; 3]>,
 }
 
 /// One observed UDP flow (sampled as a whole, so its parts stay consistent).
@@ -258,6 +301,11 @@ pub struct HostParams {
     /// its path carried at least, whatever the packet pairs say.
     #[serde(default)]
     pub peak_rate_bps: f64,
+    /// Full-sized segments acknowledged per pure ACK the host sent (about 1
+    /// for a receiver that ACKs every segment, 2 for delayed ACKs), when it
+    /// sent enough ACKs to tell.
+    #[serde(default)]
+    pub segments_per_ack: Option<f64>,
 }
 
 /// The whole model file.
@@ -282,10 +330,13 @@ pub struct NetTuple {
     pub loss: f64,
     /// Sampling weight: the host's bytes.
     pub weight: f64,
+    /// The host's own ACK behaviour, if measured (no side fill: ACK
+    /// behaviour is a property of each host's stack).
+    pub segments_per_ack: Option<f64>,
 }
 
 /// The value at half the total weight of (value, weight) pairs.
-fn weighted_median(mut v: Vec<(f64, f64)>) -> Option<f64> {
+pub fn weighted_median(mut v: Vec<(f64, f64)>) -> Option<f64> {
     v.retain(|(x, w)| x.is_finite() && *w > 0.0);
     if v.is_empty() {
         return None;
@@ -330,6 +381,7 @@ impl Model {
                 }),
                 loss: h.loss.unwrap_or(loss),
                 weight: h.bytes.max(1) as f64,
+                segments_per_ack: h.segments_per_ack,
             })
             .collect()
     }
@@ -360,6 +412,10 @@ impl Model {
     }
 }
 
+fn default_session_structures() -> u32 {
+    1000
+}
+
 impl Default for ExtractOptions {
     /// The documented defaults (docs/swing-model.md says why each).
     fn default() -> Self {
@@ -380,6 +436,7 @@ impl Default for ExtractOptions {
             capacity_min_samples: 10,
             loss_formula: LossFormula::Swing,
             loss_min_packets: 100,
+            session_structures: default_session_structures(),
             think_minus_rtt: true,
             ports: default_ports(),
             sides: SideRule::Auto,
@@ -436,6 +493,7 @@ mod tests {
             bytes,
             packets: 0,
             peak_rate_bps: 0.0,
+            segments_per_ack: None,
         }
     }
 

@@ -75,6 +75,8 @@ pub struct SwingModel {
     pub session_scale: f64,
     pub response_scale: f64,
     pub zero_think: bool,
+    /// Replay whole observed sessions instead of drawing each parameter.
+    pub whole_sessions: bool,
     /// End-to-end RTT of every generated flow.
     pub rtt: Option<Dur>,
     pub access_cap: Option<Rate>,
@@ -327,6 +329,21 @@ fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Gr
     if bg.rtt.is_some_and(|r| r.0 == Dur::ZERO) {
         return Err(err(format!("{f}.rtt"), "must be longer than zero"));
     }
+    let whole_sessions = match bg.structure.as_deref() {
+        None | Some("marginals") => false,
+        Some("sessions") => {
+            if !model.classes.is_empty() && model.classes.iter().all(|c| c.sessions.is_empty()) {
+                return Err(err(
+                    format!("{f}.structure"),
+                    format!("\"sessions\" needs whole sessions in the model, and {file} has none (extract it again with session_structures above 0)"),
+                ));
+            }
+            true
+        }
+        Some(other) => {
+            return Err(err(format!("{f}.structure"), format!("{other:?} is not available: expected \"marginals\" or \"sessions\"")))
+        }
+    };
     let per_side = |side: swing::Side| model.hosts.iter().filter(|h| h.side == side).count() as u32;
     let hosts = match bg.hosts {
         Some(0) => return Err(err(format!("{f}.hosts"), "must be at least 1")),
@@ -344,6 +361,7 @@ fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Gr
         stop,
         session_scale,
         response_scale,
+        whole_sessions,
         zero_think: bg.zero_think.unwrap_or(false),
         rtt: bg.rtt.map(|r| r.0),
         access_cap: bg.access_cap.map(|c| c.0),
@@ -400,7 +418,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 if !(min..=65535).contains(&packet_size) {
                     return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
                 }
-                reject(&f, &bg.model, &[("spread", bg.spread.is_some()), ("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some())])?;
+                reject(&f, &bg.model, &[("spread", bg.spread.is_some()), ("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some()), ("structure", bg.structure.is_some())])?;
                 BackgroundModel::Rate {
                     name,
                     arrivals: if bg.model == "cbr" { Arrivals::Constant } else { Arrivals::Poisson },
@@ -419,7 +437,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 BackgroundModel::Swing(swing_model(bg, &f, name, dir, group, sources, start, stop)?)
             }
             "greedy" => {
-                reject(&f, "greedy", &[("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some())])?;
+                reject(&f, "greedy", &[("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some()), ("structure", bg.structure.is_some())])?;
                 reject(&f, "greedy", &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some())])?;
                 BackgroundModel::Greedy {
                     name,

@@ -6,7 +6,7 @@ use crate::world::{TcpTotals, World};
 use net::{Link, LinkConfig, Loss};
 use net::QueueLimit;
 use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side, SwingModel};
-use traffic::background::{SwingConfig, SwingSource};
+use traffic::background::{Structure, SwingConfig, SwingSource};
 use units::{Dur, Rate};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
@@ -92,19 +92,34 @@ impl Builder {
     /// drawn (weighted by bytes) from the model's per-host tuples of that
     /// side. A host's RTT to the link becomes a one-way delay of half of it
     /// on each access direction; its loss rate applies to what it sends.
+    /// Its queues hold twice the bandwidth-delay product of a typical path
+    /// through it: its own RTT plus the other side's byte-weighted median,
+    /// since the round trip of its flows is what its buffer must cover (a
+    /// client next to the capture point has almost no RTT of its own).
     fn swing_hosts(&mut self, m: &SwingModel) -> [Vec<HostId>; 2] {
         let cfg = self.tcp_cfg(&m.group);
         let mut rng = Rng::stream(self.seed, &format!("bg/{}/hosts", m.name));
         let base = &m.group.access;
         let fallback = (2.0 * base.delay.as_secs_f64(), base.rate.as_f64(), base.loss);
         let mut out = [Vec::new(), Vec::new()];
+        let sides = [swing::Side::A, swing::Side::B].map(|side| m.model.net_tuples(side, fallback));
+        // TCP settings by ACK behaviour (see `ack_every`), made as needed.
+        let mut ack_cfgs: Vec<(u32, u32)> = Vec::new();
+        let median_rtt = |t: &[swing::NetTuple]| swing::weighted_median(t.iter().map(|t| (t.rtt_s, t.weight)).collect());
         for side in [swing::Side::A, swing::Side::B] {
-            let tuples = m.model.net_tuples(side, fallback);
+            let tuples = &sides[side.index()];
+            let far_rtt = median_rtt(&sides[side.other().index()]).unwrap_or(fallback.0);
             let total: f64 = tuples.iter().map(|t| t.weight).sum();
             let place = if side == swing::Side::A { m.side_a } else { other(m.side_a) };
             for _ in 0..m.hosts[side.index()] {
                 let t = if tuples.is_empty() {
-                    swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0 }
+                    swing::NetTuple {
+                        rtt_s: fallback.0,
+                        capacity_bps: fallback.1,
+                        loss: fallback.2,
+                        weight: 1.0,
+                        segments_per_ack: None,
+                    }
                 } else {
                     let mut x = rng.uniform() * total;
                     *tuples.iter().find(|t| {
@@ -123,14 +138,43 @@ impl Builder {
                     rate = rate.min(cap);
                 }
                 // Swing sized queues at twice the bandwidth-delay product.
-                let bdp_pkts = rate.as_f64() * (2.0 * one_way.as_secs_f64()) / (1500.0 * 8.0);
+                let path_rtt = match m.rtt {
+                    Some(r) => r.as_secs_f64(),
+                    None => t.rtt_s + far_rtt,
+                };
+                let bdp_pkts = rate.as_f64() * path_rtt / (1500.0 * 8.0);
                 let queue = QueueLimit::Packets((1.0 + 2.0 * bdp_pkts).ceil().max(10.0) as u32);
                 let up = LinkParams { rate, delay: one_way, queue, loss: t.loss.clamp(0.0, 0.99) };
                 let down = LinkParams { loss: 0.0, ..up.clone() };
+                let cfg = match ack_every(t.segments_per_ack) {
+                    None => cfg,
+                    Some(n) => match ack_cfgs.iter().find(|(k, _)| *k == n) {
+                        Some(&(_, i)) => i,
+                        None => {
+                            self.world.tcp_cfgs.push(tcp::TcpConfig { ack_every: n, ..m.group.tcp.clone() });
+                            let i = (self.world.tcp_cfgs.len() - 1) as u32;
+                            ack_cfgs.push((n, i));
+                            i
+                        }
+                    },
+                };
                 out[side.index()].push(self.host(place, &up, &down, cfg));
             }
         }
         out
+    }
+}
+
+/// The ACK behaviour a virtual host takes from its trace host: one that
+/// acknowledged about every segment ACKs every segment; one that sent
+/// stretch ACKs (receive offload) ACKs every that many. Delayed-ACK hosts
+/// (1.25 to 2.5 segments per ACK, quick ACKs at the start of flows
+/// included) and hosts not measured keep the scenario's settings (None).
+fn ack_every(segments_per_ack: Option<f64>) -> Option<u32> {
+    match segments_per_ack {
+        Some(s) if s < 1.25 => Some(1),
+        Some(s) if s >= 2.5 => Some((s.round() as u32).min(8)),
+        _ => None,
     }
 }
 
@@ -227,6 +271,7 @@ pub fn build(r: &Resolved) -> Built {
                     response_scale: m.response_scale,
                     zero_think: m.zero_think,
                     port_base: SWING_PORT_BASE,
+                    structure: if m.whole_sessions { Structure::Sessions } else { Structure::Marginals },
                 };
                 apps.push(Box::new(SwingSource::new(cfg, Rng::stream(r.seed, &format!("bg/{}", m.name)))));
                 names.push(m.name.clone());

@@ -1,7 +1,6 @@
 //! The swing generator against a hand-built model whose counts are known.
 
 use scenario::ScenarioFile;
-use std::path::Path;
 use swing::*;
 
 fn d(v: &[f64]) -> Dist {
@@ -22,6 +21,7 @@ fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
         bytes,
         packets: bytes / 1000,
         peak_rate_bps: 0.0,
+        segments_per_ack: None,
     }
 }
 
@@ -47,6 +47,7 @@ fn model() -> Model {
             request_bytes: d(&[300.0, 500.0]),
             response_bytes: d(&[10_000.0, 50_000.0]),
             think_s: d(&[0.2]),
+            sessions: vec![],
         }],
         udp: vec![UdpClass {
             name: "DNS".into(),
@@ -69,12 +70,16 @@ fn model() -> Model {
 }
 
 fn run(extra: &str, duration: &str) -> sim::build::Built {
+    run_model(&model(), extra, duration)
+}
+
+fn run_model(m: &Model, extra: &str, duration: &str) -> sim::build::Built {
     // Tests run in parallel: a directory of its own per call.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("undertow-swing-test-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("m.json"), serde_json::to_string(&model()).unwrap()).unwrap();
+    std::fs::write(dir.join("m.json"), serde_json::to_string(m).unwrap()).unwrap();
     let text = format!(
         "duration = \"{duration}\"\n[topology.bottleneck]\nrate = \"100Mbps\"\ndelay = \"0.1ms\"\n[[background]]\nmodel = \"swing\"\nname = \"sw\"\nfile = \"m.json\"\n{extra}"
     );
@@ -162,4 +167,83 @@ fn bad_model_files_are_reported() {
     assert!(e.contains("undertow.swing-model/99") && e.contains("not supported"), "{e}");
     let e = msg("file = \"v99.json\"\nrate = \"1Mbps\"");
     assert!(e.contains("background[0].rate") && e.contains("does not apply"), "{e}");
+}
+
+fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {
+    ConnSample { at_s, pairs: pairs.to_vec() }
+}
+
+/// The test model with two whole sessions kept: one of two RREs (two
+/// connections 0.5 s apart, then one more 1 s after the first RRE ends) and
+/// one of a single large response.
+fn with_sessions() -> Model {
+    let mut m = model();
+    m.classes[0].sessions = vec![
+        SessionSample {
+            start_s: 0.0,
+            rres: vec![
+                RreSample {
+                    gap_s: 0.0,
+                    conns: vec![
+                        conn(0.0, &[[300.0, 10_000.0, 0.0], [400.0, 20_000.0, 0.3]]),
+                        conn(0.5, &[[100.0, 5_000.0, 0.0]]),
+                    ],
+                },
+                RreSample { gap_s: 1.0, conns: vec![conn(0.0, &[[200.0, 1_000.0, 0.0]])] },
+            ],
+        },
+        SessionSample { start_s: 2.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[50.0, 60_000.0, 0.0]])] }] },
+    ];
+    m
+}
+
+#[test]
+fn whole_sessions_replay_their_structure() {
+    let m = with_sessions();
+    let b = run_model(&m, "structure = \"sessions\"", "30s");
+    // Three periods of 4 sessions, drawn from the two kept ones through a
+    // deck: each kept session six times.
+    assert_eq!(counter(&b, "sessions"), 12.0);
+    assert_eq!(counter(&b, "sessions_completed"), 12.0);
+    assert_eq!(counter(&b, "rres"), 6.0 * 2.0 + 6.0);
+    assert_eq!(counter(&b, "connections"), 6.0 * 3.0 + 6.0);
+    assert_eq!(counter(&b, "pairs"), 6.0 * 4.0 + 6.0);
+    assert_eq!(counter(&b, "request_bytes"), 6.0 * 1000.0 + 6.0 * 50.0);
+    assert_eq!(counter(&b, "response_bytes"), 6.0 * 36_000.0 + 6.0 * 60_000.0);
+    // The marginals still drive the default.
+    let marg = run_model(&m, "", "30s");
+    assert_ne!(counter(&marg, "response_bytes"), counter(&b, "response_bytes"));
+
+    // One session at 0 s: connections open at 0 and 0.5 s, and the second
+    // RRE's 1 s after the first RRE's last connection closed.
+    let mut one = with_sessions();
+    one.classes[0].sessions.truncate(1);
+    one.classes[0].counts.sessions = 1;
+    one.classes[0].session_start_s = d(&[0.0]);
+    one.udp.clear();
+    let b = run_model(&one, "structure = \"sessions\"", "10s");
+    let log = &b.world.conn_log;
+    let mut opened: Vec<(f64, f64)> =
+        (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| (log.opened_s[i], log.closed_s[i])).collect();
+    opened.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(opened.len(), 3, "{opened:?}");
+    assert!(opened[0].0.abs() < 1e-9 && (opened[1].0 - 0.5).abs() < 1e-9, "{opened:?}");
+    // The log's close times include TIME_WAIT; the app saw the close before it.
+    let rre_end = opened[0].1.max(opened[1].1) - sim::world::TIME_WAIT.as_secs_f64();
+    assert!(rre_end > 0.5 && (opened[2].0 - rre_end - 1.0).abs() < 1e-6, "{opened:?}");
+}
+
+#[test]
+fn whole_sessions_need_a_model_that_keeps_them() {
+    let dir = std::env::temp_dir().join(format!("undertow-swing-structure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("m.json"), serde_json::to_string(&model()).unwrap()).unwrap();
+    let base = "duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[background]]\nmodel = \"swing\"\nfile = \"m.json\"\n";
+    let msg = |extra: &str| {
+        ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string()
+    };
+    let e = msg("structure = \"sessions\"");
+    assert!(e.contains("background[0].structure") && e.contains("session_structures"), "{e}");
+    let e = msg("structure = \"joint\"");
+    assert!(e.contains("background[0].structure") && e.contains("\"marginals\" or \"sessions\""), "{e}");
 }

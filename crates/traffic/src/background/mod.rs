@@ -6,4 +6,4 @@ mod swing;
 
 pub use greedy::{Greedy, GreedyConfig};
 pub use rate::{Arrivals, RateSource, RateSourceConfig, RateTransport};
-pub use swing::{SwingConfig, SwingSource};
+pub use swing::{Structure, SwingConfig, SwingSource};

@@ -12,12 +12,29 @@
 //! UDP flows are replayed open loop from whole sampled flows. All draws go
 //! through [`Deck`]s, so a run about as long as the trace reproduces the
 //! trace's values closely.
+//!
+//! With [`Structure::Sessions`], a session is instead one of the model's
+//! whole observed sessions (drawn through a deck, started at a time drawn
+//! from the session-start distribution): its RREs, connection offsets,
+//! pairs, sizes and think times stay together, so a page load's heavy early
+//! connections stay early. Swing's independent draws are the default.
 
 use crate::{App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
 use std::collections::HashMap;
 use std::sync::Arc;
-use swing::{AppClass, Deck, Dist, Model, Side, UdpFlow};
+use swing::{AppClass, ConnSample, Deck, Dist, Model, RreSample, Side, UdpFlow};
 use units::{Dur, Rng, Time};
+
+/// How sessions are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Structure {
+    /// Every parameter from its own distribution (Swing).
+    #[default]
+    Marginals,
+    /// Whole observed sessions, where the model keeps them; classes without
+    /// kept sessions fall back to marginals.
+    Sessions,
+}
 
 #[derive(Clone, Debug)]
 pub struct SwingConfig {
@@ -35,6 +52,7 @@ pub struct SwingConfig {
     pub zero_think: bool,
     /// Servers listen on the class's first port plus this (Swing used 20000).
     pub port_base: u16,
+    pub structure: Structure,
 }
 
 const KIND_PERIOD: u64 = 1;
@@ -60,6 +78,7 @@ struct ClassDecks {
     request: Deck,
     response: Deck,
     think: Deck,
+    session: Deck,
 }
 
 struct Session {
@@ -70,11 +89,20 @@ struct Session {
     /// Connections of the current RRE still to open, and open ones.
     to_open: u32,
     open: u32,
+    /// The kept session being replayed (an index into the class's
+    /// `sessions`), its current RRE and the next connection to open in it.
+    shape: Option<usize>,
+    rre: usize,
+    next_conn: usize,
 }
 
 struct Conn {
     session: usize,
     pairs_left: u32,
+    /// For a replayed session: the connection's (RRE, index) in it, and the
+    /// index of its next pair.
+    plan: Option<(usize, usize)>,
+    pair: usize,
     out: Outbox,
 }
 
@@ -197,11 +225,14 @@ impl SwingSource {
         }
         let model = Arc::clone(&self.cfg.model);
         for (c, class) in model.classes.iter().enumerate() {
+            let whole = self.cfg.structure == Structure::Sessions && !class.sessions.is_empty();
+            let shapes = indices(if whole { class.sessions.len() } else { 0 });
             for _ in 0..self.scaled(class.counts.sessions) {
                 let off = Self::draw(&mut self.decks[c].start, &class.session_start_s, &mut self.rng, 0.0);
+                let shape = whole.then(|| self.decks[c].session.draw(&shapes, &mut self.rng).unwrap_or(0.0) as usize);
                 let at = base + Dur::from_secs_f64(off.max(0.0));
                 if at < self.cfg.stop {
-                    let s = self.new_session(c);
+                    let s = self.new_session(c, shape);
                     tp.set_timer(at, token(KIND_SESSION, s as u64));
                 }
             }
@@ -211,7 +242,7 @@ impl SwingSource {
                 continue;
             }
             for _ in 0..self.scaled(class.flows) {
-                let i = self.udp_decks[u].flows.draw(&udp_index(class.samples.len()), &mut self.rng).unwrap_or(0.0) as usize;
+                let i = self.udp_decks[u].flows.draw(&indices(class.samples.len()), &mut self.rng).unwrap_or(0.0) as usize;
                 let flow = class.samples[i];
                 let at = base + Dur::from_secs_f64(flow.start_s.max(0.0));
                 if at < self.cfg.stop {
@@ -222,8 +253,8 @@ impl SwingSource {
         tp.set_timer(base + self.period, token(KIND_PERIOD, p + 1));
     }
 
-    fn new_session(&mut self, class: usize) -> usize {
-        let s = Session { class, client: 0, server: 0, rres_left: 0, to_open: 0, open: 0 };
+    fn new_session(&mut self, class: usize, shape: Option<usize>) -> usize {
+        let s = Session { class, client: 0, server: 0, rres_left: 0, to_open: 0, open: 0, shape, rre: 0, next_conn: 0 };
         match self.free_sessions.pop() {
             Some(i) => {
                 self.sessions[i] = Some(s);
@@ -243,9 +274,13 @@ impl SwingSource {
             self.end_session(s);
             return;
         };
-        let rres = {
-            let d = &self.cfg.model.classes[class].rres_per_session;
-            Self::count(&mut self.decks[class].rres, d, &mut self.rng).max(1)
+        let shape = self.sessions[s].as_ref().and_then(|x| x.shape);
+        let rres = match shape {
+            Some(i) => self.cfg.model.classes[class].sessions[i].rres.len().max(1) as u32,
+            None => {
+                let d = &self.cfg.model.classes[class].rres_per_session;
+                Self::count(&mut self.decks[class].rres, d, &mut self.rng).max(1)
+            }
         };
         let sess = self.sessions[s].as_mut().expect("pending session");
         sess.client = client;
@@ -255,14 +290,32 @@ impl SwingSource {
         self.begin_rre(s, tp);
     }
 
+    /// The current RRE of a replayed session.
+    fn rre_plan(&self, s: usize) -> Option<&RreSample> {
+        let sess = self.sessions[s].as_ref()?;
+        self.cfg.model.classes[sess.class].sessions.get(sess.shape?)?.rres.get(sess.rre)
+    }
+
+    /// A replayed connection's plan.
+    fn conn_plan(&self, c: &Conn) -> Option<&ConnSample> {
+        let (rre, i) = c.plan?;
+        let sess = self.sessions[c.session].as_ref()?;
+        self.cfg.model.classes[sess.class].sessions.get(sess.shape?)?.rres.get(rre)?.conns.get(i)
+    }
+
     fn begin_rre(&mut self, s: usize, tp: &mut dyn Transport) {
         let class = self.sessions[s].as_ref().expect("live session").class;
-        let conns = {
-            let d = &self.cfg.model.classes[class].conns_per_rre;
-            Self::count(&mut self.decks[class].conns, d, &mut self.rng).max(1)
+        let conns = match self.rre_plan(s) {
+            Some(r) => r.conns.len().max(1) as u32,
+            None => {
+                let d = &self.cfg.model.classes[class].conns_per_rre;
+                Self::count(&mut self.decks[class].conns, d, &mut self.rng).max(1)
+            }
         };
         self.n.rres += 1;
-        self.sessions[s].as_mut().expect("live session").to_open = conns;
+        let sess = self.sessions[s].as_mut().expect("live session");
+        sess.to_open = conns;
+        sess.next_conn = 0;
         self.open_conn(s, tp);
     }
 
@@ -270,19 +323,33 @@ impl SwingSource {
         let sess = self.sessions[s].as_mut().expect("live session");
         sess.to_open -= 1;
         sess.open += 1;
-        let (class, client, server, more) = (sess.class, sess.client, sess.server, sess.to_open > 0);
+        let i = sess.next_conn;
+        sess.next_conn += 1;
+        let (class, client, server, more, rre) = (sess.class, sess.client, sess.server, sess.to_open > 0, sess.rre);
         let port = self.port(&self.cfg.model.classes[class].ports);
-        let pairs = {
-            let d = &self.cfg.model.classes[class].pairs_per_conn;
-            Self::count(&mut self.decks[class].pairs, d, &mut self.rng)
+        // A replayed connection's pairs, and the gap to the next one's start.
+        let planned = self.rre_plan(s).map(|r| {
+            let at = |k: usize| r.conns.get(k).map_or(0.0, |c| c.at_s);
+            (r.conns.get(i).map_or(0, |c| c.pairs.len()) as u32, (at(i + 1) - at(i)).max(0.0))
+        });
+        let pairs = match planned {
+            Some((n, _)) => n,
+            None => {
+                let d = &self.cfg.model.classes[class].pairs_per_conn;
+                Self::count(&mut self.decks[class].pairs, d, &mut self.rng)
+            }
         };
         let conn = tp.connect(client, server, port);
-        self.conns.insert(conn, Conn { session: s, pairs_left: pairs, out: Outbox::default() });
+        let plan = planned.map(|_| (rre, i));
+        self.conns.insert(conn, Conn { session: s, pairs_left: pairs, plan, pair: 0, out: Outbox::default() });
         self.n.connections += 1;
         if more {
-            let gap = {
-                let d = &self.cfg.model.classes[class].inter_conn_s;
-                Self::secs(&mut self.decks[class].inter_conn, d, &mut self.rng, false)
+            let gap = match planned {
+                Some((_, g)) => Dur::from_secs_f64(g),
+                None => {
+                    let d = &self.cfg.model.classes[class].inter_conn_s;
+                    Self::secs(&mut self.decks[class].inter_conn, d, &mut self.rng, false)
+                }
             };
             tp.set_timer(tp.now() + gap, token(KIND_OPEN, s as u64));
         }
@@ -292,13 +359,20 @@ impl SwingSource {
     fn request(&mut self, conn: ConnId, tp: &mut dyn Transport) {
         let Some(c) = self.conns.get(&conn) else { return };
         let class = self.sessions[c.session].as_ref().expect("live session").class;
-        let (req, rsp) = {
-            let m = &self.cfg.model.classes[class];
-            let d = &mut self.decks[class];
-            let req = Self::draw(&mut d.request, &m.request_bytes, &mut self.rng, 1.0).max(1.0) as u64;
-            let rsp = Self::draw(&mut d.response, &m.response_bytes, &mut self.rng, 1.0);
-            (req, (rsp * self.cfg.response_scale).round().max(1.0) as u64)
+        let planned = self.conn_plan(c).and_then(|p| p.pairs.get(c.pair)).map(|p| (p[0], p[1]));
+        let (req, rsp) = match planned {
+            Some(x) => x,
+            None => {
+                let m = &self.cfg.model.classes[class];
+                let d = &mut self.decks[class];
+                let req = Self::draw(&mut d.request, &m.request_bytes, &mut self.rng, 1.0);
+                (req, Self::draw(&mut d.response, &m.response_bytes, &mut self.rng, 1.0))
+            }
         };
+        let (req, rsp) = (req.max(1.0) as u64, (rsp * self.cfg.response_scale).round().max(1.0) as u64);
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.pair += 1;
+        }
         self.n.request_bytes += req;
         if let Some(c) = self.conns.get_mut(&conn) {
             c.out.send(tp, conn, req, Some(rsp));
@@ -319,10 +393,15 @@ impl SwingSource {
             self.end_session(s);
             return;
         }
+        sess.rre += 1;
         let class = sess.class;
-        let gap = {
-            let d = &self.cfg.model.classes[class].inter_rre_s;
-            Self::secs(&mut self.decks[class].inter_rre, d, &mut self.rng, self.cfg.zero_think)
+        let gap = match self.rre_plan(s).map(|r| r.gap_s) {
+            Some(_) if self.cfg.zero_think => Dur::ZERO,
+            Some(g) => Dur::from_secs_f64(g.max(0.0)),
+            None => {
+                let d = &self.cfg.model.classes[class].inter_rre_s;
+                Self::secs(&mut self.decks[class].inter_rre, d, &mut self.rng, self.cfg.zero_think)
+            }
         };
         tp.set_timer(tp.now() + gap, token(KIND_RRE, s as u64));
     }
@@ -373,8 +452,9 @@ impl SwingSource {
     }
 }
 
-/// The indices 0..n as a distribution, so a deck can shuffle whole flows.
-fn udp_index(n: usize) -> Dist {
+/// The indices 0..n as a distribution, so a deck can shuffle whole flows
+/// or sessions.
+fn indices(n: usize) -> Dist {
     Dist { n: n as u64, values: (0..n).map(|i| i as f64).collect() }
 }
 
@@ -437,10 +517,17 @@ impl App for SwingSource {
                     tp.close(conn);
                     return;
                 }
-                let class = self.sessions[c.session].as_ref().expect("live session").class;
-                let think = {
-                    let d = &self.cfg.model.classes[class].think_s;
-                    Self::secs(&mut self.decks[class].think, d, &mut self.rng, self.cfg.zero_think)
+                let session = c.session;
+                let Some(c) = self.conns.get(&conn) else { return };
+                let class = self.sessions[session].as_ref().expect("live session").class;
+                let planned = self.conn_plan(c).and_then(|p| p.pairs.get(c.pair)).map(|p| p[2]);
+                let think = match planned {
+                    Some(_) if self.cfg.zero_think => Dur::ZERO,
+                    Some(t) => Dur::from_secs_f64(t.max(0.0)),
+                    None => {
+                        let d = &self.cfg.model.classes[class].think_s;
+                        Self::secs(&mut self.decks[class].think, d, &mut self.rng, self.cfg.zero_think)
+                    }
                 };
                 let slot = match self.thinking_free.pop() {
                     Some(i) => i,

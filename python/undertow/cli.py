@@ -148,7 +148,8 @@ def extract_overrides(args: argparse.Namespace) -> dict:
                       ("max_conns", "max_conns_per_rre"), ("max_pairs", "max_pairs_per_conn"), ("idle_timeout", "idle_timeout_s"),
                       ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"),
                       ("capacity_percentile", "capacity_percentile"), ("capacity_min_samples", "capacity_min_samples"),
-                      ("loss_formula", "loss_formula"), ("loss_min_packets", "loss_min_packets")):
+                      ("loss_formula", "loss_formula"), ("loss_min_packets", "loss_min_packets"),
+                      ("session_structures", "session_structures")):
         v = getattr(args, flag)
         if v is not None:
             o[key] = v
@@ -216,7 +217,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     bar = Progress(not args.quiet and (args.progress or sys.stderr.isatty()))
     try:
         v = validate(args.model, args.trace, out, link_rate=args.link_rate, seed=args.seed or 1, bin_s=args.bin, periods=args.periods,
-                     progress=lambda f: bar({"run": f}))
+                     structure=args.structure, progress=lambda f: bar({"run": f}))
     except (ModelError, _core.InputError) as e:
         raise InputError(str(e)) from None
     finally:
@@ -338,11 +339,13 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--rtt-samples", choices=["handshake", "handshake-and-data"], help="RTT sample types (default handshake-and-data)")
     x.add_argument("--rtt-min-samples", type=int, metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
     x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")
-    x.add_argument("--capacity-percentile", type=float, metavar="P", help="percentile of packet-pair samples (default 75)")
+    x.add_argument("--capacity-percentile", type=float, metavar="P", help="percentile of packet-pair samples (default 50)")
     x.add_argument("--capacity-min-samples", type=int, metavar="N", help="default 10")
     x.add_argument("--loss-formula", choices=["swing", "retransmissions"], help="default swing")
     x.add_argument("--loss-min-packets", type=int, metavar="N", help="default 100")
     x.add_argument("--no-think-minus-rtt", action="store_true", help="keep the host RTT in think times")
+    x.add_argument("--session-structures", type=int, metavar="N",
+                   help="whole sessions kept per class for `structure = \"sessions\"` (default 1000; 0 keeps none)")
     x.add_argument("--port", action="append", metavar="PORT=NAME", help="class name of a server port (repeatable)")
     x.add_argument("--ports", metavar="FILE", help="file of 'PORT NAME' lines")
     x.add_argument("--side-a-prefix", action="append", metavar="CIDR", help="hosts in this prefix are side A (repeatable)")
@@ -363,6 +366,8 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--link-rate", default="1Gbps", metavar="RATE", help="target link rate (default 1Gbps: the hosts' access links constrain)")
     v.add_argument("--seed", type=int, help="simulation seed (default 1)")
     v.add_argument("--periods", type=int, default=10, metavar="N", help="regenerate N trace-length periods and compare averages (default 10)")
+    v.add_argument("--structure", choices=("marginals", "sessions"), default="marginals",
+                   help="draw every session parameter on its own, as Swing did (marginals, the default), or replay whole observed sessions")
     v.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="energy base bin (default 1ms)")
     v.add_argument("--plot", nargs="?", const=None, default=None, metavar="FILE.png", help="energy plot file (default DIR/energy.png)")
     v.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")

@@ -57,6 +57,8 @@ def summary(m: dict) -> str:
         d = link["dirs"][i]
         out.append(f"{name}: {_rate(d['mean_rate_bps'])} mean, {d['packets']:,} packets, "
                    f"{d['bytes']:,} bytes (TCP {d['tcp_bytes']:,}, UDP {d['udp_bytes']:,}, other {d['other_bytes']:,})")
+        if d.get("unseen_bytes"):
+            out.append(f"  capture loss: {d['unseen_bytes']:,} bytes of TCP payload acknowledged but not captured")
 
     total = sum(sum(c["counts"]["bytes"]) for c in m["classes"]) + sum(
         sum(f["bytes"][0] + f["bytes"][1] for f in u["samples"]) for u in m["udp"]) or 1

@@ -273,7 +273,7 @@ def detail_coefficients(x, wavelet: str = "db3", levels: int | None = None,
 
 
 def energy(x, bin_s: float = 0.001, wavelet: str = "db3", levels: int | None = None,
-           *, min_coeffs: int = DEFAULT_MIN_COEFFS) -> EnergyResult:
+           *, min_coeffs: int = DEFAULT_MIN_COEFFS, window: int | None = None) -> EnergyResult:
     """Logscale diagram (wavelet energy per octave) of a regularly sampled series.
 
     Parameters
@@ -293,6 +293,14 @@ def energy(x, bin_s: float = 0.001, wavelet: str = "db3", levels: int | None = N
         ``min_coeffs`` boundary-free coefficients.
     min_coeffs : int
         See ``levels`` (default 4).
+    window : int, optional
+        Cut ``x`` into consecutive windows of this many samples (an
+        incomplete last one is dropped), transform each on its own and pool
+        their boundary-free coefficients octave by octave. This is the energy
+        of a ``window``-long observation averaged over the windows: what to
+        compare a short trace with when the other series is several times
+        its length, since a short series loses its edges at coarse octaves
+        and a long one does not.
 
     Returns
     -------
@@ -304,7 +312,16 @@ def energy(x, bin_s: float = 0.001, wavelet: str = "db3", levels: int | None = N
     if levels is not None and (int(levels) != levels or levels < 1):
         raise ValueError(f"energy: levels must be a positive integer, got {levels!r}")
     w = _wavelet(wavelet)
-    details = detail_coefficients(x, w, None if levels is None else int(levels), min_coeffs)
+    if window is None:
+        details = detail_coefficients(x, w, None if levels is None else int(levels), min_coeffs)
+    else:
+        a = np.asarray(x, dtype=np.float64).ravel()
+        window = int(window)
+        if window < 1 or a.size < window:
+            raise ValueError(f"energy: window = {window} samples needs a series at least that long (got {a.size})")
+        per = [detail_coefficients(a[i:i + window], w, None if levels is None else int(levels), min_coeffs)
+               for i in range(0, a.size - window + 1, window)]
+        details = [np.concatenate([p[j] for p in per]) for j in range(len(per[0]))]
     if not details:
         raise ValueError(
             f"energy: a series of {np.size(x)} samples is too short for even one octave of "

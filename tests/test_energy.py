@@ -401,3 +401,21 @@ def test_plot_energy_png(tmp_path, bellcore_energy, poisson_energy):
     assert out == tmp_path / "figs" / "energy.png"
     assert out.stat().st_size > 20_000
     assert _png_size(out) == (900, 550)
+
+
+def test_windows_pool_the_coefficients_of_each_window():
+    # k copies of one series, cut into windows of its length: every window
+    # gives the same coefficients, so the mean square per octave is the
+    # single series', over k times the coefficients.
+    rng = np.random.default_rng(7)
+    x = rng.poisson(20.0, 4096).astype(float)
+    one = energy(x)
+    pooled = energy(np.tile(x, 5), window=x.size)
+    assert list(pooled.n) == [5 * n for n in one.n]
+    raw = lambda e: e.log2_energy + bias_correction(e.n)
+    np.testing.assert_allclose(raw(pooled), raw(one), rtol=0, atol=1e-9)
+    # An incomplete last window is left out.
+    cut = energy(np.concatenate([np.tile(x, 2), x[:100]]), window=x.size)
+    assert list(cut.n) == [2 * n for n in one.n]
+    with pytest.raises(ValueError, match="window"):
+        energy(x[:100], window=x.size)

@@ -113,3 +113,32 @@ def test_validate_reports_every_figure(espn_validation):
     assert abs(c["rate_bps"][0]["relative_error"]) <= 0.10
     assert abs(c["rate_bps"][1]["relative_error"]) <= 0.10
     assert v["energy_log2_difference"]["fwd"], "energy compared at some octaves"
+    assert "capture lost packets" not in out
+    assert v["capture_loss"][1] < 0.01
+
+
+def test_validate_replays_whole_sessions(espn_validation):
+    d, _ = espn_validation
+    trace = traces_dir() / "web-espn-2010.pcapng"
+    r = cli("validate", str(d / "m.json"), "--trace", str(trace), "-o", str(d / "s"), "--structure", "sessions", "--plot", str(d / "s.png"))
+    assert r.returncode == 0, r.stderr
+    scen = (d / "s" / "regenerate.toml").read_text()
+    assert 'structure = "sessions"' in scen
+    c = json.loads((d / "s" / "validation.json").read_text())["comparison"]
+    assert c["request_bytes"]["distance"] <= 0.1 and c["response_bytes"]["distance"] <= 0.1
+    assert abs(c["rate_bps"][0]["relative_error"]) <= 0.10
+    assert abs(c["rate_bps"][1]["relative_error"]) <= 0.10
+
+
+def test_validate_flags_capture_loss(tmp_path):
+    # video-netflix's capture misses packets its receivers acknowledged.
+    trace = traces_dir() / "video-netflix.pcap"
+    r = cli("extract", str(trace), "-o", str(tmp_path / "m.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = cli("inspect", str(tmp_path / "m.json"))
+    assert "capture loss:" in r.stdout
+    r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"), "--periods", "2")
+    assert r.returncode == 0, r.stderr
+    assert "warning: the capture lost packets B to A" in r.stdout
+    loss = json.loads((tmp_path / "v" / "validation.json").read_text())["capture_loss"]
+    assert loss[0] < 0.01 and loss[1] > 0.5

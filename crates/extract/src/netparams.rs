@@ -57,6 +57,8 @@ pub(crate) struct HostNet {
     pub holes: u64,
     pub segments_per_ack: Option<f64>,
     pub acks: u64,
+    /// The part of `loss` after the link (Swing formula only).
+    pub loss_after: Option<f64>,
 }
 
 impl NetAcc {
@@ -119,22 +121,21 @@ impl NetAcc {
         let late = self.fills.items().iter().filter(|d| **d >= thr).count();
         let holes = scale(late, self.fills.len(), self.fills.seen());
         let reordered = self.fills.seen() - holes;
-        let (loss, loss_packets) = match o.loss_formula {
+        let (loss, loss_after, loss_packets) = match o.loss_formula {
             LossFormula::Swing => {
                 // Swing counts reordered segments as ordinary packets and
                 // hole fills as the retransmissions they are.
                 let n = self.new_segs + reordered;
-                let loss = (n >= o.loss_min_packets && n > 0).then(|| {
-                    let up = holes as f64 / (n + holes) as f64;
-                    let down = self.retx_no_hole as f64 / n as f64;
-                    (up + down - up * down).min(1.0)
-                });
-                (loss, n)
+                let enough = n >= o.loss_min_packets && n > 0;
+                let up = holes as f64 / (n + holes).max(1) as f64;
+                let down = (self.retx_no_hole as f64 / n.max(1) as f64).min(1.0);
+                let loss = enough.then(|| (up + down - up * down).min(1.0));
+                (loss, enough.then_some(down), n)
             }
             LossFormula::Retransmissions => {
                 let n = self.new_segs + self.retx_no_hole + self.fills.seen();
                 let loss = (n >= o.loss_min_packets && n > 0).then(|| (self.retx_no_hole + holes) as f64 / n as f64);
-                (loss, n)
+                (loss, None, n)
             }
         };
         let mss = {
@@ -153,6 +154,7 @@ impl NetAcc {
             holes,
             segments_per_ack,
             acks: self.acks,
+            loss_after,
         }
     }
 }

@@ -117,6 +117,7 @@ impl Builder {
                         rtt_s: fallback.0,
                         capacity_bps: fallback.1,
                         loss: fallback.2,
+                        loss_after: 0.0,
                         weight: 1.0,
                         segments_per_ack: None,
                     }
@@ -144,7 +145,12 @@ impl Builder {
                 };
                 let bdp_pkts = rate.as_f64() * path_rtt / (1500.0 * 8.0);
                 let queue = QueueLimit::Packets((1.0 + 2.0 * bdp_pkts).ceil().max(10.0) as u32);
-                let up = LinkParams { rate, delay: one_way, queue, loss: t.loss.clamp(0.0, 0.99) };
+                // The part of the loss after the link is dropped beyond it
+                // (the link sees those packets, as the trace did); the rest
+                // on the uplink, so that together they lose `loss`.
+                let after = t.loss_after.clamp(0.0, t.loss.clamp(0.0, 0.99));
+                let before = 1.0 - (1.0 - t.loss.clamp(0.0, 0.99)) / (1.0 - after);
+                let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99) };
                 let down = LinkParams { loss: 0.0, ..up.clone() };
                 let cfg = match ack_every(t.segments_per_ack) {
                     None => cfg,
@@ -158,7 +164,13 @@ impl Builder {
                         }
                     },
                 };
-                out[side.index()].push(self.host(place, &up, &down, cfg));
+                let id = self.host(place, &up, &down, cfg);
+                if after > 0.0 {
+                    let w = &mut self.world.loss_after_link;
+                    w.resize_with(id as usize + 1, || None);
+                    w[id as usize] = Some(Loss::bernoulli(after, Rng::stream(self.seed, &format!("h{id}/after-link"))));
+                }
+                out[side.index()].push(id);
             }
         }
         out

@@ -6,7 +6,7 @@ use crate::engine::{Ev, EventQueue};
 use crate::monitor::Monitor;
 use crate::packet::{Body, Pkt, Slab, IPV4_HEADER, UDP_HEADER};
 use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST, EPHEMERAL_LAST};
-use net::Verdict;
+use net::{Loss, Verdict};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
@@ -134,6 +134,8 @@ pub struct Counters {
     pub stray_segments: u64,
     /// Datagrams to a port nobody bound.
     pub stray_datagrams: u64,
+    /// Packets lost beyond the observed link (`World::loss_after_link`).
+    pub lost_after_link: u64,
 }
 
 fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> u128 {
@@ -167,6 +169,10 @@ pub struct World {
     /// Per application: TCP counters of its finished and live connections.
     pub app_tcp: Vec<TcpTotals>,
     pub conn_log: ConnLog,
+    /// Per host: loss of what it sends, applied after the packet crossed
+    /// the observed (monitored) link, so the link carries the lost copies
+    /// (swing virtual hosts whose trace host lost packets beyond the link).
+    pub loss_after_link: Vec<Option<Loss>>,
 }
 
 impl World {
@@ -192,6 +198,7 @@ impl World {
             counters: Counters::default(),
             app_tcp: Vec::new(),
             conn_log: ConnLog::default(),
+            loss_after_link: Vec::new(),
         }
     }
 
@@ -223,7 +230,7 @@ impl World {
     /// A packet's last bit reached the far end of `link`.
     pub fn arrive(&mut self, link: u32, pkt: u32) {
         let slot = &self.links[link as usize];
-        let to = slot.to;
+        let (to, observed) = (slot.to, slot.monitor.is_some());
         if let Some(m) = slot.monitor {
             let p = *self.pkts.get(pkt);
             self.monitors[m as usize].arrived(self.now, p.size);
@@ -234,6 +241,16 @@ impl World {
         }
         match to {
             NodeRef::Router(r) => {
+                if observed {
+                    let src = self.pkts.get(pkt).src as usize;
+                    if let Some(Some(loss)) = self.loss_after_link.get_mut(src) {
+                        if loss.drops() {
+                            self.counters.lost_after_link += 1;
+                            self.pkts.remove(pkt);
+                            return;
+                        }
+                    }
+                }
                 let dst = self.pkts.get(pkt).dst;
                 let next = self.routers[r as usize].route[dst as usize];
                 self.forward(next, pkt);

@@ -22,6 +22,7 @@ fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
         packets: bytes / 1000,
         peak_rate_bps: 0.0,
         segments_per_ack: None,
+        loss_after_link: None,
     }
 }
 
@@ -246,4 +247,28 @@ fn whole_sessions_need_a_model_that_keeps_them() {
     assert!(e.contains("background[0].structure") && e.contains("session_structures"), "{e}");
     let e = msg("structure = \"joint\"");
     assert!(e.contains("background[0].structure") && e.contains("\"marginals\" or \"sessions\""), "{e}");
+}
+
+#[test]
+fn loss_after_the_link_shows_the_lost_copies_on_the_link() {
+    // The client loses 10% of what it sends, all of it beyond the link: the
+    // link carries the lost copies and their retransmissions. With the
+    // same loss before the link it carries each segment about once.
+    let mut m = model();
+    m.udp.clear();
+    m.classes[0].request_bytes = d(&[50_000.0]);
+    m.hosts[0].loss = Some(0.10);
+    let before = run_model(&m, "", "60s");
+    m.hosts[0].loss_after_link = Some(0.10);
+    let after = run_model(&m, "", "60s");
+    assert_eq!(before.world.counters.lost_after_link, 0);
+    let lost = after.world.counters.lost_after_link as f64;
+    let fwd = |b: &sim::build::Built| b.world.links[sim::build::BOTTLENECK_FWD as usize].link.stats().accepted_pkts as f64;
+    assert!(lost > 0.05 * fwd(&after), "{lost} of {}", fwd(&after));
+    // Requests are the same; the link sees more packets when loss is past it.
+    assert_eq!(counter(&before, "request_bytes"), counter(&after, "request_bytes"));
+    assert!(fwd(&after) > 1.05 * fwd(&before), "{} vs {}", fwd(&after), fwd(&before));
+    // The uplink drops nothing when all the loss is after the link.
+    let up = after.world.hosts[0].uplink as usize;
+    assert_eq!(after.world.links[up].link.stats().loss_drops, 0);
 }

@@ -290,6 +290,11 @@ pub struct HostParams {
     pub capacity_bps: Option<f64>,
     pub capacity_samples: u64,
     pub loss: Option<f64>,
+    /// The part of `loss` that happened after the link (retransmissions of
+    /// segments the capture saw; Swing's p_down): the link carries the lost
+    /// copies too. The rest happened before it.
+    #[serde(default)]
+    pub loss_after_link: Option<f64>,
     /// Data packets the loss estimate is based on.
     pub loss_packets: u64,
     /// Median MSS seen on the host's SYNs.
@@ -328,6 +333,8 @@ pub struct NetTuple {
     pub rtt_s: f64,
     pub capacity_bps: f64,
     pub loss: f64,
+    /// Of `loss`, what happens after the link (0 when not measured).
+    pub loss_after: f64,
     /// Sampling weight: the host's bytes.
     pub weight: f64,
     /// The host's own ACK behaviour, if measured (no side fill: ACK
@@ -380,6 +387,7 @@ impl Model {
                     None => fallback.1,
                 }),
                 loss: h.loss.unwrap_or(loss),
+                loss_after: h.loss.and(h.loss_after_link).unwrap_or(0.0),
                 weight: h.bytes.max(1) as f64,
                 segments_per_ack: h.segments_per_ack,
             })
@@ -494,6 +502,7 @@ mod tests {
             packets: 0,
             peak_rate_bps: 0.0,
             segments_per_ack: None,
+            loss_after_link: None,
         }
     }
 

@@ -39,7 +39,7 @@ impl Extractor {
             macs: MacTable::default(),
             names: ClassNames::new(&o.o.ports),
             tcp: Tcp::new(&o, record),
-            udp: UdpTable::new(o.udp_idle),
+            udp: UdpTable::new(o.udp_idle, o.o.session_structures > 0),
             rng_hosts: Rng::stream(0, "extract.hosts"),
             rng_udp: Rng::stream(0, "extract.udp"),
             t0: None,

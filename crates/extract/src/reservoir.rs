@@ -46,6 +46,23 @@ impl<T> Reservoir<T> {
         }
     }
 
+    /// As `push`, returning the item that is not kept: the one replaced,
+    /// or `x` itself when it is not taken.
+    pub(crate) fn push_evict(&mut self, x: T, cap: usize, rng: &mut Rng) -> Option<T> {
+        self.seen += 1;
+        if self.items.len() < cap {
+            self.items.push(x);
+            None
+        } else {
+            let j = rng.below(self.seen) as usize;
+            if j < cap {
+                Some(std::mem::replace(&mut self.items[j], x))
+            } else {
+                Some(x)
+            }
+        }
+    }
+
     /// Everything pushed, not only what is kept.
     pub(crate) fn seen(&self) -> u64 {
         self.seen

@@ -11,10 +11,11 @@
 use crate::classes::{ns_round, ClassNames};
 use crate::flowkey::FlowKey;
 use crate::hosts::HostTable;
+use crate::netparams::PAIR_MIN_PAYLOAD;
 use crate::options::{secs, DISORDER_NS};
 use crate::reservoir::{Reservoir, UDP_RESERVOIR};
 use rustc_hash::FxHashMap;
-use swing::{Side, UdpClass, UdpFlow, DIST_CAP};
+use swing::{Side, UdpClass, UdpFlow, DIST_CAP, UDP_SEQUENCE_CAP};
 use units::Rng;
 
 #[derive(Clone, Debug)]
@@ -32,9 +33,18 @@ struct Flow {
     last_dir: [i64; 2],
     /// The responder's first packet.
     reply: Option<i64>,
+    /// Size of the last packet in each direction (pairs need equal sizes).
+    last_len: [u32; 2],
     packets: [u64; 2],
     bytes: [u64; 2],
+    /// Every packet (ns from the start, direction, IP bytes) while the flow
+    /// is short enough and the budget allows.
+    seq: Option<Vec<(i64, u8, u32)>>,
 }
+
+/// Packets held in flow sequences at once, open flows and stored ones
+/// together (16 bytes each): past it, flows are kept without theirs.
+const SEQUENCE_BUDGET: usize = 2_000_000;
 
 #[derive(Default)]
 struct ClassAcc {
@@ -57,11 +67,17 @@ pub(crate) struct UdpTable {
     pub total: u64,
     pub peak_live: usize,
     since_sweep: usize,
+    /// Keep flows' packet sequences (`session_structures` > 0).
+    keep_seq: bool,
+    /// Packets held in sequences now.
+    held: usize,
 }
 
 impl UdpTable {
-    pub(crate) fn new(idle: i64) -> UdpTable {
+    pub(crate) fn new(idle: i64, keep_seq: bool) -> UdpTable {
         UdpTable {
+            keep_seq,
+            held: 0,
             idle,
             map: FxHashMap::default(),
             flows: Vec::new(),
@@ -103,12 +119,29 @@ impl UdpTable {
         let d = (from_lo != f.init_lo) as usize;
         f.last = f.last.max(t);
         let gap = (f.packets[d] > 0).then(|| secs((t - f.last_dir[d]).max(0)));
+        // Back-to-back datagrams of one direction are packet pairs: UDP has
+        // no ACK clock, so their spacing is what the sender's path allowed
+        // (the same timestamp: faster than the capture's 1 µs clock).
+        if gap.is_some() && ip_len >= PAIR_MIN_PAYLOAD + 28 && f.last_len[d] == ip_len {
+            let dt = (t - f.last_dir[d]).max(1_000);
+            hosts.get(f.hosts[d]).net.pair_sample(ip_len - 40, secs(dt), rng);
+        }
+        f.last_len[d] = ip_len;
         f.last_dir[d] = f.last_dir[d].max(t);
         if d == 1 && f.reply.is_none() {
             f.reply = Some(t);
         }
         f.packets[d] += 1;
         f.bytes[d] += ip_len as u64;
+        if let Some(s) = &mut f.seq {
+            if s.len() < UDP_SEQUENCE_CAP {
+                s.push(((t - f.start).max(0), d as u8, ip_len));
+                self.held += 1;
+            } else {
+                self.held -= s.len();
+                f.seq = None;
+            }
+        }
         let (class, init, out) = (f.class as usize, f.hosts[0], (f.hosts[d], f.hosts[1 - d]));
         let c = &mut self.acc[class];
         if let Some(g) = gap {
@@ -155,8 +188,10 @@ impl UdpTable {
             last: t,
             last_dir: [t; 2],
             reply: None,
+            last_len: [0; 2],
             packets: [0; 2],
             bytes: [0; 2],
+            seq: (self.keep_seq && self.held < SEQUENCE_BUDGET).then(Vec::new),
         };
         if self.acc.len() <= f.class as usize {
             self.acc.resize_with(f.class as usize + 1, ClassAcc::default);
@@ -178,6 +213,7 @@ impl UdpTable {
     }
 
     fn end(&mut self, idx: u32, t0: i64, rng: &mut Rng) {
+        let seq = self.flows[idx as usize].seq.take();
         let f = self.flows[idx as usize].clone();
         self.map.remove(&f.key);
         self.free.push(idx);
@@ -192,8 +228,20 @@ impl UdpTable {
             packets: f.packets,
             bytes: f.bytes,
             reply_s: f.reply.map_or(0.0, |r| secs(r - f.start)),
+            sequence: seq
+                .map(|s| s.into_iter().map(|(t, d, b)| [secs(t), d as f64, b as f64]).collect())
+                .unwrap_or_default(),
         };
-        c.res.push((rec, f.hosts[0]), UDP_RESERVOIR, rng);
+        // The store holds the sequence from now on, unless over budget;
+        // whatever the store lets go of is no longer held.
+        let mut rec = rec;
+        if self.held > SEQUENCE_BUDGET {
+            self.held -= rec.sequence.len();
+            rec.sequence = Vec::new();
+        }
+        if let Some((gone, _)) = c.res.push_evict((rec, f.hosts[0]), UDP_RESERVOIR, rng) {
+            self.held -= gone.sequence.len();
+        }
         let e = self.per_host.entry((f.class, f.hosts[0])).or_default();
         e.0 += 1;
         if pi < 64 {
@@ -260,14 +308,14 @@ impl UdpTable {
                     .items()
                     .iter()
                     .filter(|(_, h)| side_of[*h as usize] == side)
-                    .map(|(f, _)| UdpFlow { start_s: ns_round(f.start_s + start_shift_s).max(0.0), ..*f })
+                    .map(|(f, _)| UdpFlow { start_s: ns_round(f.start_s + start_shift_s).max(0.0), ..f.clone() })
                     .collect();
                 samples.sort_by(|a, b| a.start_s.total_cmp(&b.start_s).then(b.bytes.cmp(&a.bytes)));
                 if samples.len() > DIST_CAP {
                     // The store is already a uniform sample; thin it evenly
                     // in time to the model's cap.
                     let n = samples.len();
-                    samples = (0..DIST_CAP).map(|i| samples[i * n / DIST_CAP]).collect();
+                    samples = (0..DIST_CAP).map(|i| samples[i * n / DIST_CAP].clone()).collect();
                 }
                 let mut ports: Vec<u16> = acc
                     .ports
@@ -303,7 +351,7 @@ mod tests {
         let mut names = ClassNames::new(&swing::default_ports());
         let mut hosts = HostTable::default();
         let mut rng = Rng::stream(0, "u");
-        let mut u = UdpTable::new(60_000_000_000);
+        let mut u = UdpTable::new(60_000_000_000, false);
         let s = 1_000_000_000;
         // A DNS query and answer, then the same 5-tuple 61 s later.
         u.packet(0, 0, 1, 40000, 2, 53, 60, &mut hosts, &mut names, &mut rng);
@@ -317,7 +365,7 @@ mod tests {
         let out = u.build(&names, &side, 0.0);
         let dns = out.iter().find(|c| c.name == "DNS").unwrap();
         assert_eq!((dns.flows, dns.initiators, dns.ports.clone()), (2, Side::A, vec![53]));
-        assert_eq!(dns.samples[0], UdpFlow { start_s: 0.0, duration_s: 0.1, packets: [1, 1], bytes: [60, 200], reply_s: 0.1 });
+        assert_eq!(dns.samples[0], UdpFlow { start_s: 0.0, duration_s: 0.1, packets: [1, 1], bytes: [60, 200], reply_s: 0.1, sequence: vec![] });
         // One packet a direction per flow: sizes, but no in-flow gaps.
         assert_eq!(dns.packet_bytes[0].values, vec![60.0, 70.0]);
         assert_eq!(dns.packet_bytes[1].values, vec![200.0]);

@@ -56,8 +56,8 @@ fn model() -> Model {
             initiators: Side::A,
             flows: 2,
             samples: vec![
-                UdpFlow { start_s: 0.5, duration_s: 0.0, packets: [1, 1], bytes: [70, 200], reply_s: 0.02 },
-                UdpFlow { start_s: 4.0, duration_s: 1.0, packets: [3, 2], bytes: [300, 1000], reply_s: 0.1 },
+                UdpFlow { start_s: 0.5, duration_s: 0.0, packets: [1, 1], bytes: [70, 200], reply_s: 0.02, sequence: vec![] },
+                UdpFlow { start_s: 4.0, duration_s: 1.0, packets: [3, 2], bytes: [300, 1000], reply_s: 0.1, sequence: vec![] },
             ],
             packet_gap_s: [d(&[0.5, 0.5]), d(&[1.0])],
             packet_bytes: [d(&[70.0, 100.0, 100.0, 100.0]), d(&[200.0, 500.0, 500.0])],
@@ -271,4 +271,18 @@ fn loss_after_the_link_shows_the_lost_copies_on_the_link() {
     // The uplink drops nothing when all the loss is after the link.
     let up = after.world.hosts[0].uplink as usize;
     assert_eq!(after.world.links[up].link.stats().loss_drops, 0);
+}
+
+#[test]
+fn whole_sessions_replay_kept_udp_flows_packet_by_packet() {
+    let mut m = with_sessions();
+    m.udp[0].samples[1].sequence = vec![[0.0, 0.0, 100.0], [0.25, 1.0, 600.0], [0.5, 0.0, 128.0]];
+    let b = run_model(&m, "structure = \"sessions\"", "30s");
+    // Per period: the first flow drawn as before (2 packets), the second
+    // exactly its 3 kept packets.
+    assert_eq!(counter(&b, "udp_flows"), 6.0);
+    assert_eq!(counter(&b, "udp_packets"), 3.0 * (2.0 + 3.0));
+    // Without whole sessions the kept packets are not used.
+    let b = run_model(&m, "", "30s");
+    assert_eq!(counter(&b, "udp_packets"), 21.0);
 }

@@ -243,7 +243,7 @@ pub struct ConnSample {
 }
 
 /// One observed UDP flow (sampled as a whole, so its parts stay consistent).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UdpFlow {
     /// Offset of the flow's start from the start of the trace, seconds.
@@ -255,7 +255,15 @@ pub struct UdpFlow {
     /// From the flow's first packet to the responder's first, seconds.
     #[serde(default)]
     pub reply_s: f64,
+    /// Every packet, when kept (flows of up to `UDP_SEQUENCE_CAP` packets,
+    /// with `session_structures` above 0): [offset from the flow's start in
+    /// seconds, direction (0 from the initiator, 1 back), IP bytes].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sequence: Vec<[f64; 3]>,
 }
+
+/// Longest UDP flow whose packets are kept one by one.
+pub const UDP_SEQUENCE_CAP: usize = 1000;
 
 /// UDP flows of one class in one direction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

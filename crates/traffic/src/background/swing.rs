@@ -116,6 +116,10 @@ struct UdpSend {
     /// Used when the class has no in-flow gaps or sizes to draw from.
     payload: u32,
     gap: Dur,
+    /// Replaying a kept flow's own packets: the sample, the next packet,
+    /// and the flow's start (`from` is then the initiator, `to` the
+    /// responder, and `dir` unused).
+    replay: Option<(usize, usize, Time)>,
 }
 
 /// Draws of one UDP class: packet gaps and sizes per direction.
@@ -243,10 +247,9 @@ impl SwingSource {
             }
             for _ in 0..self.scaled(class.flows) {
                 let i = self.udp_decks[u].flows.draw(&indices(class.samples.len()), &mut self.rng).unwrap_or(0.0) as usize;
-                let flow = class.samples[i];
-                let at = base + Dur::from_secs_f64(flow.start_s.max(0.0));
+                let at = base + Dur::from_secs_f64(class.samples[i].start_s.max(0.0));
                 if at < self.cfg.stop {
-                    self.start_udp(u, flow, at, tp);
+                    self.start_udp(u, i, at, tp);
                 }
             }
         }
@@ -411,11 +414,22 @@ impl SwingSource {
         self.free_sessions.push(s);
     }
 
-    fn start_udp(&mut self, u: usize, f: UdpFlow, at: Time, tp: &mut dyn Transport) {
+    fn start_udp(&mut self, u: usize, i: usize, at: Time, tp: &mut dyn Transport) {
+        let model = Arc::clone(&self.cfg.model);
+        let f: &UdpFlow = &model.udp[u].samples[i];
         let side = self.cfg.model.udp[u].initiators;
         let (Some(from), Some(to)) = (self.pick(side), self.pick(side.other())) else { return };
         let port = self.port(&self.cfg.model.udp[u].ports);
         self.n.udp_flows += 1;
+        if self.cfg.structure == Structure::Sessions && !f.sequence.is_empty() {
+            // The flow's own packets, at their own offsets.
+            let first = at + Dur::from_secs_f64(f.sequence[0][0].max(0.0));
+            let send =
+                UdpSend { class: u, dir: 0, from, to, port, left: 0, payload: 0, gap: Dur::ZERO, replay: Some((i, 0, at)) };
+            self.udp.push(Some(send));
+            tp.set_timer(first, token(KIND_UDP, (self.udp.len() - 1) as u64));
+            return;
+        }
         for (dir, (src, dst)) in [(from, to), (to, from)].into_iter().enumerate() {
             let pkts = f.packets[dir];
             if pkts == 0 {
@@ -424,7 +438,8 @@ impl SwingSource {
             // Without in-flow samples: the flow's mean size, evenly spaced.
             let size = (f.bytes[dir] / pkts).max(29);
             let gap = if pkts > 1 { Dur::from_secs_f64(f.duration_s.max(0.0) / (pkts - 1) as f64) } else { Dur::ZERO };
-            let send = UdpSend { class: u, dir, from: src, to: dst, port, left: pkts, payload: (size - 28) as u32, gap };
+            let send =
+                UdpSend { class: u, dir, from: src, to: dst, port, left: pkts, payload: (size - 28) as u32, gap, replay: None };
             // The reply direction starts when the trace's did.
             let first = if dir == 0 { at } else { at + Dur::from_secs_f64(f.reply_s.max(0.0)) };
             self.udp.push(Some(send));
@@ -436,6 +451,21 @@ impl SwingSource {
     /// drawn from the class's in-flow distributions of that direction.
     fn udp_packet(&mut self, i: usize, tp: &mut dyn Transport) {
         let Some(Some(s)) = self.udp.get_mut(i) else { return };
+        if let Some((sample, pos, start)) = s.replay {
+            let seq = &self.cfg.model.udp[s.class].samples[sample].sequence;
+            let [_, dir, bytes] = seq[pos];
+            let (src, dst) = if dir == 0.0 { (s.from, s.to) } else { (s.to, s.from) };
+            tp.send_udp(src, s.port, dst, s.port, (bytes.round() as u32).max(29) - 28);
+            self.n.udp_packets += 1;
+            match seq.get(pos + 1) {
+                Some(next) => {
+                    s.replay = Some((sample, pos + 1, start));
+                    tp.set_timer(start + Dur::from_secs_f64(next[0].max(0.0)), token(KIND_UDP, i as u64));
+                }
+                None => self.udp[i] = None,
+            }
+            return;
+        }
         let class = &self.cfg.model.udp[s.class];
         let decks = &mut self.udp_decks[s.class];
         let size = decks.sizes[s.dir].draw(&class.packet_bytes[s.dir], &mut self.rng);

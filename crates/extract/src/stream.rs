@@ -43,11 +43,8 @@ pub(crate) struct Dir {
     pub timing: Option<(i64, i64)>,
     pub retx: u64,
     pub fills: u64,
-    /// Highest offset the peer has acknowledged, and the new-data segments
-    /// seen since the peer's last ACK that moved it (for the peer's
-    /// segments per ACK).
+    /// Highest offset the peer has acknowledged.
     pub acked: i64,
-    pub unacked_segs: u32,
 }
 
 impl Dir {

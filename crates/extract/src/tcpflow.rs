@@ -488,13 +488,12 @@ fn on_packet(
             }
             // Pure ACKs that move the peer's acknowledged offset: how many
             // segments this host acknowledges at a time.
-            if a > od.acked {
-                if p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst() && od.unacked_segs > 0 {
-                    hosts.get(src).net.ack(od.unacked_segs);
-                }
-                od.unacked_segs = 0;
-                od.acked = a;
+            // Pure ACKs once the peer has sent data: how often this host
+            // acknowledges, on the wire (window updates and duplicates too).
+            if p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst() && od.data_hi.is_some() {
+                hosts.get(src).net.acks += 1;
             }
+            od.acked = od.acked.max(a);
             // An ACK one byte past everything seen is most likely the
             // peer's FIN, which is not data.
             if a > od.hi && (od.fin_off.is_some() || a > od.hi + 1) && a - od.hi < 1 << 30 {
@@ -540,7 +539,7 @@ fn on_packet(
                 dd.open_gap(g0, s0, t);
             }
             hosts.get(src).net.new_segs += 1;
-            dd.unacked_segs += 1;
+            hosts.get(c.hosts[o]).net.segs_received += 1;
             if s0 < floor {
                 // Partly retransmitted: neither timed (Karn) nor a pair.
                 dd.timing = None;

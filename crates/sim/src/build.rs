@@ -103,8 +103,10 @@ impl Builder {
         let fallback = (2.0 * base.delay.as_secs_f64(), base.rate.as_f64(), base.loss);
         let mut out = [Vec::new(), Vec::new()];
         let sides = [swing::Side::A, swing::Side::B].map(|side| m.model.net_tuples(side, fallback));
-        // TCP settings by ACK behaviour (see `ack_every`), made as needed.
-        let mut ack_cfgs: Vec<(u32, u32)> = Vec::new();
+        // TCP settings of hosts that differ from the group's (`host_tcp`),
+        // each made once.
+        let mut host_cfgs: Vec<tcp::TcpConfig> = Vec::new();
+        let mut host_cfg_ids: Vec<u32> = Vec::new();
         let median_rtt = |t: &[swing::NetTuple]| swing::weighted_median(t.iter().map(|t| (t.rtt_s, t.weight)).collect());
         for side in [swing::Side::A, swing::Side::B] {
             let tuples = &sides[side.index()];
@@ -118,6 +120,7 @@ impl Builder {
                         capacity_bps: fallback.1,
                         loss: fallback.2,
                         loss_after: 0.0,
+                        mss: None,
                         weight: 1.0,
                         segments_per_ack: None,
                     }
@@ -152,17 +155,19 @@ impl Builder {
                 let before = 1.0 - (1.0 - t.loss.clamp(0.0, 0.99)) / (1.0 - after);
                 let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99) };
                 let down = LinkParams { loss: 0.0, ..up.clone() };
-                let cfg = match ack_every(t.segments_per_ack) {
-                    None => cfg,
-                    Some(n) => match ack_cfgs.iter().find(|(k, _)| *k == n) {
-                        Some(&(_, i)) => i,
+                let own = host_tcp(&m.group.tcp, &t);
+                let cfg = if own == m.group.tcp {
+                    cfg
+                } else {
+                    match host_cfgs.iter().position(|c| *c == own) {
+                        Some(k) => host_cfg_ids[k],
                         None => {
-                            self.world.tcp_cfgs.push(tcp::TcpConfig { ack_every: n, ..m.group.tcp.clone() });
-                            let i = (self.world.tcp_cfgs.len() - 1) as u32;
-                            ack_cfgs.push((n, i));
-                            i
+                            self.world.tcp_cfgs.push(own.clone());
+                            host_cfgs.push(own);
+                            host_cfg_ids.push((self.world.tcp_cfgs.len() - 1) as u32);
+                            host_cfg_ids[host_cfg_ids.len() - 1]
                         }
-                    },
+                    }
                 };
                 let id = self.host(place, &up, &down, cfg);
                 if after > 0.0 {
@@ -177,17 +182,30 @@ impl Builder {
     }
 }
 
-/// The ACK behaviour a virtual host takes from its trace host: one that
-/// acknowledged about every segment ACKs every segment; one that sent
-/// stretch ACKs (receive offload) ACKs every that many. Delayed-ACK hosts
-/// (1.25 to 2.5 segments per ACK, quick ACKs at the start of flows
-/// included) and hosts not measured keep the scenario's settings (None).
-fn ack_every(segments_per_ack: Option<f64>) -> Option<u32> {
-    match segments_per_ack {
-        Some(s) if s < 1.25 => Some(1),
-        Some(s) if s >= 2.5 => Some((s.round() as u32).min(8)),
-        _ => None,
+/// A virtual host's TCP: the group's, with what its trace host showed.
+///
+/// ACKs: a host that acknowledged fewer than 1.25 segments per ACK ACKs
+/// every segment; 1.25 to 1.9 is Linux's delayed ACKs with quick ACKs at the
+/// start of flows (the group's settings); 1.9 to 2.5 is strict delayed ACKs,
+/// every second segment from the first (quick ACKs off, as Windows and
+/// macOS do); 2.5 or more is stretch ACKs (receive offload), every that many
+/// (at most 8). MSS: the host's own SYN MSS, so the segment sizes of its
+/// connections are the trace's (the smaller end's MSS wins, as in TCP).
+fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
+    let mut c = group.clone();
+    match t.segments_per_ack {
+        Some(s) if s < 1.25 => c.ack_every = 1,
+        Some(s) if (1.9..2.5).contains(&s) => {
+            c.ack_every = 2;
+            c.quickack = 0;
+        }
+        Some(s) if s >= 2.5 => c.ack_every = (s.round() as u32).min(8),
+        _ => {}
     }
+    if let Some(mss) = t.mss {
+        c.mss = mss.clamp(536, 9000);
+    }
+    c
 }
 
 fn other(s: Side) -> Side {

@@ -286,3 +286,27 @@ fn whole_sessions_replay_kept_udp_flows_packet_by_packet() {
     let b = run_model(&m, "", "30s");
     assert_eq!(counter(&b, "udp_packets"), 21.0);
 }
+
+#[test]
+fn virtual_hosts_take_their_trace_hosts_ack_behaviour_and_mss() {
+    // Side B's two virtual hosts are drawn from its two trace hosts: give
+    // both the same behaviour so the draw does not matter.
+    let mut m = model();
+    m.hosts[0].segments_per_ack = Some(1.05);
+    m.hosts[0].mss = Some(1380);
+    for h in &mut m.hosts[1..] {
+        h.segments_per_ack = Some(2.0);
+    }
+    let b = run_model(&m, "", "1s");
+    let cfg = |b: &sim::build::Built, h: usize| b.world.tcp_cfgs[b.world.hosts[h].tcp_cfg as usize].clone();
+    assert_eq!((cfg(&b, 0).ack_every, cfg(&b, 0).mss), (1, 1380));
+    for h in 1..3 {
+        assert_eq!((cfg(&b, h).ack_every, cfg(&b, h).quickack, cfg(&b, h).mss), (2, 0, 1460));
+    }
+    // Linux-like delayed ACKs and no MSS seen: the group's settings.
+    m.hosts[0].segments_per_ack = Some(1.6);
+    m.hosts[0].mss = None;
+    let b = run_model(&m, "", "1s");
+    let c = cfg(&b, 0);
+    assert_eq!((c.ack_every, c.quickack, c.mss), (2, 16, 1460));
+}

@@ -348,6 +348,8 @@ pub struct NetTuple {
     /// The host's own ACK behaviour, if measured (no side fill: ACK
     /// behaviour is a property of each host's stack).
     pub segments_per_ack: Option<f64>,
+    /// The host's SYN MSS, if seen (no side fill either).
+    pub mss: Option<u32>,
 }
 
 /// The value at half the total weight of (value, weight) pairs.
@@ -398,6 +400,7 @@ impl Model {
                 loss_after: h.loss.and(h.loss_after_link).unwrap_or(0.0),
                 weight: h.bytes.max(1) as f64,
                 segments_per_ack: h.segments_per_ack,
+                mss: h.mss,
             })
             .collect()
     }

@@ -153,7 +153,7 @@ REALISM = {
     "web-reddit-tls.pcap": (False, False),
     "app-alexa.pcapng": (True, False),
     "video-netflix.pcap": (False, False),
-    "http-bro-org.pcap": (False, False),
+    "http-bro-org.pcap": (True, False),
     "tls-firefox.pcap": (False, False),
     "quic-firefox-google.pcap": (True, True),
 }

@@ -40,7 +40,7 @@ pub(crate) struct NetAcc {
     pub segs_received: u64,
 }
 
-/// Hosts that sent fewer advancing pure ACKs get no segments-per-ACK.
+/// Hosts sent fewer data segments get no segments-per-ACK.
 pub(crate) const ACK_MIN: u64 = 20;
 
 /// What the end of the pass makes of a host's samples.
@@ -136,7 +136,10 @@ impl NetAcc {
             let m = sorted(self.mss.items().iter().map(|&m| m as f64));
             (!m.is_empty()).then(|| percentile(&m, 50.0) as u32)
         };
-        let segments_per_ack = (self.acks >= ACK_MIN).then(|| self.segs_received as f64 / self.acks as f64);
+        // A host sent at least ACK_MIN segments: a server that piggybacks
+        // its ACKs on responses sends few pure ACKs of its own.
+        let segments_per_ack =
+            (self.segs_received >= ACK_MIN).then(|| self.segs_received as f64 / self.acks.max(1) as f64);
         HostNet {
             rtt_s,
             rtt_samples: rtt_seen,
@@ -210,7 +213,7 @@ mod tests {
         let n = h.finish(&opts());
         assert_eq!((n.segments_per_ack, n.acks), (Some(2.0), 40));
         let mut few = NetAcc::default();
-        (few.acks, few.segs_received) = (1, 2);
+        (few.acks, few.segs_received) = (1, 19);
         assert_eq!(few.finish(&opts()).segments_per_ack, None);
     }
 

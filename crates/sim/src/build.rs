@@ -188,8 +188,9 @@ impl Builder {
 /// every segment; 1.25 to 1.9 is Linux's delayed ACKs with quick ACKs at the
 /// start of flows (the group's settings); 1.9 to 2.5 is strict delayed ACKs,
 /// every second segment from the first (quick ACKs off, as Windows and
-/// macOS do); 2.5 or more is stretch ACKs (receive offload), every that many
-/// (at most 8). MSS: the host's own SYN MSS, so the segment sizes of its
+/// macOS do); 2.5 or more is stretch ACKs (receive offload) or a server
+/// that piggybacks every ACK on its responses: every that many (at most 8),
+/// quick ACKs off. MSS: the host's own SYN MSS, so the segment sizes of its
 /// connections are the trace's (the smaller end's MSS wins, as in TCP).
 fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
     let mut c = group.clone();
@@ -199,7 +200,10 @@ fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
             c.ack_every = 2;
             c.quickack = 0;
         }
-        Some(s) if s >= 2.5 => c.ack_every = (s.round() as u32).min(8),
+        Some(s) if s >= 2.5 => {
+            c.ack_every = (s.round() as u32).min(8);
+            c.quickack = 0;
+        }
         _ => {}
     }
     if let Some(mss) = t.mss {

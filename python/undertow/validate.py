@@ -24,8 +24,9 @@ from undertow.analysis.energy import EnergyResult, energy
 from undertow.inspect_model import load_model
 
 # Side A of the model is placed on the left of the dumbbell: its hosts get
-# 10.1.x.y addresses, so re-extraction can put them back on side A.
-LEFT_PREFIX = "10.1.0.0/16"
+# 10.1.x.y addresses (fd00:0:0:1::x:y for IPv6), so re-extraction can put
+# them back on side A.
+LEFT_PREFIXES = ["10.1.0.0/16", "fd00:0:0:1::/64"]
 
 
 @dataclass
@@ -116,7 +117,7 @@ def validate(
 
     # Re-extract with the same options, hosts of the left side being side A.
     opts = dict(m["options"])
-    opts["sides"] = {"method": "prefixes", "a": [LEFT_PREFIX]}
+    opts["sides"] = {"method": "prefixes", "a": LEFT_PREFIXES}
     regen = out / "regenerated.json"
     _core.extract([str(rundir / "bottleneck.pcap")], str(regen), json.dumps(opts))
     comparison = json.loads(_core.compare_models(str(model_path), str(regen)))

@@ -73,7 +73,7 @@ impl Builder {
         *s += 1;
         let uplink = self.add_link(format!("h{id}/up"), up, NodeRef::Router(router));
         let downlink = self.add_link(format!("h{id}/down"), down, NodeRef::Host(id));
-        self.world.hosts.push(Host { side, index, uplink, tcp_cfg, next_port: EPHEMERAL_FIRST });
+        self.world.hosts.push(Host { side, index, uplink, tcp_cfg, next_port: EPHEMERAL_FIRST, ipv6: false });
         // Routes: the host's own router sends down its access link, the other
         // router sends across the bottleneck.
         for (r, route) in self.world.routers.iter_mut().enumerate() {
@@ -121,6 +121,7 @@ impl Builder {
                         loss: fallback.2,
                         loss_after: 0.0,
                         mss: None,
+                        ipv6: false,
                         weight: 1.0,
                         segments_per_ack: None,
                     }
@@ -175,7 +176,22 @@ impl Builder {
                     w.resize_with(id as usize + 1, || None);
                     w[id as usize] = Some(Loss::bernoulli(after, Rng::stream(self.seed, &format!("h{id}/after-link"))));
                 }
+                self.world.hosts[id as usize].ipv6 = t.ipv6;
                 out[side.index()].push(id);
+            }
+        }
+        // A connection needs both ends in one IP version: a version only one
+        // side has becomes the other's.
+        let has = |hosts: &[Host], side: &[HostId], v6: bool| side.iter().any(|&h| hosts[h as usize].ipv6 == v6);
+        for v6 in [true, false] {
+            let hosts = &self.world.hosts;
+            if !(has(hosts, &out[0], v6) && has(hosts, &out[1], v6)) {
+                for &h in out.iter().flatten() {
+                    let host = &mut self.world.hosts[h as usize];
+                    if host.ipv6 == v6 {
+                        host.ipv6 = !v6;
+                    }
+                }
             }
         }
         out
@@ -295,10 +311,12 @@ pub fn build(r: &Resolved) -> Built {
             }
             BackgroundModel::Swing(m) => {
                 let hosts = b.swing_hosts(m);
+                let ipv6 = hosts.clone().map(|hs| hs.iter().map(|&h| b.world.hosts[h as usize].ipv6).collect());
                 let cfg = SwingConfig {
                     name: m.name.clone(),
                     model: m.model.clone(),
                     hosts,
+                    ipv6,
                     start: m.start,
                     stop: m.stop,
                     session_scale: m.session_scale,

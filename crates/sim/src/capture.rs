@@ -1,18 +1,19 @@
 //! pcap capture of the bottleneck, built from the simulator's packets with
 //! the wire layer's header emitters.
 //!
-//! The simulator carries no payload, so captured packets hold real IPv4 and
-//! TCP/UDP headers followed by zeros, cut at the snap length, with their
+//! The simulator carries no payload, so captured packets hold real IPv4 or
+//! IPv6 and TCP/UDP headers followed by zeros, cut at the snap length, with their
 //! original length recorded. Sequence numbers start from an initial
 //! sequence number derived from the connection's addresses and the seed, so
 //! the capture needs no per-connection state.
 
-use crate::packet::{Body, Pkt, IPV4_HEADER};
+use crate::packet::{Body, Pkt};
+use std::net::IpAddr;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
 use units::Time;
-use wire::{Ipv4Repr, LinkType, PcapWriter, TcpFlags, TcpRepr, UdpRepr};
+use wire::{Ipv4Repr, Ipv6Repr, LinkType, PcapWriter, TcpFlags, TcpRepr, UdpRepr};
 
 /// Window scale announced on SYNs; windows on other segments are shifted by it.
 const WSCALE: u8 = 7;
@@ -48,7 +49,7 @@ impl Capture {
     }
 
     /// Records `p` at `now`; the first write error is kept for [`finish`].
-    pub fn record(&mut self, now: Time, p: &Pkt, src: [u8; 4], dst: [u8; 4]) {
+    pub fn record(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr) {
         if self.error.is_some() {
             return;
         }
@@ -57,7 +58,8 @@ impl Capture {
         }
     }
 
-    fn write(&mut self, now: Time, p: &Pkt, src: [u8; 4], dst: [u8; 4]) -> io::Result<()> {
+    fn write(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr) -> io::Result<()> {
+        let ip_len = if src.is_ipv6() { Ipv6Repr::HEADER_LEN } else { Ipv4Repr::HEADER_LEN };
         let bad = |e: wire::EmitError| io::Error::new(io::ErrorKind::InvalidData, format!("cannot emit a header: {e:?}"));
         // Headers are at most 20 + 60 bytes; write them in a scratch buffer
         // at least that long, then keep the snap length.
@@ -103,26 +105,29 @@ impl Capture {
                     sack: &sack[..n],
                     timestamps: seg.ts,
                 };
-                let hl = repr.emit(&mut self.buf[IPV4_HEADER as usize..], src, dst, seg.len).map_err(bad)?;
+                let hl = repr.emit(&mut self.buf[ip_len..], src, dst, seg.len).map_err(bad)?;
                 // The simulator sized the packet with the same option layout.
                 debug_assert_eq!(hl as u32, seg.header_len());
                 (PROTO_TCP, hl)
             }
             Body::Udp { payload } => {
                 let repr = UdpRepr { src_port: p.sport, dst_port: p.dport, payload_len: payload.min(65507) as u16 };
-                let hl = repr.emit(&mut self.buf[IPV4_HEADER as usize..], src, dst).map_err(bad)?;
+                let hl = repr.emit(&mut self.buf[ip_len..], src, dst).map_err(bad)?;
                 (PROTO_UDP, hl)
             }
         };
-        let ip = Ipv4Repr {
-            src,
-            dst,
-            protocol: proto,
-            ttl: 64,
-            ident: self.ident,
-            payload_len: (p.size - IPV4_HEADER) as u16,
-        };
-        ip.emit(&mut self.buf[..IPV4_HEADER as usize]).map_err(bad)?;
+        let payload_len = (p.size - ip_len as u32) as u16;
+        match (src, dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                let ip = Ipv4Repr { src: s.octets(), dst: d.octets(), protocol: proto, ttl: 64, ident: self.ident, payload_len };
+                ip.emit(&mut self.buf[..ip_len]).map_err(bad)?;
+            }
+            (IpAddr::V6(s), IpAddr::V6(d)) => {
+                let ip = Ipv6Repr { src: s.octets(), dst: d.octets(), next_header: proto, hop_limit: 64, payload_len };
+                ip.emit(&mut self.buf[..ip_len]).map_err(bad)?;
+            }
+            _ => return Err(bad(wire::EmitError::MixedAddressFamilies)),
+        }
         let _ = l4;
         self.w.write_packet(now.0, p.size, &self.buf[..(p.size as usize).min(self.buf.len())])
     }

@@ -3,7 +3,6 @@
 use tcp::Segment;
 use traffic::HostId;
 
-pub const IPV4_HEADER: u32 = 20;
 pub const UDP_HEADER: u32 = 8;
 
 #[derive(Clone, Copy, Debug)]

@@ -4,7 +4,7 @@
 use crate::capture::Capture;
 use crate::engine::{Ev, EventQueue};
 use crate::monitor::Monitor;
-use crate::packet::{Body, Pkt, Slab, IPV4_HEADER, UDP_HEADER};
+use crate::packet::{Body, Pkt, Slab, UDP_HEADER};
 use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::{Loss, Verdict};
 use rustc_hash::FxHashMap;
@@ -373,8 +373,9 @@ impl World {
         let mut out = std::mem::take(&mut self.out);
         let c = self.conns[idx as usize].as_ref().expect("live connection");
         let (src, dst, sport, dport) = (c.host, c.rhost, c.lport, c.rport);
+        let ip = self.hosts[src as usize].ip_header();
         for seg in out.drain(..) {
-            let size = IPV4_HEADER + seg.header_len() + seg.len;
+            let size = ip + seg.header_len() + seg.len;
             self.inject(src, Pkt { src, dst, sport, dport, size, body: Body::Tcp(seg) });
         }
         self.out = out;
@@ -506,7 +507,7 @@ impl World {
     }
 
     pub fn send_udp(&mut self, from: HostId, sport: u16, to: HostId, dport: u16, payload: u32) {
-        let size = IPV4_HEADER + UDP_HEADER + payload;
+        let size = self.hosts[from as usize].ip_header() + UDP_HEADER + payload;
         self.inject(from, Pkt { src: from, dst: to, sport, dport, size, body: Body::Udp { payload } });
     }
 

@@ -310,3 +310,28 @@ fn virtual_hosts_take_their_trace_hosts_ack_behaviour_and_mss() {
     let c = cfg(&b, 0);
     assert_eq!((c.ack_every, c.quickack, c.mss), (2, 16, 1460));
 }
+
+#[test]
+fn ipv6_trace_hosts_become_ipv6_virtual_hosts() {
+    let mut m = model();
+    m.hosts[0].addr = "2001:db8::1".into();
+    m.hosts[1].addr = "2001:db8:1::1".into();
+    m.hosts[2].addr = "2001:db8:1::2".into();
+    let b = run_model(&m, "", "20s");
+    assert!(b.world.hosts.iter().all(|h| h.ipv6 && h.addr().is_ipv6()));
+    // Every packet carries a 40-byte header: the link's bytes per packet
+    // are 20 more than with the same run over IPv4.
+    let v4 = run_model(&model(), "", "20s");
+    let per_pkt = |b: &sim::build::Built| {
+        let s = b.world.links[sim::build::BOTTLENECK_FWD as usize].link.stats();
+        (s.accepted_bytes as f64 / s.accepted_pkts as f64, s.accepted_pkts)
+    };
+    let ((b6, n6), (b4, n4)) = (per_pkt(&b), per_pkt(&v4));
+    assert_eq!(n6, n4);
+    assert!((b6 - b4 - 20.0).abs() < 1e-9, "{b6} vs {b4}");
+    // Only side A speaks IPv6: no connection could, so nobody does.
+    let mut half = model();
+    half.hosts[0].addr = "2001:db8::1".into();
+    let b = run_model(&half, "", "1s");
+    assert!(b.world.hosts.iter().all(|h| !h.ipv6));
+}

@@ -350,6 +350,8 @@ pub struct NetTuple {
     pub segments_per_ack: Option<f64>,
     /// The host's SYN MSS, if seen (no side fill either).
     pub mss: Option<u32>,
+    /// The host has an IPv6 address.
+    pub ipv6: bool,
 }
 
 /// The value at half the total weight of (value, weight) pairs.
@@ -401,6 +403,7 @@ impl Model {
                 weight: h.bytes.max(1) as f64,
                 segments_per_ack: h.segments_per_ack,
                 mss: h.mss,
+                ipv6: h.addr.contains(':'),
             })
             .collect()
     }

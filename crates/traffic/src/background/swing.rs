@@ -42,6 +42,9 @@ pub struct SwingConfig {
     pub model: Arc<Model>,
     /// Virtual hosts standing in for the model's side A and side B.
     pub hosts: [Vec<HostId>; 2],
+    /// Which of them speak IPv6 (parallel to `hosts`; empty: none): a
+    /// session's server is drawn among the hosts of its client's version.
+    pub ipv6: [Vec<bool>; 2],
     pub start: Time,
     pub stop: Time,
     /// Sessions (and UDP flows) per period: the trace's count times this.
@@ -196,6 +199,29 @@ impl SwingSource {
         (!hs.is_empty()).then(|| hs[self.rng.below(hs.len() as u64) as usize])
     }
 
+    fn is_v6(&self, side: Side, h: HostId) -> bool {
+        let i = side.index();
+        self.cfg.hosts[i].iter().position(|&x| x == h).and_then(|k| self.cfg.ipv6[i].get(k).copied()).unwrap_or(false)
+    }
+
+    /// A client on `side` and a peer on the other side of the same IP
+    /// version (any peer when the other side has none of it).
+    fn pick_pair(&mut self, side: Side) -> Option<(HostId, HostId)> {
+        let client = self.pick(side)?;
+        let v6 = self.is_v6(side, client);
+        let o = side.other().index();
+        let same: Vec<HostId> = self.cfg.hosts[o]
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| self.cfg.ipv6[o].get(*k).copied().unwrap_or(false) == v6)
+            .map(|(_, &h)| h)
+            .collect();
+        if same.is_empty() {
+            return self.pick(side.other()).map(|s| (client, s));
+        }
+        Some((client, same[self.rng.below(same.len() as u64) as usize]))
+    }
+
     fn port(&self, ports: &[u16]) -> u16 {
         self.cfg.port_base.wrapping_add(ports.first().copied().unwrap_or(0)).max(1)
     }
@@ -273,7 +299,7 @@ impl SwingSource {
     fn begin_session(&mut self, s: usize, tp: &mut dyn Transport) {
         let class = self.sessions[s].as_ref().map(|x| x.class).expect("pending session");
         let side = self.class(class).clients;
-        let (Some(client), Some(server)) = (self.pick(side), self.pick(side.other())) else {
+        let Some((client, server)) = self.pick_pair(side) else {
             self.end_session(s);
             return;
         };
@@ -418,7 +444,7 @@ impl SwingSource {
         let model = Arc::clone(&self.cfg.model);
         let f: &UdpFlow = &model.udp[u].samples[i];
         let side = self.cfg.model.udp[u].initiators;
-        let (Some(from), Some(to)) = (self.pick(side), self.pick(side.other())) else { return };
+        let Some((from, to)) = self.pick_pair(side) else { return };
         let port = self.port(&self.cfg.model.udp[u].ports);
         self.n.udp_flows += 1;
         if self.cfg.structure == Structure::Sessions && !f.sequence.is_empty() {

@@ -197,7 +197,13 @@ pub(crate) struct TcpClasses {
     pub session_cap: usize,
     /// Sessions too long to keep whole (`grouping::SESSION_PAIR_CAP`).
     pub sessions_too_long: u64,
+    /// Pairs held in kept sessions, and sessions not kept for the budget.
+    pub(crate) held_pairs: usize,
+    pub sessions_over_budget: u64,
 }
+
+/// Pairs held in kept sessions at once, over all classes (24 bytes each).
+pub const SESSION_PAIR_BUDGET: usize = 500_000;
 
 impl TcpClasses {
     fn class(&mut self, class: u32) -> &mut ClassAcc {
@@ -247,9 +253,21 @@ impl TcpClasses {
     }
 
     /// A whole session of `host`'s.
+    /// A whole session of `host`'s. The stores of all classes hold at most
+    /// `SESSION_PAIR_BUDGET` pairs: a session that would exceed it is not
+    /// kept (it stays in the marginals), so memory is bounded whatever the
+    /// trace's length.
     pub(crate) fn session(&mut self, class: u32, host: u32, shape: Box<SessionShape>, rng: &mut Rng) {
         let cap = self.session_cap;
-        self.class(class).sessions.push((shape, host), cap, rng);
+        let pairs = shape.pairs;
+        if self.held_pairs + pairs > SESSION_PAIR_BUDGET {
+            self.sessions_over_budget += 1;
+            return;
+        }
+        self.held_pairs += pairs;
+        if let Some((gone, _)) = self.class(class).sessions.push_evict((shape, host), cap, rng) {
+            self.held_pairs -= gone.pairs;
+        }
     }
 
     /// Values held in the stores (memory accounting): one per sample, three
@@ -385,6 +403,24 @@ mod tests {
         let names: Vec<&str> = ids.iter().map(|&i| c.names[i as usize].as_str()).collect();
         assert_eq!(names, ["HTTP", "tcp-9999", "udp-9999", "DNS"]);
         assert!(c.is_known(8080) && !c.is_known(9999));
+    }
+
+    #[test]
+    fn kept_sessions_stay_within_the_pair_budget() {
+        use crate::grouping::SessionShape;
+        let mut t = TcpClasses { session_cap: 2, ..Default::default() };
+        let mut rng = Rng::stream(0, "t");
+        let shape = |pairs| Box::new(SessionShape { start: 0, rres: vec![], pairs });
+        t.session(0, 0, shape(10), &mut rng);
+        t.session(0, 0, shape(20), &mut rng);
+        assert_eq!(t.held_pairs, 30);
+        // A third replaces one of the two or is dropped: the count follows.
+        t.session(0, 0, shape(5), &mut rng);
+        let kept: usize = t.acc[0].sessions.items().iter().map(|(s, _)| s.pairs).sum();
+        assert_eq!(t.held_pairs, kept);
+        // One that would go over the budget is not kept.
+        t.session(1, 0, shape(SESSION_PAIR_BUDGET), &mut rng);
+        assert_eq!((t.sessions_over_budget, t.held_pairs), (1, kept));
     }
 
     #[test]

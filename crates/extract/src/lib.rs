@@ -125,6 +125,9 @@ pub struct Report {
     /// Sessions with more pairs than `grouping::SESSION_PAIR_CAP`, kept only
     /// as marginal samples, never whole.
     pub sessions_too_long: u64,
+    /// Sessions not kept whole because `SESSION_PAIR_BUDGET` pairs were
+    /// held already (they are in the marginals).
+    pub sessions_over_budget: u64,
     pub udp_flows: u64,
     /// Peak state: open TCP connections, closed tuples remembered, UDP
     /// flows, session keys, connections waiting for grouping.

@@ -119,6 +119,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         pairs: st.pairs,
         sessions: st.sessions,
         sessions_too_long: ex.tcp.sink.classes.sessions_too_long,
+        sessions_over_budget: ex.tcp.sink.classes.sessions_over_budget,
         udp_flows: ex.udp.total,
         peak_tcp_entries: st.peak_live as u64,
         peak_closed_tuples: st.peak_closed as u64,

@@ -189,3 +189,16 @@ def test_realism_table(tmp_path, name):
         assert regen["sides"]["hosts_a"] >= 1 and regen["link"]["dirs"][0]["tcp_bytes"] > 0
     # Capture loss is flagged where it happened, and only there.
     assert (v["capture_loss"][1] > 0.5) == (name == "video-netflix.pcap")
+
+
+def test_extract_to_an_unwritable_place_names_it(tmp_path):
+    out = tmp_path / "missing" / "m.json"
+    r = cli("extract", str(traces_dir() / "http-bro-org.pcap"), "-o", str(out), "-q")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert f"{out}: cannot write" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    # A model written whole replaces the old file; no partial file is left.
+    good = tmp_path / "m.json"
+    good.write_text("old")
+    r = cli("extract", str(traces_dir() / "http-bro-org.pcap"), "-o", str(good), "-q")
+    assert r.returncode == 0 and json.loads(good.read_text())["format"].startswith("undertow.swing-model/")
+    assert not list(tmp_path.glob("*.partial"))

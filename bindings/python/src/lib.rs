@@ -75,9 +75,28 @@ fn extract_model(py: Python<'_>, paths: Vec<String>, out_path: &str, options: Op
         }
         Err(e) => return Err(input_err(e.to_string())),
     };
-    let text = serde_json::to_string_pretty(&model).map_err(|e| RunError::new_err(e.to_string()))? + "\n";
-    std::fs::write(out_path, text).map_err(|e| RunError::new_err(format!("{out_path}: cannot write: {e}")))?;
+    write_model(&model, out_path)?;
     Ok(format!("{report:?}"))
+}
+
+/// Writes the model as pretty JSON, streamed (a long trace's model runs to
+/// tens of MB) into a temporary file renamed over `out_path` at the end, so
+/// a failed write leaves any earlier file whole.
+fn write_model(model: &swing::Model, out_path: &str) -> PyResult<()> {
+    use std::io::Write;
+    let cannot = |e: std::io::Error| RunError::new_err(format!("{out_path}: cannot write: {e}"));
+    let tmp = format!("{out_path}.partial");
+    let write = || -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        serde_json::to_writer_pretty(&mut w, model)?;
+        w.write_all(b"\n")?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, out_path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        cannot(e)
+    })
 }
 
 /// Bytes and packets per bin of traces, per direction (`fwd` = side A to

@@ -203,7 +203,7 @@ pub(crate) struct TcpClasses {
 }
 
 /// Pairs held in kept sessions at once, over all classes (24 bytes each).
-pub const SESSION_PAIR_BUDGET: usize = 500_000;
+pub const SESSION_PAIR_BUDGET: usize = 100_000;
 
 impl TcpClasses {
     fn class(&mut self, class: u32) -> &mut ClassAcc {

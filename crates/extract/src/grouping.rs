@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 
 /// Most pairs a kept session may hold; longer sessions are not kept whole
 /// (they still give marginal samples), which bounds a builder's memory.
-pub const SESSION_PAIR_CAP: usize = 20_000;
+pub const SESSION_PAIR_CAP: usize = 2_000;
 
 /// One exchange as a session shape keeps it: request bytes, response bytes,
 /// and the think time before the request (ns from the previous response's

@@ -44,7 +44,7 @@ struct Flow {
 
 /// Packets held in flow sequences at once, open flows and stored ones
 /// together (16 bytes each): past it, flows are kept without theirs.
-const SEQUENCE_BUDGET: usize = 250_000;
+const SEQUENCE_BUDGET: usize = 100_000;
 
 #[derive(Default)]
 struct ClassAcc {

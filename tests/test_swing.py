@@ -115,6 +115,11 @@ def test_validate_reports_every_figure(espn_validation):
     assert v["energy_log2_difference"]["fwd"], "energy compared at some octaves"
     assert "capture lost packets" not in out
     assert v["capture_loss"][1] < 0.01
+    # The targets are judged in the output and the file alike.
+    t = v["targets"]
+    assert "targets:" in out and "mean rate within 10% each way: met" in out
+    assert t["rate"]["met"] and t["ks_sizes"]["met"]
+    assert t["energy"]["met"] == (not t["energy"]["octaves_over"]["fwd"] and not t["energy"]["octaves_over"]["rev"])
 
 
 def test_validate_replays_whole_sessions(espn_validation):
@@ -181,6 +186,7 @@ def test_realism_table(tmp_path, name):
         assert all(abs(x) <= 0.10 for x in rates), rates
     if energy_ok:
         assert max(energy) <= 1.0, energy
+    assert v["targets"]["energy"]["met"] == (max(energy) <= 1.0)
     if name == "web-reddit-tls.pcap":
         # An IPv6 trace regenerates IPv6 hosts, and re-extraction puts the
         # left ones back on side A.

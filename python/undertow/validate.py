@@ -147,9 +147,31 @@ def capture_loss(model: dict) -> list[float]:
 CAPTURE_LOSS_WARN = 0.01
 
 
+#: The realism targets: mean rate per direction within this relative error,
+#: KS distance of request and response sizes at most this, and log2 energy
+#: within this at every octave from 2 ms to 4 s where both series have one.
+RATE_TARGET = 0.10
+KS_TARGET = 0.1
+ENERGY_TARGET = 1.0
+
+
+def targets(v: Validation) -> dict:
+    """Each realism target: whether it is met, and what missed it."""
+    c = v.comparison
+    rates = [c["rate_bps"][i]["relative_error"] for i in range(2)]
+    ks = {k: c[k]["distance"] for k in ("request_bytes", "response_bytes")}
+    over = {d: [j for j, _, diff in rows if diff > ENERGY_TARGET] for d, rows in v.energy_diff.items()}
+    return {
+        "rate": {"met": all(r is not None and abs(r) <= RATE_TARGET for r in rates), "within": RATE_TARGET},
+        "ks_sizes": {"met": all(x is None or x <= KS_TARGET for x in ks.values()), "at_most": KS_TARGET},
+        "energy": {"met": not over["fwd"] and not over["rev"], "within": ENERGY_TARGET, "octaves_over": over},
+    }
+
+
 def report_dict(v: Validation) -> dict:
     return {
         "comparison": v.comparison,
+        "targets": targets(v),
         "capture_loss": v.capture_loss,
         "energy_log2_difference": {
             d: [{"octave": j, "scale_s": s, "difference": diff} for j, s, diff in rows] for d, rows in v.energy_diff.items()
@@ -190,4 +212,12 @@ def text(v: Validation) -> str:
     for (j, s, a), (_, _, b) in zip(v.energy_diff["fwd"], v.energy_diff["rev"]):
         rows.append([str(j), f"{s * 1e3:g}", f"{a:.2f}", f"{b:.2f}"])
     out += ["", "|log2 energy difference| per octave (bytes per bin):", render(["octave", "scale ms", "A to B", "B to A"], rows)]
+    t = targets(v)
+    yes = lambda m: "met" if m else "not met"
+    over = t["energy"]["octaves_over"]
+    where = "; ".join(f"{name} at octaves {', '.join(map(str, over[d]))}" for d, name in (("fwd", "A to B"), ("rev", "B to A")) if over[d])
+    out += ["", "targets:",
+            f"  mean rate within {RATE_TARGET:.0%} each way: {yes(t['rate']['met'])}",
+            f"  KS of request and response sizes at most {KS_TARGET}: {yes(t['ks_sizes']['met'])}",
+            f"  log2 energy within {ENERGY_TARGET} at every octave: {yes(t['energy']['met'])}" + (f" ({where})" if where else "")]
     return "\n".join(out)

@@ -11,9 +11,7 @@
 //! response. The trace has no retransmissions, so summed `tcp.len` equals
 //! sequence advance.
 
-mod common;
-
-use common::trace;
+use testdata::trace;
 use extract::{ConnRecord, EndReason};
 use swing::ExtractOptions;
 

@@ -1,14 +1,12 @@
 //! Per-direction binning of a trace agrees with the model's link counters.
 
-mod common;
-
 use extract::{extract, series_for_model};
 use std::path::PathBuf;
 
 #[test]
 fn binned_trace_totals_equal_the_link_stats() {
     for name in ["web-ynet-2013.pcap", "web-espn-2010.pcapng", "app-alexa.pcapng"] {
-        let path: PathBuf = common::trace(name);
+        let path: PathBuf = testdata::trace(name);
         let (m, _) = extract(std::slice::from_ref(&path), &Default::default(), &mut |_| true).unwrap();
         let s = series_for_model(std::slice::from_ref(&path), 0.001, &m).unwrap();
         assert_eq!(s.unplaced, 0, "{name}: every packet has a side");

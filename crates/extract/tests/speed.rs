@@ -6,7 +6,8 @@
 
 mod common;
 
-use common::{trace, Repeat};
+use common::Repeat;
+use testdata::trace;
 use std::time::Instant;
 
 fn vm_hwm_mib() -> f64 {

@@ -6,7 +6,8 @@
 
 mod common;
 
-use common::{trace, Repeat};
+use common::Repeat;
+use testdata::trace;
 use extract::{extract_readers, ExtractError, Report, DIST_RESERVOIR, HOST_RESERVOIR, MSS_RESERVOIR, UDP_RESERVOIR};
 use swing::{ExtractOptions, Model};
 

@@ -5,24 +5,11 @@
 
 mod common;
 
-use common::{reader, trace, traces_dir};
+use common::reader;
+use testdata::{trace, traces_dir, PCAPS};
 use extract::{extract, extract_readers, ExtractError};
 use swing::{ExtractOptions, Model, Side, SideRule};
 
-/// Packets and wire bytes from shared/traces/README.md.
-const PCAPS: &[(&str, u64, u64)] = &[
-    ("caida-nyc-2018.pcapng", 10_000, 9_259_300),
-    ("auckland-atm-2000.pcap", 31_249, 8_023_844),
-    ("web-ynet-2013.pcap", 4_631, 3_738_523),
-    ("web-espn-2010.pcapng", 956, 652_181),
-    ("web-reddit-tls.pcap", 1_942, 713_996),
-    ("app-alexa.pcapng", 3_103, 1_171_135),
-    ("video-netflix.pcap", 1_793, 1_006_416),
-    ("http-bro-org.pcap", 751, 494_493),
-    ("tls-firefox.pcap", 667, 458_067),
-    ("quic-firefox-google.pcap", 441, 427_135),
-    ("dns-recursive.pcapng", 4, 336),
-];
 
 fn opts() -> ExtractOptions {
     ExtractOptions::default()

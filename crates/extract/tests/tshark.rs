@@ -2,9 +2,7 @@
 //! and handshake RTTs per connection. The numbers measured with tshark are
 //! written below; when tshark is on PATH every connection is compared live.
 
-mod common;
-
-use common::{have_tshark, trace, tshark};
+use testdata::{have_tshark, trace, tshark};
 use extract::ConnRecord;
 use std::collections::BTreeMap;
 use swing::ExtractOptions;

@@ -2,26 +2,10 @@
 //! packet and byte totals of its README, and decodes to the protocol counts
 //! tshark reports.
 
-mod common;
-
-use common::{have_tshark, traces_dir, tshark};
+use testdata::{have_tshark, traces_dir, tshark, PCAPS};
 use std::path::Path;
 use wire::{Format, LinkType, TraceErrorKind, TraceReader, Transport};
 
-/// Packets and "Bytes (wire)" from shared/traces/README.md.
-const FILES: &[(&str, u64, u64)] = &[
-    ("caida-nyc-2018.pcapng", 10_000, 9_259_300),
-    ("auckland-atm-2000.pcap", 31_249, 8_023_844),
-    ("web-ynet-2013.pcap", 4_631, 3_738_523),
-    ("web-espn-2010.pcapng", 956, 652_181),
-    ("web-reddit-tls.pcap", 1_942, 713_996),
-    ("app-alexa.pcapng", 3_103, 1_171_135),
-    ("video-netflix.pcap", 1_793, 1_006_416),
-    ("http-bro-org.pcap", 751, 494_493),
-    ("tls-firefox.pcap", 667, 458_067),
-    ("quic-firefox-google.pcap", 441, 427_135),
-    ("dns-recursive.pcapng", 4, 336),
-];
 
 /// What tshark 4.x reported (filters with `!icmp && !icmpv6`, since tshark
 /// also matches the TCP/UDP headers quoted inside ICMP errors; ip.defragment
@@ -79,7 +63,7 @@ fn our_counts(path: &Path) -> Counts {
 #[test]
 fn every_trace_reads_with_readme_totals() {
     let dir = traces_dir();
-    for &(name, packets, bytes) in FILES {
+    for &(name, packets, bytes) in PCAPS {
         let mut r = TraceReader::open(dir.join(name)).unwrap_or_else(|e| panic!("{e}"));
         let mut n = 0u64;
         let mut sum = 0u64;
@@ -134,7 +118,7 @@ fn first_timestamps_match_tshark() {
         return;
     }
     let dir = traces_dir();
-    for &(name, _, _) in FILES {
+    for &(name, _, _) in PCAPS {
         let path = dir.join(name);
         let want: Vec<i64> = tshark(&path, &["-c", "5", "-T", "fields", "-e", "frame.time_epoch"])
             .iter()
@@ -190,7 +174,7 @@ fn per_packet_fields_match_live_tshark() {
     for f in &fields {
         args.extend(["-e", f]);
     }
-    for &(name, _, _) in FILES {
+    for &(name, _, _) in PCAPS {
         let path = dir.join(name);
         let lines = tshark(&path, &args);
         let mut r = TraceReader::open(&path).unwrap();

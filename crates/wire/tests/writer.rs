@@ -2,9 +2,7 @@
 //! with `PcapWriter`, read back by our reader and by tshark, which also
 //! verifies every checksum.
 
-mod common;
-
-use common::{have_tshark, tshark};
+use testdata::{have_tshark, tshark};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use wire::{

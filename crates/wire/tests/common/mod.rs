@@ -1,49 +1,6 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::process::Command;
-
-/// The shared real traces: $UNDERTOW_TRACES, else ../shared/traces beside
-/// the workspace. Missing is a failure, not a skip: these tests are the
-/// check on real data.
-pub fn traces_dir() -> PathBuf {
-    let dir = match std::env::var_os("UNDERTOW_TRACES") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"),
-    };
-    assert!(
-        dir.join("README.md").is_file(),
-        "trace directory not found: looked in {} (set UNDERTOW_TRACES to the shared traces folder)",
-        dir.display()
-    );
-    dir
-}
-
-/// True if tshark runs; otherwise prints why the live comparison is skipped.
-pub fn have_tshark() -> bool {
-    match Command::new("tshark").arg("--version").output() {
-        Ok(o) if o.status.success() => true,
-        _ => {
-            eprintln!("tshark not on PATH: skipping the live tshark comparison (install the tshark package to run it)");
-            false
-        }
-    }
-}
-
-/// Runs tshark on `file` with extra arguments, returning stdout lines.
-pub fn tshark(file: &std::path::Path, args: &[&str]) -> Vec<String> {
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(file)
-        .args(["-o", "ip.defragment:FALSE", "-o", "ipv6.defragment:FALSE"])
-        .args(args)
-        .output()
-        .expect("run tshark");
-    assert!(out.status.success(), "tshark failed on {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
-}
-
 /// Builds pcapng files block by block, in either byte order.
 pub struct Ng {
     pub big: bool,

@@ -70,6 +70,7 @@ mod reservoir;
 mod series;
 mod sides;
 mod sink;
+mod slots;
 mod stream;
 mod tcpflow;
 mod udp;

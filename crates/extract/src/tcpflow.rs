@@ -31,6 +31,7 @@ use crate::options::{secs, Compiled, DISORDER_NS};
 use crate::record::{ConnRecord, EndReason};
 use crate::sides::key_addr;
 use crate::sink::{Sink, TcpStats};
+use crate::slots::place;
 use crate::stream::{Dir, Seg};
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
@@ -276,16 +277,7 @@ impl Tcp {
             log: self.sink.records.is_some().then(Vec::new),
             shape: Vec::new(),
         };
-        let idx = match self.free.pop() {
-            Some(i) => {
-                self.conns[i as usize] = c;
-                i
-            }
-            None => {
-                self.conns.push(c);
-                (self.conns.len() - 1) as u32
-            }
-        };
+        let idx = place(&mut self.conns, &mut self.free, c);
         self.map.insert(key, idx);
         let st = &mut self.sink.stats;
         st.peak_live = st.peak_live.max(self.map.len());

@@ -14,6 +14,7 @@ use crate::hosts::HostTable;
 use crate::netparams::PAIR_MIN_PAYLOAD;
 use crate::options::{secs, DISORDER_NS};
 use crate::reservoir::{Reservoir, UDP_RESERVOIR};
+use crate::slots::place;
 use rustc_hash::FxHashMap;
 use swing::{Side, UdpClass, UdpFlow, DIST_CAP, UDP_SEQUENCE_CAP};
 use units::Rng;
@@ -196,16 +197,7 @@ impl UdpTable {
         if self.acc.len() <= f.class as usize {
             self.acc.resize_with(f.class as usize + 1, ClassAcc::default);
         }
-        let idx = match self.free.pop() {
-            Some(i) => {
-                self.flows[i as usize] = f;
-                i
-            }
-            None => {
-                self.flows.push(f);
-                (self.flows.len() - 1) as u32
-            }
-        };
+        let idx = place(&mut self.flows, &mut self.free, f);
         self.map.insert(key, idx);
         self.total += 1;
         self.peak_live = self.peak_live.max(self.map.len());

@@ -103,10 +103,6 @@ impl Builder {
         let fallback = (2.0 * base.delay.as_secs_f64(), base.rate.as_f64(), base.loss);
         let mut out = [Vec::new(), Vec::new()];
         let sides = [swing::Side::A, swing::Side::B].map(|side| m.model.net_tuples(side, fallback));
-        // TCP settings of hosts that differ from the group's (`host_tcp`),
-        // each made once.
-        let mut host_cfgs: Vec<tcp::TcpConfig> = Vec::new();
-        let mut host_cfg_ids: Vec<u32> = Vec::new();
         let median_rtt = |t: &[swing::NetTuple]| swing::weighted_median(t.iter().map(|t| (t.rtt_s, t.weight)).collect());
         for side in [swing::Side::A, swing::Side::B] {
             let tuples = &sides[side.index()];
@@ -156,18 +152,14 @@ impl Builder {
                 let before = 1.0 - (1.0 - t.loss.clamp(0.0, 0.99)) / (1.0 - after);
                 let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99) };
                 let down = LinkParams { loss: 0.0, ..up.clone() };
+                // The group's settings sit at `cfg`; those of hosts that
+                // differ (`host_tcp`) follow it, each made once.
                 let own = host_tcp(&m.group.tcp, &t);
-                let cfg = if own == m.group.tcp {
-                    cfg
-                } else {
-                    match host_cfgs.iter().position(|c| *c == own) {
-                        Some(k) => host_cfg_ids[k],
-                        None => {
-                            self.world.tcp_cfgs.push(own.clone());
-                            host_cfgs.push(own);
-                            host_cfg_ids.push((self.world.tcp_cfgs.len() - 1) as u32);
-                            host_cfg_ids[host_cfg_ids.len() - 1]
-                        }
+                let cfg = match self.world.tcp_cfgs[cfg as usize..].iter().position(|c| *c == own) {
+                    Some(k) => cfg + k as u32,
+                    None => {
+                        self.world.tcp_cfgs.push(own);
+                        (self.world.tcp_cfgs.len() - 1) as u32
                     }
                 };
                 let id = self.host(place, &up, &down, cfg);

@@ -161,6 +161,8 @@ pub struct SwingSource {
     server: Responder,
     n: Counters,
     period: Dur,
+    /// Per side, its hosts of each IP version ([IPv4, IPv6]), in order.
+    by_version: [[Vec<HostId>; 2]; 2],
 }
 
 impl SwingSource {
@@ -168,7 +170,12 @@ impl SwingSource {
         let nc = cfg.model.classes.len();
         let nu = cfg.model.udp.len();
         let period = Dur::from_secs_f64(cfg.model.link.duration_s.max(1e-3));
+        let by_version = [0, 1].map(|i| {
+            let v6 = |k: usize| cfg.ipv6[i].get(k).copied().unwrap_or(false);
+            [false, true].map(|want| cfg.hosts[i].iter().enumerate().filter(|&(k, _)| v6(k) == want).map(|(_, &h)| h).collect())
+        });
         SwingSource {
+            by_version,
             decks: (0..nc).map(|_| ClassDecks::default()).collect(),
             udp_decks: (0..nu).map(|_| UdpDecks::default()).collect(),
             cfg,
@@ -199,23 +206,17 @@ impl SwingSource {
         (!hs.is_empty()).then(|| hs[self.rng.below(hs.len() as u64) as usize])
     }
 
-    fn is_v6(&self, side: Side, h: HostId) -> bool {
-        let i = side.index();
-        self.cfg.hosts[i].iter().position(|&x| x == h).and_then(|k| self.cfg.ipv6[i].get(k).copied()).unwrap_or(false)
-    }
-
     /// A client on `side` and a peer on the other side of the same IP
     /// version (any peer when the other side has none of it).
     fn pick_pair(&mut self, side: Side) -> Option<(HostId, HostId)> {
-        let client = self.pick(side)?;
-        let v6 = self.is_v6(side, client);
-        let o = side.other().index();
-        let same: Vec<HostId> = self.cfg.hosts[o]
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| self.cfg.ipv6[o].get(*k).copied().unwrap_or(false) == v6)
-            .map(|(_, &h)| h)
-            .collect();
+        let i = side.index();
+        let hs = &self.cfg.hosts[i];
+        if hs.is_empty() {
+            return None;
+        }
+        let k = self.rng.below(hs.len() as u64) as usize;
+        let (client, v6) = (hs[k], self.cfg.ipv6[i].get(k).copied().unwrap_or(false));
+        let same = &self.by_version[side.other().index()][v6 as usize];
         if same.is_empty() {
             return self.pick(side.other()).map(|s| (client, s));
         }

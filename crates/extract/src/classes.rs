@@ -84,6 +84,27 @@ impl ClassNames {
     }
 }
 
+/// The bit that stands for `port` in a mask over a class's `ports` (the
+/// port is added if new); 0 for ports past the 64th, which masks cannot hold.
+pub(crate) fn port_bit(ports: &mut Vec<u16>, port: u16) -> u64 {
+    let i = ports.iter().position(|&p| p == port).unwrap_or_else(|| {
+        ports.push(port);
+        ports.len() - 1
+    });
+    if i < 64 {
+        1 << i
+    } else {
+        0
+    }
+}
+
+/// The ports whose bits `mask` sets, sorted.
+pub(crate) fn ports_in(ports: &[u16], mask: u64) -> Vec<u16> {
+    let mut out: Vec<u16> = ports.iter().enumerate().filter(|&(i, _)| i < 64 && mask & (1 << i) != 0).map(|(_, &p)| p).collect();
+    out.sort_unstable();
+    out
+}
+
 /// The distributions of an `AppClass`, in a fixed order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Param {
@@ -220,17 +241,8 @@ impl TcpClasses {
     }
 
     pub(crate) fn port(&mut self, class: u32, host: u32, port: u16) {
-        let c = self.class(class);
-        let i = match c.ports.iter().position(|&p| p == port) {
-            Some(i) => i,
-            None => {
-                c.ports.push(port);
-                c.ports.len() - 1
-            }
-        };
-        if i < 64 {
-            self.host(class, host).ports |= 1 << i;
-        }
+        let bit = port_bit(&mut self.class(class).ports, port);
+        self.host(class, host).ports |= bit;
     }
 
     #[inline]
@@ -341,14 +353,7 @@ impl TcpClasses {
                     .map(|(sh, h)| f.session(sh, *h))
                     .collect();
                 sessions.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
-                let mut ports: Vec<u16> = acc
-                    .ports
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i < 64 && mask & (1 << i) != 0)
-                    .map(|(_, p)| *p)
-                    .collect();
-                ports.sort_unstable();
+                let ports = ports_in(&acc.ports, *mask);
                 // Class bytes by link direction: clients' packets go from
                 // the clients' side to the other.
                 let (c2s, s2c) = match side {

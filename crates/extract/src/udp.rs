@@ -8,7 +8,7 @@
 //! first), else a port below 1024 (the responder's first), else the
 //! responder's port, as `"udp-<port>"`.
 
-use crate::classes::{ns_round, ClassNames};
+use crate::classes::{ns_round, port_bit, ports_in, ClassNames};
 use crate::flowkey::FlowKey;
 use crate::hosts::HostTable;
 use crate::netparams::PAIR_MIN_PAYLOAD;
@@ -210,11 +210,8 @@ impl UdpTable {
         self.map.remove(&f.key);
         self.free.push(idx);
         let c = &mut self.acc[f.class as usize];
-        let pi = c.ports.iter().position(|&p| p == f.port).unwrap_or_else(|| {
-            c.ports.push(f.port);
-            c.ports.len() - 1
-        });
-        let rec = UdpFlow {
+        let bit = port_bit(&mut c.ports, f.port);
+        let mut rec = UdpFlow {
             start_s: secs(f.start - t0),
             duration_s: secs(f.last - f.start),
             packets: f.packets,
@@ -226,7 +223,6 @@ impl UdpTable {
         };
         // The store holds the sequence from now on, unless over budget;
         // whatever the store lets go of is no longer held.
-        let mut rec = rec;
         if self.held > SEQUENCE_BUDGET {
             self.held -= rec.sequence.len();
             rec.sequence = Vec::new();
@@ -236,9 +232,7 @@ impl UdpTable {
         }
         let e = self.per_host.entry((f.class, f.hosts[0])).or_default();
         e.0 += 1;
-        if pi < 64 {
-            e.1 |= 1 << pi;
-        }
+        e.1 |= bit;
     }
 
     /// Ends idle flows, at most once per as many packets as flows are live
@@ -309,14 +303,7 @@ impl UdpTable {
                     let n = samples.len();
                     samples = (0..DIST_CAP).map(|i| samples[i * n / DIST_CAP].clone()).collect();
                 }
-                let mut ports: Vec<u16> = acc
-                    .ports
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i < 64 && mask & (1 << i) != 0)
-                    .map(|(_, p)| *p)
-                    .collect();
-                ports.sort_unstable();
+                let ports = ports_in(&acc.ports, mask);
                 let of_side = |r: &Reservoir<(f64, u32)>| {
                     swing::Dist::from_samples(r.items().iter().filter(|(_, h)| side_of[*h as usize] == side).map(|(x, _)| *x).collect())
                 };

@@ -146,6 +146,8 @@ pub(crate) struct ClassHostAcc {
 #[derive(Default)]
 pub(crate) struct ClassAcc {
     res: [Reservoir<(f64, u32)>; NPARAM],
+    /// Requests' and responses' (bytes, application writes, client host).
+    writes: [Reservoir<(u64, u32, u32)>; 2],
     /// Whole sessions with their client host.
     sessions: Reservoir<(Box<SessionShape>, u32)>,
     ports: Vec<u16>,
@@ -250,6 +252,11 @@ impl TcpClasses {
         self.samples(class, host, &[(p, v)], rng);
     }
 
+    /// A request (`dir` 0) or response of `bytes` sent in `writes` writes.
+    pub(crate) fn writes(&mut self, class: u32, host: u32, dir: usize, bytes: u64, writes: u32, rng: &mut Rng) {
+        self.class(class).writes[dir].push((bytes, writes, host), DIST_RESERVOIR, rng);
+    }
+
     /// Several samples of one (class, client host), with one lookup of its
     /// counters; returns them for more updates.
     pub(crate) fn samples(&mut self, class: u32, host: u32, s: &[(Param, f64)], rng: &mut Rng) -> &mut ClassHostAcc {
@@ -345,6 +352,16 @@ impl TcpClasses {
                     d.n = s.n[p as usize];
                     d
                 };
+                let writes = |dir: usize| {
+                    let mut v: Vec<[f64; 2]> = acc.writes[dir]
+                        .items()
+                        .iter()
+                        .filter(|(_, _, h)| f.side_of[*h as usize] == side)
+                        .map(|&(b, w, _)| [b as f64, w as f64])
+                        .collect();
+                    v.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+                    swing::thin(v)
+                };
                 let mut sessions: Vec<SessionSample> = acc
                     .sessions
                     .items()
@@ -389,6 +406,8 @@ impl TcpClasses {
                     request_bytes: dist(Param::RequestBytes),
                     response_bytes: dist(Param::ResponseBytes),
                     think_s: dist(Param::Think),
+                    request_writes: writes(0),
+                    response_writes: writes(1),
                     sessions,
                 }
             })

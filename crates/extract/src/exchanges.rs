@@ -15,6 +15,9 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Element {
     pub bytes: u64,
+    /// Application writes it was sent in (PSH-delimited; a tail after the
+    /// last PSH is one more); 0 when no PSH was seen, so unknown.
+    pub writes: u32,
     /// Times (ns since the Unix epoch) of the first and last packets that
     /// advanced it.
     pub start: i64,
@@ -43,6 +46,10 @@ struct Current {
     start_off: i64,
     start: i64,
     last: i64,
+    /// Where the current application write began (the last PSH's end),
+    /// and the writes that ended so far.
+    write_off: i64,
+    writes: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -64,15 +71,27 @@ impl Exchanges {
             }
             _ => {
                 let out = self.close(hi);
-                self.cur = Some(Current { dir, start_off: from, start: t, last: t });
+                self.cur = Some(Current { dir, start_off: from, start: t, last: t, write_off: from, writes: 0 });
                 out
             }
         }
     }
 
+    /// A segment of direction `dir` that ends at offset `end` carried PSH,
+    /// which senders set on the last segment of each write (and receive
+    /// offload never merges past), so a write of the current element ended.
+    pub(crate) fn push(&mut self, dir: u8, end: i64) {
+        if let Some(c) = self.cur.as_mut().filter(|c| c.dir == dir && end > c.write_off) {
+            c.write_off = end;
+            c.writes += 1;
+        }
+    }
+
     fn close(&mut self, hi: [i64; 2]) -> Option<Pair> {
         let c = self.cur.take()?;
-        let e = Element { bytes: (hi[c.dir as usize] - c.start_off).max(0) as u64, start: c.start, end: c.last };
+        let end_off = hi[c.dir as usize];
+        let writes = c.writes + (c.writes > 0 && end_off > c.write_off) as u32;
+        let e = Element { bytes: (end_off - c.start_off).max(0) as u64, writes, start: c.start, end: c.last };
         if c.dir == 0 {
             self.pending_req = Some(e);
             None
@@ -106,7 +125,7 @@ mod tests {
     }
 
     fn el(bytes: u64, start: i64, end: i64) -> Option<Element> {
-        Some(Element { bytes, start, end })
+        Some(Element { bytes, writes: 0, start, end })
     }
 
     #[test]
@@ -135,5 +154,24 @@ mod tests {
         );
         assert_eq!((p[0].start(), p[2].end()), (1, 4));
         assert!(run(&[]).is_empty());
+    }
+
+    #[test]
+    fn writes_end_at_push_and_restart_with_each_element() {
+        let mut x = Exchanges::default();
+        x.advance(0, 0, 1, [300, 0]);
+        x.push(0, 300);
+        x.push(0, 300); // adds nothing: no write
+        x.push(1, 10); // not the current element's direction
+        x.advance(1, 0, 2, [300, 1448]);
+        x.advance(1, 1448, 3, [300, 2000]);
+        x.push(1, 2000);
+        x.advance(1, 2000, 4, [300, 2100]);
+        // The response's tail went without PSH: one more write. The next
+        // request starts afresh and shows no PSH: its writes are unknown.
+        let p = x.advance(0, 300, 5, [350, 2100]).unwrap();
+        assert_eq!((p.req.unwrap().writes, p.resp.unwrap().writes), (1, 2));
+        let last = x.finish([350, 2100]).unwrap();
+        assert_eq!(last.req.unwrap().writes, 0);
     }
 }

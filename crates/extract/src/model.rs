@@ -92,6 +92,9 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 packets: h.packets,
                 peak_rate_bps: h.peak.bps().max(h.peak_rx.bps()),
                 segments_per_ack: n.segments_per_ack,
+                bytes_per_ack: n.bytes_per_ack,
+                timestamps: n.timestamps,
+                sack: n.sack,
                 loss_after_link: n.loss_after,
             }
         })

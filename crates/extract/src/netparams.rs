@@ -38,6 +38,13 @@ pub(crate) struct NetAcc {
     /// and new-data segments it was sent.
     pub acks: u64,
     pub segs_received: u64,
+    /// New-data bytes it was sent in those segments.
+    pub bytes_received: u64,
+    /// SYNs and SYN/ACKs it sent, and of those, with timestamps and with
+    /// SACK permitted.
+    syns: u64,
+    syns_ts: u64,
+    syns_sack: u64,
 }
 
 /// Hosts sent fewer data segments get no segments-per-ACK.
@@ -56,6 +63,10 @@ pub(crate) struct HostNet {
     /// Holes (upstream losses), reorderings and downstream retransmissions.
     pub holes: u64,
     pub segments_per_ack: Option<f64>,
+    pub bytes_per_ack: Option<f64>,
+    /// Whether most of its SYNs offered timestamps and SACK.
+    pub timestamps: Option<bool>,
+    pub sack: Option<bool>,
     pub acks: u64,
     /// The part of `loss` after the link (Swing formula only).
     pub loss_after: Option<f64>,
@@ -81,8 +92,14 @@ impl NetAcc {
         }
     }
 
-    pub(crate) fn mss_sample(&mut self, mss: u16, rng: &mut Rng) {
-        self.mss.push(mss, MSS_RESERVOIR, rng);
+    /// The options of a SYN or SYN/ACK the host sent.
+    pub(crate) fn syn_options(&mut self, o: &wire::TcpOptions, rng: &mut Rng) {
+        if let Some(m) = o.mss {
+            self.mss.push(m, MSS_RESERVOIR, rng);
+        }
+        self.syns += 1;
+        self.syns_ts += o.timestamp.is_some() as u64;
+        self.syns_sack += o.sack_permitted as u64;
     }
 
     pub(crate) fn fill(&mut self, delay_s: f64, rng: &mut Rng) {
@@ -140,6 +157,10 @@ impl NetAcc {
         // its ACKs on responses sends few pure ACKs of its own.
         let segments_per_ack =
             (self.segs_received >= ACK_MIN).then(|| self.segs_received as f64 / self.acks.max(1) as f64);
+        // Bytes, which receive offload does not change: a capture on the
+        // receiving host shows merged segments but every ACK it sent.
+        let bytes_per_ack =
+            (self.segs_received >= ACK_MIN).then(|| self.bytes_received as f64 / self.acks.max(1) as f64);
         HostNet {
             rtt_s,
             rtt_samples: rtt_seen,
@@ -150,6 +171,9 @@ impl NetAcc {
             mss,
             holes,
             segments_per_ack,
+            bytes_per_ack,
+            timestamps: (self.syns > 0).then_some(2 * self.syns_ts >= self.syns),
+            sack: (self.syns > 0).then_some(2 * self.syns_sack >= self.syns),
             acks: self.acks,
             loss_after,
         }
@@ -289,12 +313,16 @@ mod tests {
     }
 
     #[test]
-    fn mss_is_the_median_of_syn_options() {
+    fn mss_is_the_median_of_syn_options_and_options_the_majority() {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
-        for m in [1460, 1380, 1460] {
-            h.mss_sample(m, &mut rng);
+        assert_eq!((h.finish(&opts()).timestamps, h.finish(&opts()).sack), (None, None));
+        for (m, ts) in [(1460, true), (1380, false), (1460, true)] {
+            let mut o = wire::TcpOptions::default();
+            (o.mss, o.timestamp) = (Some(m), ts.then_some((1, 0)));
+            h.syn_options(&o, &mut rng);
         }
-        assert_eq!(h.finish(&opts()).mss, Some(1460));
+        let n = h.finish(&opts());
+        assert_eq!((n.mss, n.timestamps, n.sack), (Some(1460), Some(true), Some(false)));
     }
 }

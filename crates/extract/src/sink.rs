@@ -111,6 +111,11 @@ impl Sink {
         if self.keep_shapes {
             c.shape.push((req, resp, think_ns.unwrap_or(0)));
         }
+        for (dir, e) in [p.req, p.resp].into_iter().enumerate() {
+            if let Some(e) = e.filter(|e| e.writes > 0) {
+                self.classes.writes(class, host, dir, e.bytes, e.writes, &mut self.rng);
+            }
+        }
         let a = self.classes.samples(class, host, &s[..n], &mut self.rng);
         a.pairs += 1;
         a.request_bytes += req;

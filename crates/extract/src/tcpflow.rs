@@ -412,9 +412,7 @@ fn on_packet(
             if c.hs.syns == 0 {
                 c.hs.syn = Some(t);
                 c.hs.isn = Some(p.seq);
-                if let Some(m) = p.options.mss {
-                    hosts.get(src).net.mss_sample(m, rh);
-                }
+                hosts.get(src).net.syn_options(&p.options, rh);
                 c.start = c.start.min(t);
             }
             c.hs.syns += 1;
@@ -426,9 +424,7 @@ fn on_packet(
             if c.hs.synacks == 0 {
                 c.hs.synack = Some(t);
                 c.hs.server_isn = Some(p.seq);
-                if let Some(m) = p.options.mss {
-                    hosts.get(src).net.mss_sample(m, rh);
-                }
+                hosts.get(src).net.syn_options(&p.options, rh);
                 c.dirs[1].set_base(p.seq.wrapping_add(1), true);
                 c.dirs[0].set_base(p.ack, true);
                 if let (1, Some(syn), Some(isn)) = (c.hs.syns, c.hs.syn, c.hs.isn) {
@@ -531,7 +527,9 @@ fn on_packet(
                 dd.open_gap(g0, s0, t);
             }
             hosts.get(src).net.new_segs += 1;
-            hosts.get(c.hosts[o]).net.segs_received += 1;
+            let rx = &mut hosts.get(c.hosts[o]).net;
+            rx.segs_received += 1;
+            rx.bytes_received += (e0 - s0.max(floor)) as u64;
             if s0 < floor {
                 // Partly retransmitted: neither timed (Karn) nor a pair.
                 dd.timing = None;
@@ -553,6 +551,9 @@ fn on_packet(
                 dd.hi = e0;
                 if let Some(pair) = c.ex.advance(d as u8, from, t, c.hi()) {
                     sink.pair(c, pair);
+                }
+                if f.psh() {
+                    c.ex.push(d as u8, e0);
                 }
             }
         }

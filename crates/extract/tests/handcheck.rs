@@ -74,6 +74,10 @@ fn stream_0_persistent_http() {
         0.672788 - 0.655621,
         3.207112 - 0.754686,
     ];
+    // Application writes: the segments with PSH in each element (tshark's
+    // tcp.flags.push); every element ends with one, so there is no tail.
+    let writes: Vec<(u32, u32)> = r.pairs.iter().map(|p| (p.req.unwrap().writes, p.resp.unwrap().writes)).collect();
+    assert_eq!(writes, [(1, 5), (1, 1), (1, 2), (1, 1), (1, 11), (1, 1), (1, 2)]);
     let got = r.think_s();
     assert_eq!(got.len(), want.len());
     for (g, w) in got.iter().zip(want) {

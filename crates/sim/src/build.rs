@@ -120,6 +120,9 @@ impl Builder {
                         ipv6: false,
                         weight: 1.0,
                         segments_per_ack: None,
+                        bytes_per_ack: None,
+                        timestamps: None,
+                        sack: None,
                     }
                 } else {
                     let mut x = rng.uniform() * total;
@@ -192,17 +195,39 @@ impl Builder {
 
 /// A virtual host's TCP: the group's, with what its trace host showed.
 ///
-/// ACKs: a host that acknowledged fewer than 1.25 segments per ACK ACKs
-/// every segment; 1.25 to 1.9 is Linux's delayed ACKs with quick ACKs at the
-/// start of flows (the group's settings); 1.9 to 2.5 is strict delayed ACKs,
-/// every second segment from the first (quick ACKs off, as Windows and
-/// macOS do); 2.5 or more is stretch ACKs (receive offload) or a server
-/// that piggybacks every ACK on its responses: every that many (at most 8),
-/// quick ACKs off. MSS: the host's own SYN MSS, so the segment sizes of its
-/// connections are the trace's (the smaller end's MSS wins, as in TCP).
+/// ACKs: the host's bytes received per pure ACK sent, reproduced as a
+/// running count (`TcpConfig::ack_bytes`) with quick ACKs off, since the
+/// measurement includes them. MSS, timestamps and SACK: what the host's own
+/// SYNs offered, so header and segment sizes are the trace's (the smaller
+/// end's MSS wins and an option is used only if both ends offer it, as in
+/// TCP).
 fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
     let mut c = group.clone();
-    match t.segments_per_ack {
+    if let Some(b) = t.bytes_per_ack {
+        // The measured frequency, quick ACKs included.
+        c.ack_bytes = Some(b.round().max(1.0) as u64);
+        c.quickack = 0;
+    } else {
+        // Models written before bytes per ACK: the nearest stack behaviour.
+        host_ack_every(&mut c, t.segments_per_ack);
+    }
+    if let Some(mss) = t.mss {
+        c.mss = mss.clamp(536, 9000);
+    }
+    c.timestamps = t.timestamps.unwrap_or(c.timestamps);
+    c.sack = t.sack.unwrap_or(c.sack);
+    c
+}
+
+/// Segments per ACK (models without bytes per ACK): fewer than 1.25 ACKs
+/// every segment; 1.25 to 1.9 is Linux's delayed ACKs with quick ACKs at
+/// the start of flows (the group's settings); 1.9 to 2.5 is strict delayed
+/// ACKs, every second segment from the first (quick ACKs off, as Windows
+/// and macOS do); 2.5 or more is stretch ACKs (receive offload) or a server
+/// that piggybacks every ACK on its responses: every that many (at most 8),
+/// quick ACKs off.
+fn host_ack_every(c: &mut tcp::TcpConfig, segments_per_ack: Option<f64>) {
+    match segments_per_ack {
         Some(s) if s < 1.25 => c.ack_every = 1,
         Some(s) if (1.9..2.5).contains(&s) => {
             c.ack_every = 2;
@@ -214,10 +239,6 @@ fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
         }
         _ => {}
     }
-    if let Some(mss) = t.mss {
-        c.mss = mss.clamp(536, 9000);
-    }
-    c
 }
 
 fn other(s: Side) -> Side {

@@ -22,6 +22,9 @@ fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
         packets: bytes / 1000,
         peak_rate_bps: 0.0,
         segments_per_ack: None,
+        bytes_per_ack: None,
+        timestamps: None,
+        sack: None,
         loss_after_link: None,
     }
 }
@@ -48,6 +51,8 @@ fn model() -> Model {
             request_bytes: d(&[300.0, 500.0]),
             response_bytes: d(&[10_000.0, 50_000.0]),
             think_s: d(&[0.2]),
+            request_writes: vec![],
+            response_writes: vec![],
             sessions: vec![],
         }],
         udp: vec![UdpClass {
@@ -309,6 +314,13 @@ fn virtual_hosts_take_their_trace_hosts_ack_behaviour_and_mss() {
     let b = run_model(&m, "", "1s");
     let c = cfg(&b, 0);
     assert_eq!((c.ack_every, c.quickack, c.mss), (2, 16, 1460));
+    // Bytes per ACK, when measured, is reproduced as it is.
+    m.hosts[0].bytes_per_ack = Some(1868.4);
+    m.hosts[0].timestamps = Some(false);
+    m.hosts[0].sack = Some(false);
+    let c = cfg(&run_model(&m, "", "1s"), 0);
+    assert_eq!((c.ack_bytes, c.quickack, c.timestamps, c.sack), (Some(1868), 0, false, false));
+    assert!(cfg(&run_model(&m, "", "1s"), 1).timestamps, "the group's setting where not measured");
 }
 
 #[test]
@@ -334,4 +346,20 @@ fn ipv6_trace_hosts_become_ipv6_virtual_hosts() {
     half.hosts[0].addr = "2001:db8::1".into();
     let b = run_model(&half, "", "1s");
     assert!(b.world.hosts.iter().all(|h| !h.ipv6));
+}
+
+#[test]
+fn responses_go_out_in_the_application_writes_the_trace_showed() {
+    // Servers that wrote 1000 bytes at a time: the first flight of each
+    // response is 1000-byte segments instead of full ones.
+    let mut m = model();
+    m.classes[0].response_writes = vec![[10_000.0, 10.0], [50_000.0, 50.0]];
+    let rev = |b: &sim::build::Built| {
+        let s = b.world.links[sim::build::BOTTLENECK_REV as usize].link.stats();
+        (s.accepted_pkts, s.accepted_bytes)
+    };
+    let (whole, cut) = (rev(&run_model(&model(), "", "10s")), rev(&run_model(&m, "", "10s")));
+    assert!(cut.1.abs_diff(whole.1) < whole.1 / 50, "same bytes: {cut:?} vs {whole:?}");
+    assert!(cut.0 as f64 > 1.1 * whole.0 as f64, "more, shorter segments: {cut:?} vs {whole:?}");
+    assert_eq!(counter(&run_model(&m, "", "10s"), "response_bytes"), counter(&run_model(&model(), "", "10s"), "response_bytes"));
 }

@@ -152,6 +152,8 @@ mod tests {
             request_bytes: request,
             response_bytes: Dist::from_samples(vec![100.0]),
             think_s: Dist::default(),
+            request_writes: vec![],
+            response_writes: vec![],
             sessions: vec![],
         }
     }

@@ -17,7 +17,9 @@
 mod compare;
 mod dist;
 mod model;
+mod writes;
 
 pub use compare::{compare, Comparison, Ks, MixShare, Pair};
 pub use dist::{Deck, Dist, DIST_CAP};
 pub use model::*;
+pub use writes::{thin, write_size};

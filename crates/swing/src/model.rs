@@ -207,6 +207,12 @@ pub struct AppClass {
     /// Request think time: from the end of a response to the next request on
     /// the same connection, seconds.
     pub think_s: Dist,
+    /// Requests and responses as observed `[bytes, application writes]`
+    /// (writes end at PSH flags), sorted by bytes; see `write_size`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_writes: Vec<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_writes: Vec<[f64; 2]>,
     /// Whole sessions (up to `ExtractOptions::session_structures`), sorted by
     /// start; the marginals above describe all sessions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -319,6 +325,16 @@ pub struct HostParams {
     /// sent enough ACKs to tell.
     #[serde(default)]
     pub segments_per_ack: Option<f64>,
+    /// New-data bytes the host received per pure ACK it sent (same hosts):
+    /// what its virtual host reproduces.
+    #[serde(default)]
+    pub bytes_per_ack: Option<f64>,
+    /// Whether most of the host's SYNs offered TCP timestamps (12 header
+    /// bytes on every segment when both ends do) and SACK.
+    #[serde(default)]
+    pub timestamps: Option<bool>,
+    #[serde(default)]
+    pub sack: Option<bool>,
 }
 
 /// The whole model file.
@@ -348,6 +364,9 @@ pub struct NetTuple {
     /// The host's own ACK behaviour, if measured (no side fill: ACK
     /// behaviour is a property of each host's stack).
     pub segments_per_ack: Option<f64>,
+    pub bytes_per_ack: Option<f64>,
+    pub timestamps: Option<bool>,
+    pub sack: Option<bool>,
     /// The host's SYN MSS, if seen (no side fill either).
     pub mss: Option<u32>,
     /// The host has an IPv6 address.
@@ -402,6 +421,9 @@ impl Model {
                 loss_after: h.loss.and(h.loss_after_link).unwrap_or(0.0),
                 weight: h.bytes.max(1) as f64,
                 segments_per_ack: h.segments_per_ack,
+                bytes_per_ack: h.bytes_per_ack,
+                timestamps: h.timestamps,
+                sack: h.sack,
                 mss: h.mss,
                 ipv6: h.addr.contains(':'),
             })
@@ -516,6 +538,9 @@ mod tests {
             packets: 0,
             peak_rate_bps: 0.0,
             segments_per_ack: None,
+            bytes_per_ack: None,
+            timestamps: None,
+            sack: None,
             loss_after_link: None,
         }
     }

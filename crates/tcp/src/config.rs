@@ -40,6 +40,12 @@ pub struct TcpConfig {
     pub initial_ssthresh: u64,
     /// Delayed ACK: ACK once more than `ack_every - 1` full segments are unacknowledged; 1 = ACK every segment.
     pub ack_every: u32,
+    /// Reproduce a measured ACK frequency instead: ACK in-order data once
+    /// per this many bytes on average (the remainder carries over, so a
+    /// fractional number of segments per ACK comes out right); a delayed or
+    /// piggybacked ACK starts the count again. Overrides `ack_every`; use
+    /// with `quickack` 0, as the measurement includes the quick ACKs.
+    pub ack_bytes: Option<u64>,
     pub delack_timeout: Dur,
     pub min_rto: Dur,
     pub max_rto: Dur,
@@ -81,6 +87,7 @@ impl Default for TcpConfig {
             initial_cwnd: 10,
             initial_ssthresh: u64::MAX,
             ack_every: 2,
+            ack_bytes: None,
             delack_timeout: Dur::from_millis(40),
             min_rto: Dur::from_millis(200),
             max_rto: Dur::from_secs(60),

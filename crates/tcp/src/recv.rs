@@ -33,6 +33,11 @@ pub(crate) struct Receiver {
     /// Delayed ACK: ACK at once when more than this many in-order bytes are unacknowledged.
     ack_after: u64,
     unacked: u64,
+    /// `TcpConfig::ack_bytes`, the bytes counted towards it, and whether
+    /// the ACK now due is one of its own.
+    ack_bytes: Option<u64>,
+    credit: u64,
+    credit_ack: bool,
     ack_now: bool,
     delack_at: Option<Time>,
     delack_timeout: Dur,
@@ -58,6 +63,9 @@ impl Receiver {
             rcv_buf,
             ack_after: 0,
             unacked: 0,
+            ack_bytes: None,
+            credit: 0,
+            credit_ack: false,
             ack_now: false,
             delack_at: None,
             delack_timeout,
@@ -74,6 +82,11 @@ impl Receiver {
     /// round trips after a pause are not slowed by delayed ACKs.
     pub fn set_quickack(&mut self, n: u32) {
         self.quick_max = n;
+    }
+
+    /// ACK once per `n` bytes on average (`TcpConfig::ack_bytes`).
+    pub fn set_ack_bytes(&mut self, n: Option<u64>) {
+        self.ack_bytes = n.map(|n| n.max(1));
     }
 
     /// Called before in-order data at `now`; `idle` is the connection's RTO.
@@ -129,6 +142,10 @@ impl Receiver {
     /// Any segment carrying our ACK went out.
     #[inline]
     pub fn on_ack_sent(&mut self) {
+        if !self.credit_ack {
+            self.credit = 0;
+        }
+        self.credit_ack = false;
         self.unacked = 0;
         self.ack_now = false;
         self.delack_at = None;
@@ -182,7 +199,17 @@ impl Receiver {
                 self.refresh_sack();
             } else {
                 self.unacked += rx.delivered;
-                if self.quick > 0 {
+                if let Some(per) = self.ack_bytes {
+                    self.credit += rx.delivered;
+                    if self.credit >= per {
+                        // Keep the remainder (less than one ACK's worth).
+                        self.credit = (self.credit - per).min(per - 1);
+                        self.credit_ack = true;
+                        self.ack_now = true;
+                    } else if self.delack_at.is_none() {
+                        self.delack_at = Some(now + self.delack_timeout);
+                    }
+                } else if self.quick > 0 {
                     self.quick -= 1;
                     self.ack_now = true;
                 } else if self.unacked > self.ack_after {

@@ -35,6 +35,20 @@ fn ack_every_one_acks_every_segment() {
 }
 
 #[test]
+fn ack_bytes_reproduces_a_fractional_ack_frequency() {
+    // A receiver measured at 1.29 full segments per ACK.
+    let mss = MSS;
+    let b = TcpConfig { ack_bytes: Some(mss * 129 / 100), quickack: 0, ..cfg(Algorithm::Cubic, true) };
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), b, ms(10)).transfer(200 * MSS, 0);
+    net.start();
+    net.run(Time::from_secs_f64(10.0));
+    assert_eq!(net.app[1].delivered, 200 * MSS);
+    let acks = net.pure_acks_by(Side::B);
+    // 200 / 1.29 = 155; the last segments may wait for the timer.
+    assert!((150..=158).contains(&acks), "{acks} ACKs for 200 segments");
+}
+
+#[test]
 fn lone_segment_is_acked_after_delack_timeout() {
     let mut net = Net::new(
         cfg(Algorithm::Cubic, true),

@@ -8,23 +8,27 @@ use std::collections::HashMap;
 
 #[derive(Default)]
 pub struct Responder {
-    conns: HashMap<ConnId, Outbox>,
+    /// Each served connection's listening port and what is left to write.
+    conns: HashMap<ConnId, (u16, Outbox)>,
 }
 
 impl Responder {
     /// Handles `ev` if it concerns a connection this responder serves (or a
     /// new one accepted); returns false for events that are not its own.
-    pub fn on_event(&mut self, ev: &Event, tp: &mut dyn Transport) -> bool {
+    /// `write_size(port, bytes)` gives the size of the application writes
+    /// that send a response of `bytes` on a connection to `port`
+    /// (`outbox::whole_message` for one write per response).
+    pub fn on_event(&mut self, ev: &Event, tp: &mut dyn Transport, write_size: &mut dyn FnMut(u16, u64) -> u64) -> bool {
         match *ev {
-            Event::Accepted { conn, .. } => {
-                self.conns.insert(conn, Outbox::default());
+            Event::Accepted { conn, port, .. } => {
+                self.conns.insert(conn, (port, Outbox::default()));
             }
             Event::Message { conn, msg } => match self.conns.get_mut(&conn) {
-                Some(out) => out.send(tp, conn, msg, Some(msg)),
+                Some((port, out)) => out.send(tp, conn, msg, Some(msg), write_size(*port, msg)),
                 None => return false,
             },
             Event::Writable(conn) => match self.conns.get_mut(&conn) {
-                Some(out) => {
+                Some((_, out)) => {
                     out.flush(tp, conn);
                 }
                 None => return false,

@@ -41,6 +41,9 @@ impl TcpFlags {
     pub fn rst(self) -> bool {
         self.contains(Self::RST)
     }
+    pub fn psh(self) -> bool {
+        self.contains(Self::PSH)
+    }
 }
 
 impl BitOr for TcpFlags {

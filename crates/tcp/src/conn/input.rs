@@ -51,6 +51,7 @@ impl Tcp {
             self.ts_recent = tsval;
         }
         self.rcv.set_quickack(self.cfg.quickack);
+        self.rcv.set_ack_bytes(self.cfg.ack_bytes);
         self.rcv
             .start(syn.seq, self.mss, self.cfg.ack_every, self.sack_ok, self.ts_ok);
         self.snd_wnd = syn.wnd;

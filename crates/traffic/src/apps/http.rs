@@ -6,7 +6,7 @@
 //! httperf's connection time does. The request's message boundary carries
 //! the object size, so the server knows what to send.
 
-use crate::{App, AppReport, Column, ConnId, Event, HostId, Records, Responder, Transport};
+use crate::{outbox, App, AppReport, Column, ConnId, Event, HostId, Records, Responder, Transport};
 use std::collections::HashMap;
 use units::{Dur, Time};
 
@@ -101,7 +101,7 @@ impl App for HttpApp {
     }
 
     fn on_event(&mut self, ev: Event, tp: &mut dyn Transport) {
-        if self.server.on_event(&ev, tp) {
+        if self.server.on_event(&ev, tp, &mut |_, _| outbox::whole_message()) {
             return;
         }
         match ev {

@@ -19,7 +19,7 @@
 //! pairs, sizes and think times stay together, so a page load's heavy early
 //! connections stay early. Swing's independent draws are the default.
 
-use crate::{App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
+use crate::{outbox, App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
 use std::collections::HashMap;
 use std::sync::Arc;
 use swing::{AppClass, ConnSample, Deck, Dist, Model, RreSample, Side, UdpFlow};
@@ -159,6 +159,8 @@ pub struct SwingSource {
     thinking: Vec<Option<ConnId>>,
     thinking_free: Vec<usize>,
     server: Responder,
+    /// The class served on each listening port.
+    class_of_port: HashMap<u16, usize>,
     n: Counters,
     period: Dur,
     /// Per side, its hosts of each IP version ([IPv4, IPv6]), in order.
@@ -187,6 +189,7 @@ impl SwingSource {
             thinking: Vec::new(),
             thinking_free: Vec::new(),
             server: Responder::default(),
+            class_of_port: HashMap::new(),
             n: Counters::default(),
             period,
         }
@@ -231,6 +234,13 @@ impl SwingSource {
     fn scaled(&mut self, n: u64) -> u64 {
         let x = n as f64 * self.cfg.session_scale;
         x.floor() as u64 + self.rng.bernoulli(x.fract()) as u64
+    }
+
+    /// Bytes per application write for a request (`dir` 0) or response of
+    /// `bytes` of `class`, cut as the trace cut elements of that size.
+    fn write_size(model: &Model, rng: &mut Rng, class: usize, dir: usize, bytes: u64) -> u64 {
+        let m = &model.classes[class];
+        swing::write_size(if dir == 0 { &m.request_writes } else { &m.response_writes }, bytes, rng)
     }
 
     fn draw(deck: &mut Deck, d: &Dist, rng: &mut Rng, default: f64) -> f64 {
@@ -405,7 +415,8 @@ impl SwingSource {
         }
         self.n.request_bytes += req;
         if let Some(c) = self.conns.get_mut(&conn) {
-            c.out.send(tp, conn, req, Some(rsp));
+            let w = Self::write_size(&self.cfg.model, &mut self.rng, class, 0, req);
+            c.out.send(tp, conn, req, Some(rsp), w);
         }
     }
 
@@ -518,8 +529,9 @@ fn indices(n: usize) -> Dist {
 impl App for SwingSource {
     fn start(&mut self, tp: &mut dyn Transport) {
         let model = Arc::clone(&self.cfg.model);
-        for class in &model.classes {
+        for (i, class) in model.classes.iter().enumerate() {
             let port = self.port(&class.ports);
+            self.class_of_port.entry(port).or_insert(i);
             for &h in self.side_hosts(class.clients.other()).to_vec().iter() {
                 tp.listen(h, port);
             }
@@ -536,7 +548,12 @@ impl App for SwingSource {
     }
 
     fn on_event(&mut self, ev: Event, tp: &mut dyn Transport) {
-        if self.server.on_event(&ev, tp) {
+        let (model, rng, ports) = (&self.cfg.model, &mut self.rng, &self.class_of_port);
+        let mut server_write = |port: u16, bytes: u64| match ports.get(&port) {
+            Some(&class) => Self::write_size(model, rng, class, 1, bytes),
+            None => outbox::whole_message(),
+        };
+        if self.server.on_event(&ev, tp, &mut server_write) {
             if let Event::Message { msg, .. } = ev {
                 self.n.response_bytes += msg;
             }

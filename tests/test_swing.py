@@ -61,6 +61,11 @@ def test_options_reach_the_model(tmp_path):
     assert [80, "WEB"] in o["ports"]
     assert {c["name"] for c in m["classes"]} >= {"WEB"}
     assert [h["addr"] for h in m["hosts"] if h["side"] == "a"] == ["10.0.0.6"]
+    assert o["pause_gap_s"] == 0.5, "the default"
+    r = cli("extract", str(traces_dir() / "http-bro-org.pcap"), "-o", str(out), "--no-pause-gap")
+    assert r.returncode == 0 and json.loads(out.read_text())["options"]["pause_gap_s"] is None, r.stderr
+    r = cli("extract", str(traces_dir() / "http-bro-org.pcap"), "-o", str(out), "--pause-gap", "2s", "--no-pause-gap")
+    assert r.returncode == 2 and "give --pause-gap or --no-pause-gap, not both" in r.stderr
 
 
 def test_inspect_refuses_other_json(tmp_path):
@@ -182,6 +187,8 @@ def test_realism_table(tmp_path, name):
     for key in ("request_bytes", "response_bytes"):
         if c[key]["distance"] is not None:
             assert c[key]["distance"] <= 0.1, key
+    # Every trace with TCP has sizes to compare (concurrent units included).
+    assert (c["request_bytes"]["distance"] is not None) == (name != "quic-firefox-google.pcap")
     if rate_ok:
         assert all(abs(x) <= 0.10 for x in rates), rates
     if energy_ok:

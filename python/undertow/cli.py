@@ -146,6 +146,7 @@ def extract_overrides(args: argparse.Namespace) -> dict:
     for flag, key in (("session_key", "session_key"), ("rre_gap", "rre_gap_s"), ("rre_max_interconn", "rre_max_interconn_s"),
                       ("session_gap", "session_gap_s"), ("session_max", "session_max_s"), ("max_rres", "max_rres_per_session"),
                       ("max_conns", "max_conns_per_rre"), ("max_pairs", "max_pairs_per_conn"), ("idle_timeout", "idle_timeout_s"),
+                      ("pause_gap", "pause_gap_s"),
                       ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"),
                       ("capacity_percentile", "capacity_percentile"), ("capacity_min_samples", "capacity_min_samples"),
                       ("loss_formula", "loss_formula"), ("loss_min_packets", "loss_min_packets"),
@@ -155,6 +156,10 @@ def extract_overrides(args: argparse.Namespace) -> dict:
             o[key] = v
     if args.no_think_minus_rtt:
         o["think_minus_rtt"] = False
+    if args.no_pause_gap:
+        if args.pause_gap is not None:
+            raise InputError("give --pause-gap or --no-pause-gap, not both")
+        o["pause_gap_s"] = None
     if args.port or args.ports:
         ports = {p: n for p, n in json.loads(_core.default_extract_options())["ports"]}
         if args.ports:
@@ -336,6 +341,9 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--max-conns", type=int, metavar="N", help="connections per RRE (default 100)")
     x.add_argument("--max-pairs", type=int, metavar="N", help="request/response pairs per connection (default 200)")
     x.add_argument("--idle-timeout", type=duration_s, metavar="DURATION", help="a connection idle this long is over (default 300s)")
+    x.add_argument("--pause-gap", type=duration_s, metavar="DURATION",
+                   help="a sender resuming after this long idle, all acknowledged, starts a new request or response (default 500ms)")
+    x.add_argument("--no-pause-gap", action="store_true", help="never split a request or response at a pause")
     x.add_argument("--rtt-samples", choices=["handshake", "handshake-and-data"], help="RTT sample types (default handshake-and-data)")
     x.add_argument("--rtt-min-samples", type=int, metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
     x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")

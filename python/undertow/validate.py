@@ -153,13 +153,16 @@ CAPTURE_LOSS_WARN = 0.01
 RATE_TARGET = 0.10
 KS_TARGET = 0.1
 ENERGY_TARGET = 1.0
+#: The size distributions the KS target covers (concurrent connections'
+#: data units count as their requests and responses).
+SIZE_KS = ("request_bytes", "response_bytes")
 
 
 def targets(v: Validation) -> dict:
     """Each realism target: whether it is met, and what missed it."""
     c = v.comparison
     rates = [c["rate_bps"][i]["relative_error"] for i in range(2)]
-    ks = {k: c[k]["distance"] for k in ("request_bytes", "response_bytes")}
+    ks = {k: c[k]["distance"] for k in SIZE_KS}
     over = {d: [j for j, _, diff in rows if diff > ENERGY_TARGET] for d, rows in v.energy_diff.items()}
     return {
         "rate": {"met": all(r is not None and abs(r) <= RATE_TARGET for r in rates), "within": RATE_TARGET},

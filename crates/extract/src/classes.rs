@@ -6,7 +6,7 @@
 //! id and split by side when the model is written; the exact counts behind
 //! each distribution (`Dist::n`) are kept per (class, client host).
 
-use crate::grouping::SessionShape;
+use crate::grouping::{AduShape, SessionShape};
 use crate::options::secs;
 use crate::reservoir::{Reservoir, DIST_RESERVOIR};
 use rustc_hash::FxHashMap;
@@ -120,6 +120,14 @@ pub(crate) enum Param {
 }
 const NPARAM: usize = 9;
 
+/// Data units in model units: [offset s, direction, bytes], each side's in
+/// time order.
+fn adus_secs(a: &[AduShape]) -> Vec<[f64; 3]> {
+    let mut v: Vec<[f64; 3]> = a.iter().map(|&(t, d, b)| [secs(t), d as f64, b.max(1) as f64]).collect();
+    v.sort_by(|x, y| x[1].total_cmp(&y[1]).then(x[0].total_cmp(&y[0])));
+    v
+}
+
 /// Seconds rounded to whole nanoseconds (the trace's resolution), so sums
 /// and differences print as the times they are.
 pub(crate) fn ns_round(s: f64) -> f64 {
@@ -132,6 +140,7 @@ pub(crate) struct ClassHostAcc {
     pub sessions: u64,
     pub rres: u64,
     pub connections: u64,
+    pub concurrent: u64,
     pub pairs: u64,
     pub request_bytes: u64,
     pub response_bytes: u64,
@@ -150,6 +159,8 @@ pub(crate) struct ClassAcc {
     writes: [Reservoir<(u64, u32, u32)>; 2],
     /// Whole sessions with their client host.
     sessions: Reservoir<(Box<SessionShape>, u32)>,
+    /// Concurrent connections' data units, with their client host.
+    concurrent: Reservoir<(Vec<AduShape>, u32)>,
     ports: Vec<u16>,
 }
 
@@ -194,9 +205,11 @@ impl Finish<'_> {
                     conns: r
                         .conns
                         .iter()
-                        .map(|(at, pairs)| ConnSample {
+                        .map(|(at, conn)| ConnSample {
                             at_s: secs(*at),
-                            pairs: pairs
+                            adus: adus_secs(&conn.adus),
+                            pairs: conn
+                                .pairs
                                 .iter()
                                 .enumerate()
                                 .map(|(j, &(req, rsp, think))| {
@@ -222,11 +235,16 @@ pub(crate) struct TcpClasses {
     pub sessions_too_long: u64,
     /// Pairs held in kept sessions, and sessions not kept for the budget.
     pub(crate) held_pairs: usize,
+    /// Data units held in kept concurrent connections.
+    pub(crate) held_adus: usize,
     pub sessions_over_budget: u64,
 }
 
-/// Pairs held in kept sessions at once, over all classes (24 bytes each).
+/// Pairs held in kept sessions at once, over all classes (24 bytes each);
+/// the same bound holds for concurrent connections' data units.
 pub const SESSION_PAIR_BUDGET: usize = 100_000;
+/// Concurrent connections kept whole per class.
+pub const CONCURRENT_KEPT: usize = 1_000;
 
 impl TcpClasses {
     fn class(&mut self, class: u32) -> &mut ClassAcc {
@@ -289,6 +307,20 @@ impl TcpClasses {
         }
     }
 
+    /// A concurrent connection of `host`'s, whole. At most
+    /// `CONCURRENT_KEPT` per class and `SESSION_PAIR_BUDGET` data units in
+    /// all are held; beyond, the connection is counted but not kept.
+    pub(crate) fn concurrent(&mut self, class: u32, host: u32, adus: Vec<AduShape>, rng: &mut Rng) {
+        self.host(class, host).concurrent += 1;
+        if self.held_adus + adus.len() > SESSION_PAIR_BUDGET {
+            return;
+        }
+        self.held_adus += adus.len();
+        if let Some((gone, _)) = self.class(class).concurrent.push_evict((adus, host), CONCURRENT_KEPT, rng) {
+            self.held_adus -= gone.len();
+        }
+    }
+
     /// Values held in the stores (memory accounting): one per sample, three
     /// per kept pair.
     pub(crate) fn stored(&self) -> usize {
@@ -297,6 +329,7 @@ impl TcpClasses {
             .map(|c| {
                 c.res.iter().map(|r| r.len()).sum::<usize>()
                     + c.sessions.items().iter().map(|(s, _)| 3 * s.pairs).sum::<usize>()
+                    + c.concurrent.items().iter().map(|(a, _)| 3 * a.len()).sum::<usize>()
             })
             .sum()
     }
@@ -319,6 +352,7 @@ impl TcpClasses {
             s.sessions += a.sessions;
             s.rres += a.rres;
             s.connections += a.connections;
+            s.concurrent += a.concurrent;
             s.pairs += a.pairs;
             s.request_bytes += a.request_bytes;
             s.response_bytes += a.response_bytes;
@@ -391,6 +425,7 @@ impl TcpClasses {
                         sessions: s.sessions,
                         rres: s.rres,
                         connections: s.connections,
+                        concurrent_connections: s.concurrent,
                         pairs: s.pairs,
                         request_bytes: s.request_bytes,
                         response_bytes: s.response_bytes,
@@ -406,6 +441,13 @@ impl TcpClasses {
                     request_bytes: dist(Param::RequestBytes),
                     response_bytes: dist(Param::ResponseBytes),
                     think_s: dist(Param::Think),
+                    concurrent: acc
+                        .concurrent
+                        .items()
+                        .iter()
+                        .filter(|(_, h)| f.side_of[*h as usize] == side)
+                        .map(|(a, _)| adus_secs(a))
+                        .collect(),
                     request_writes: writes(0),
                     response_writes: writes(1),
                     sessions,

@@ -60,17 +60,25 @@ pub(crate) struct Exchanges {
 
 impl Exchanges {
     /// Direction `dir` advanced from offset `from` at time `t`; `hi` holds
-    /// both directions' highest offsets after the advance. Returns the pair
-    /// that this completes, if it closes a response.
+    /// both directions' highest offsets after the advance. With `pause`
+    /// (ns), an advance that long after the element's last one starts a new
+    /// element in the same direction (an application pause). Returns the
+    /// pair that this completes, if it closes one.
     #[inline]
-    pub(crate) fn advance(&mut self, dir: u8, from: i64, t: i64, hi: [i64; 2]) -> Option<Pair> {
+    pub(crate) fn advance(&mut self, dir: u8, from: i64, t: i64, hi: [i64; 2], pause: Option<i64>) -> Option<Pair> {
         match &mut self.cur {
-            Some(c) if c.dir == dir => {
+            Some(c) if c.dir == dir && pause.is_none_or(|p| t - c.last <= p) => {
                 c.last = c.last.max(t);
                 None
             }
             _ => {
-                let out = self.close(hi);
+                // After a pause the closing element ends where this
+                // direction was before the advance.
+                let mut h = hi;
+                if self.cur.is_some_and(|c| c.dir == dir) {
+                    h[dir as usize] = from;
+                }
+                let out = self.close(h);
                 self.cur = Some(Current { dir, start_off: from, start: t, last: t, write_off: from, writes: 0 });
                 out
             }
@@ -93,8 +101,8 @@ impl Exchanges {
         let writes = c.writes + (c.writes > 0 && end_off > c.write_off) as u32;
         let e = Element { bytes: (end_off - c.start_off).max(0) as u64, writes, start: c.start, end: c.last };
         if c.dir == 0 {
-            self.pending_req = Some(e);
-            None
+            // A request after a pause leaves the one before it unanswered.
+            self.pending_req.replace(e).map(|r| Pair { req: Some(r), resp: None })
         } else {
             Some(Pair { req: self.pending_req.take(), resp: Some(e) })
         }
@@ -118,7 +126,7 @@ mod tests {
         for &(d, to, t) in steps {
             let from = hi[d as usize];
             hi[d as usize] = to;
-            out.extend(x.advance(d, from, t, hi));
+            out.extend(x.advance(d, from, t, hi, Some(100)));
         }
         out.extend(x.finish(hi));
         out
@@ -157,19 +165,36 @@ mod tests {
     }
 
     #[test]
+    fn a_pause_starts_a_new_element_in_the_same_direction() {
+        // Times are ns; the pause threshold in `run` is 100.
+        // A response, a pause of 150, more response (server push or a late
+        // answer); then a request, a pause, another request, and its answer.
+        let p = run(&[(0, 300, 1), (1, 1000, 5), (1, 1500, 50), (1, 4000, 200), (1, 5000, 210), (0, 400, 300), (0, 450, 500), (1, 5100, 510)]);
+        assert_eq!(
+            p,
+            vec![
+                Pair { req: el(300, 1, 1), resp: el(1500, 5, 50) },
+                Pair { req: None, resp: el(3500, 200, 210) },
+                Pair { req: el(100, 300, 300), resp: None },
+                Pair { req: el(50, 500, 500), resp: el(100, 510, 510) },
+            ]
+        );
+    }
+
+    #[test]
     fn writes_end_at_push_and_restart_with_each_element() {
         let mut x = Exchanges::default();
-        x.advance(0, 0, 1, [300, 0]);
+        x.advance(0, 0, 1, [300, 0], None);
         x.push(0, 300);
         x.push(0, 300); // adds nothing: no write
         x.push(1, 10); // not the current element's direction
-        x.advance(1, 0, 2, [300, 1448]);
-        x.advance(1, 1448, 3, [300, 2000]);
+        x.advance(1, 0, 2, [300, 1448], None);
+        x.advance(1, 1448, 3, [300, 2000], None);
         x.push(1, 2000);
-        x.advance(1, 2000, 4, [300, 2100]);
+        x.advance(1, 2000, 4, [300, 2100], None);
         // The response's tail went without PSH: one more write. The next
         // request starts afresh and shows no PSH: its writes are unknown.
-        let p = x.advance(0, 300, 5, [350, 2100]).unwrap();
+        let p = x.advance(0, 300, 5, [350, 2100], None).unwrap();
         assert_eq!((p.req.unwrap().writes, p.resp.unwrap().writes), (1, 2));
         let last = x.finish([350, 2100]).unwrap();
         assert_eq!(last.req.unwrap().writes, 0);

@@ -35,13 +35,33 @@ pub const SESSION_PAIR_CAP: usize = 2_000;
 /// end on the same connection; 0 for a connection's first).
 pub type PairShape = (u64, u64, i64);
 
+/// A concurrent connection's application data units as a shape keeps them:
+/// (offset in ns from the sending side's start, direction 0 from the
+/// client, bytes). See `ConnSample::adus`.
+pub type AduShape = (i64, u8, u64);
+
+/// One connection of a kept session: its pairs, and its ADUs when both
+/// sides sent at once (then the pairs are only what the marginals saw).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConnShape {
+    pub pairs: Vec<PairShape>,
+    pub adus: Vec<AduShape>,
+}
+
+impl ConnShape {
+    /// Entries held, for the caps.
+    pub fn size(&self) -> usize {
+        self.pairs.len() + self.adus.len()
+    }
+}
+
 /// One RRE of a kept session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RreShape {
     /// From the previous RRE's end (0 for the first), floored at 0.
     pub gap: i64,
-    /// Each connection's start offset from the RRE's first start, and its pairs.
-    pub conns: Vec<(i64, Vec<PairShape>)>,
+    /// Each connection's start offset from the RRE's first start, and its shape.
+    pub conns: Vec<(i64, ConnShape)>,
 }
 
 /// A whole session.
@@ -98,12 +118,12 @@ impl SessionBuilder {
         SessionBuilder { th, keep_shapes, s: None }
     }
 
-    fn new_session(&mut self, start: i64, end: i64, pairs: Vec<PairShape>, out: &mut Vec<Sample>) {
+    fn new_session(&mut self, start: i64, end: i64, pairs: ConnShape, out: &mut Vec<Sample>) {
         out.push(Sample::SessionStart(start));
         out.push(Sample::RreStart);
         let shape = self.keep_shapes.then(|| SessionShape {
             start,
-            pairs: pairs.len(),
+            pairs: pairs.size(),
             rres: vec![RreShape { gap: 0, conns: vec![(0, pairs)] }],
         });
         self.s = Some(State {
@@ -119,7 +139,7 @@ impl SessionBuilder {
 
     /// A connection from `start` to `end` (ns) carrying `pairs` (only kept
     /// when shapes are).
-    pub fn add(&mut self, start: i64, end: i64, pairs: Vec<PairShape>, out: &mut Vec<Sample>) {
+    pub fn add(&mut self, start: i64, end: i64, pairs: ConnShape, out: &mut Vec<Sample>) {
         let th = self.th;
         let Some(s) = &mut self.s else {
             return self.new_session(start, end, pairs, out);
@@ -130,7 +150,7 @@ impl SessionBuilder {
             out.push(Sample::InterConn((start - s.prev_start).max(0)));
             s.prev_start = start;
             if let Some(sh) = &mut s.shape {
-                sh.pairs += pairs.len();
+                sh.pairs += pairs.size();
                 if let Some(r) = sh.rres.last_mut() {
                     r.conns.push(((start - s.rre_start).max(0), pairs));
                 }
@@ -149,7 +169,7 @@ impl SessionBuilder {
             s.rre_start = start;
             s.prev_start = start;
             if let Some(sh) = &mut s.shape {
-                sh.pairs += pairs.len();
+                sh.pairs += pairs.size();
                 sh.rres.push(RreShape { gap, conns: vec![(0, pairs)] });
             }
         } else {
@@ -197,7 +217,7 @@ struct Pending {
     start: i64,
     end: Option<i64>,
     token: u64,
-    pairs: Vec<PairShape>,
+    pairs: ConnShape,
 }
 
 struct KeyState {
@@ -251,7 +271,7 @@ impl Grouper {
         // Keep start order; input disorder and split connections can place
         // a start before the last one queued.
         let at = ks.pending.iter().rposition(|p| p.start <= start).map_or(0, |i| i + 1);
-        ks.pending.insert(at, Pending { start, end: None, token, pairs: Vec::new() });
+        ks.pending.insert(at, Pending { start, end: None, token, pairs: ConnShape::default() });
         self.pending += 1;
         if ks.pending.len() > MAX_PENDING {
             for p in ks.pending.iter_mut().take_while(|p| p.end.is_none()) {
@@ -266,7 +286,7 @@ impl Grouper {
 
     /// The connection ended at `end`, having carried `pairs` (empty unless
     /// shapes are kept).
-    pub(crate) fn close(&mut self, key: GroupKey, token: u64, end: i64, pairs: Vec<PairShape>) {
+    pub(crate) fn close(&mut self, key: GroupKey, token: u64, end: i64, pairs: ConnShape) {
         if let Some(ks) = self.keys.get_mut(&key) {
             if let Some(p) = ks.pending.iter_mut().find(|p| p.token == token) {
                 p.end = Some(end.max(p.start));
@@ -353,7 +373,7 @@ mod tests {
         let mut b = SessionBuilder::new(th, false);
         let mut out = vec![];
         for &(s, e) in conns {
-            b.add((s * 1e9) as i64, (e * 1e9) as i64, vec![], &mut out);
+            b.add((s * 1e9) as i64, (e * 1e9) as i64, ConnShape::default(), &mut out);
         }
         b.finish(&mut out);
         out.retain(|s| *s != RreStart);
@@ -468,10 +488,11 @@ mod tests {
         let mut out = vec![];
         // Two connections in one RRE (the second 0.5 s after the first),
         // then an RRE 3 s after the first one's end, then a new session.
-        b.add(0, S, vec![(300, 5000, 0)], &mut out);
-        b.add(S / 2, 2 * S, vec![(200, 100, 0), (250, 90_000, S / 10)], &mut out);
-        b.add(5 * S, 6 * S, vec![(100, 10, 0)], &mut out);
-        b.add(1000 * S, 1001 * S, vec![(1, 1, 0)], &mut out);
+        let c = |pairs: Vec<PairShape>| ConnShape { pairs, adus: vec![] };
+        b.add(0, S, c(vec![(300, 5000, 0)]), &mut out);
+        b.add(S / 2, 2 * S, c(vec![(200, 100, 0), (250, 90_000, S / 10)]), &mut out);
+        b.add(5 * S, 6 * S, c(vec![(100, 10, 0)]), &mut out);
+        b.add(1000 * S, 1001 * S, c(vec![(1, 1, 0)]), &mut out);
         b.finish(&mut out);
         let shapes: Vec<&SessionShape> = out
             .iter()
@@ -487,8 +508,8 @@ mod tests {
                 start: 0,
                 pairs: 4,
                 rres: vec![
-                    RreShape { gap: 0, conns: vec![(0, vec![(300, 5000, 0)]), (S / 2, vec![(200, 100, 0), (250, 90_000, S / 10)])] },
-                    RreShape { gap: 3 * S, conns: vec![(0, vec![(100, 10, 0)])] },
+                    RreShape { gap: 0, conns: vec![(0, c(vec![(300, 5000, 0)])), (S / 2, c(vec![(200, 100, 0), (250, 90_000, S / 10)]))] },
+                    RreShape { gap: 3 * S, conns: vec![(0, c(vec![(100, 10, 0)]))] },
                 ],
             }
         );
@@ -497,7 +518,7 @@ mod tests {
         let mut plain = SessionBuilder::new(th(), false);
         let mut out2 = vec![];
         for (a, e) in [(0, S), (S / 2, 2 * S), (5 * S, 6 * S), (1000 * S, 1001 * S)] {
-            plain.add(a, e, vec![], &mut out2);
+            plain.add(a, e, ConnShape::default(), &mut out2);
         }
         plain.finish(&mut out2);
         out.retain(|s| !matches!(s, Session(_)));
@@ -508,8 +529,8 @@ mod tests {
     fn sessions_over_the_pair_cap_are_not_kept_whole() {
         let mut b = SessionBuilder::new(th(), true);
         let mut out = vec![];
-        b.add(0, S, vec![(1, 1, 0); SESSION_PAIR_CAP], &mut out);
-        b.add(S / 2, S, vec![(1, 1, 0)], &mut out);
+        b.add(0, S, ConnShape { pairs: vec![(1, 1, 0); SESSION_PAIR_CAP], adus: vec![] }, &mut out);
+        b.add(S / 2, S, ConnShape { pairs: vec![(1, 1, 0)], adus: vec![] }, &mut out);
         b.finish(&mut out);
         assert!(out.contains(&SessionTooLong));
         assert!(!out.iter().any(|s| matches!(s, Session(_))));
@@ -521,12 +542,12 @@ mod tests {
         let k = GroupKey { class: 0, client: 1, server: u32::MAX };
         let a = g.open(k, 0);
         let b = g.open(k, S);
-        g.close(k, b, 2 * S, vec![]);
+        g.close(k, b, 2 * S, ConnShape::default());
         assert!(g.out.is_empty(), "b waits for a");
         // A connection split off later but starting earlier goes before b.
         let c = g.open(k, S / 2);
-        g.close(k, c, S, vec![]);
-        g.close(k, a, 10 * S, vec![]);
+        g.close(k, c, S, ConnShape::default());
+        g.close(k, a, 10 * S, ConnShape::default());
         let got: Vec<Sample> = g.out.drain(..).map(|(_, s)| s).filter(|s| *s != RreStart).collect();
         assert_eq!(got, vec![SessionStart(0), InterConn(S / 2), InterConn(S / 2)]);
         // Not retired while a later connection could still join.
@@ -547,8 +568,8 @@ mod tests {
         let b = g.open(k2, S);
         let c = g.open(k1, S);
         g.cancel(k1, a);
-        g.close(k1, c, 2 * S, vec![]);
-        g.close(k2, b, 2 * S, vec![]);
+        g.close(k1, c, 2 * S, ConnShape::default());
+        g.close(k2, b, 2 * S, ConnShape::default());
         g.finish_all();
         let mut per: Vec<(u32, Sample)> =
             g.out.drain(..).map(|(k, s)| (k.server, s)).filter(|s| s.1 != RreStart).collect();

@@ -75,9 +75,9 @@ impl ConnRecord {
         Some((self.ack_ns? - self.last_syn_ns?) as f64 / 1e9)
     }
 
-    /// Raw request think times, s: each request's start minus the end of
-    /// the previous response (before any RTT is subtracted).
+    /// Raw think times, s: each pair's first packet minus the previous
+    /// pair's last (before any RTT is subtracted).
     pub fn think_s(&self) -> Vec<f64> {
-        self.pairs.windows(2).filter_map(|w| Some((w[1].req?.start - w[0].resp?.end) as f64 / 1e9)).collect()
+        self.pairs.windows(2).map(|w| (w[1].start() - w[0].end()) as f64 / 1e9).collect()
     }
 }

@@ -7,7 +7,7 @@ use crate::exchanges::Pair;
 use crate::grouping::{Grouper, Sample};
 use crate::options::secs;
 use crate::record::ConnRecord;
-use crate::tcpflow::Conn;
+use crate::tcpflow::{Conn, ADU_CAP};
 use units::Rng;
 
 /// TCP counters for the report.
@@ -79,6 +79,7 @@ impl Sink {
     /// `filtermaxnumpairs` did, so no pair is lost.
     pub(crate) fn pair(&mut self, c: &mut Conn, p: Pair) {
         if c.chunk_pairs == self.max_pairs {
+            c.split = true;
             // Queue the next chunk before closing this one so the grouper
             // keeps start order.
             let token = self.grouper.open(c.gkey, p.start());
@@ -89,47 +90,77 @@ impl Sink {
         }
         c.chunk_pairs += 1;
         c.chunk_end = p.end();
-        let (class, host) = (c.class, c.hosts[0]);
         let req = p.req.map_or(0, |e| e.bytes);
         let resp = p.resp.map_or(0, |e| e.bytes);
-        let mut s =
-            [(Param::RequestBytes, req.max(1) as f64), (Param::ResponseBytes, resp.max(1) as f64), (Param::Think, 0.0)];
-        let think_ns = match (p.req, c.last_resp_end) {
-            (Some(r), Some(prev)) => Some(r.start - prev),
-            _ => None,
-        };
-        let n = match think_ns {
-            Some(t) => {
-                s[2].1 = secs(t);
-                3
-            }
-            None => 2,
-        };
-        if let Some(r) = p.resp {
-            c.last_resp_end = Some(r.end);
-        }
+        // From the end of the previous pair to this one's first packet: a
+        // client's think time, or a server's pause before a pair it starts.
+        let think_ns = c.last_pair_end.map(|prev| p.start() - prev);
+        c.last_pair_end = Some(p.end());
         if self.keep_shapes {
-            c.shape.push((req, resp, think_ns.unwrap_or(0)));
+            c.shape.pairs.push((req, resp, think_ns.unwrap_or(0)));
         }
+        if c.elems.len() <= ADU_CAP {
+            for (dir, e) in [p.req, p.resp].into_iter().enumerate() {
+                if let Some(e) = e {
+                    c.elems.push((e.start, dir as u8, e.bytes));
+                }
+            }
+        }
+        // Write sizes are the application's, concurrent or not.
         for (dir, e) in [p.req, p.resp].into_iter().enumerate() {
             if let Some(e) = e.filter(|e| e.writes > 0) {
-                self.classes.writes(class, host, dir, e.bytes, e.writes, &mut self.rng);
+                self.classes.writes(c.class, c.hosts[0], dir, e.bytes, e.writes, &mut self.rng);
             }
         }
-        let a = self.classes.samples(class, host, &s[..n], &mut self.rng);
+        let a = self.classes.host(c.class, c.hosts[0]);
         a.pairs += 1;
         a.request_bytes += req;
         a.response_bytes += resp;
         self.stats.pairs += 1;
+        // The pair's samples wait for the chunk's end: a connection that
+        // turns out concurrent is described by its data units instead.
+        c.held.push((p, think_ns));
+        if c.held.len() > ADU_CAP {
+            c.split = true;
+            self.flush_pairs(c);
+        }
         if let Some(log) = &mut c.log {
             log.push(p);
         }
     }
 
+    /// The held pairs' samples into the marginals.
+    fn flush_pairs(&mut self, c: &mut Conn) {
+        let (class, host) = (c.class, c.hosts[0]);
+        for (p, think_ns) in c.held.drain(..) {
+            let req = p.req.map_or(0, |e| e.bytes);
+            let resp = p.resp.map_or(0, |e| e.bytes);
+            let s = [
+                (Param::RequestBytes, req.max(1) as f64),
+                (Param::ResponseBytes, resp.max(1) as f64),
+                (Param::Think, think_ns.map_or(0.0, secs)),
+            ];
+            self.classes.samples(class, host, &s[..if think_ns.is_some() { 3 } else { 2 }], &mut self.rng);
+        }
+    }
+
     pub(crate) fn end_chunk(&mut self, c: &mut Conn, end: i64) {
+        match c.adus() {
+            Some(adus) => {
+                if self.keep_shapes {
+                    c.shape.adus = adus.clone();
+                }
+                self.classes.concurrent(c.class, c.hosts[0], adus, &mut self.rng);
+                c.held.clear();
+                self.classes.host(c.class, c.hosts[0]).connections += 1;
+            }
+            None => {
+                self.flush_pairs(c);
+                let s = [(Param::PairsPerConn, c.chunk_pairs as f64)];
+                self.classes.samples(c.class, c.hosts[0], &s, &mut self.rng).connections += 1;
+            }
+        }
         self.grouper.close(c.gkey, c.token, end, std::mem::take(&mut c.shape));
-        let s = [(Param::PairsPerConn, c.chunk_pairs as f64)];
-        self.classes.samples(c.class, c.hosts[0], &s, &mut self.rng).connections += 1;
         self.stats.modelled += 1;
         self.pump();
     }

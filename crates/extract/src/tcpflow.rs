@@ -24,7 +24,7 @@
 use crate::classes::{ClassNames, TcpClasses};
 use crate::exchanges::{Exchanges, Pair};
 use crate::flowkey::FlowKey;
-use crate::grouping::{GroupKey, Grouper, PairShape};
+use crate::grouping::{AduShape, ConnShape, GroupKey, Grouper};
 use crate::hosts::HostTable;
 use crate::netparams::PAIR_MIN_PAYLOAD;
 use crate::options::{secs, Compiled, DISORDER_NS};
@@ -72,17 +72,54 @@ pub(crate) struct Conn {
     pub fin: [bool; 2],
     pub dirs: [Dir; 2],
     pub ex: Exchanges,
-    pub last_resp_end: Option<i64>,
+    /// The previous pair's last packet, for think times.
+    pub last_pair_end: Option<i64>,
     pub packets: [u64; 2],
     pub bytes: [u64; 2],
     pub log: Option<Vec<Pair>>,
     /// The current chunk's pairs, when whole sessions are kept.
-    pub shape: Vec<PairShape>,
+    pub shape: ConnShape,
+    /// Data segments sent while the other side's data was in flight
+    /// (unacknowledged): `CONCURRENT_MIN_OVERLAPS` make it concurrent.
+    pub overlaps: u32,
+    /// Each element's (first packet, direction, bytes), up to `ADU_CAP`.
+    pub elems: Vec<(i64, u8, u64)>,
+    /// Split into chunks, or too many pairs to hold: never concurrent.
+    pub split: bool,
+    /// The chunk's pairs (with their think time) not yet sampled.
+    pub held: Vec<(Pair, Option<i64>)>,
 }
+
+/// Most data units kept of a concurrent connection (more: its pairs only).
+pub(crate) const ADU_CAP: usize = 2_000;
+/// Data segments sent while the other side's data was in flight that make
+/// a connection concurrent. One or two happen in protocols that take turns
+/// (a TLS alert crossing the last response, a request sent as a response's
+/// tail arrives); sustained interleaving is what pairs cannot describe, and
+/// what a replay reproduces (web-reddit-tls: with 2, a fifth of the
+/// connections flipped class between the trace and its regeneration).
+const CONCURRENT_MIN_OVERLAPS: u32 = 4;
 
 impl Conn {
     pub(crate) fn hi(&self) -> [i64; 2] {
         [self.dirs[0].hi, self.dirs[1].hi]
+    }
+
+    /// A concurrent connection's data units, offsets from each side's start:
+    /// the client's is its handshake ACK (it connected), the server's one
+    /// handshake round trip after its SYN/ACK (it accepted); without a
+    /// handshake, the first packet. `None` if the connection is not
+    /// concurrent, was split or had too many elements.
+    pub(crate) fn adus(&self) -> Option<Vec<AduShape>> {
+        if self.overlaps < CONCURRENT_MIN_OVERLAPS || self.split || self.elems.len() > ADU_CAP {
+            return None;
+        }
+        let client = self.hs.ack.unwrap_or(self.start);
+        let server = match (self.hs.syn, self.hs.synack, self.hs.ack) {
+            (Some(s), Some(sa), Some(a)) if a >= s => sa + (a - s),
+            _ => self.start,
+        };
+        Some(self.elems.iter().map(|&(t, d, b)| ((t - if d == 0 { client } else { server }).max(0), d, b)).collect())
     }
 }
 
@@ -96,10 +133,18 @@ struct Closed {
     server_isn: Option<u32>,
 }
 
-pub(crate) struct Tcp {
-    idle: i64,
+/// The options `on_packet` needs.
+#[derive(Clone, Copy)]
+struct Knobs {
     rtt_max_s: f64,
     data_rtt: bool,
+    /// `pause_gap_s` in ns.
+    pause: Option<i64>,
+}
+
+pub(crate) struct Tcp {
+    idle: i64,
+    knobs: Knobs,
     per_server: bool,
     map: FxHashMap<FlowKey, u32>,
     conns: Vec<Conn>,
@@ -114,8 +159,11 @@ impl Tcp {
     pub(crate) fn new(o: &Compiled, record: bool) -> Tcp {
         Tcp {
             idle: o.idle,
-            rtt_max_s: o.o.rtt_max_s,
-            data_rtt: o.o.rtt_samples == RttSamples::HandshakeAndData,
+            knobs: Knobs {
+                rtt_max_s: o.o.rtt_max_s,
+                data_rtt: o.o.rtt_samples == RttSamples::HandshakeAndData,
+                pause: o.o.pause_gap_s.map(crate::options::ns),
+            },
             per_server: o.o.session_key == SessionKey::ClientServer,
             map: FxHashMap::default(),
             conns: Vec::new(),
@@ -208,7 +256,7 @@ impl Tcp {
         let c = &mut self.conns[idx as usize];
         let d = (from_lo != c.client_lo) as usize;
         let ids = (c.hosts[d], c.hosts[1 - d]);
-        if let Some(why) = on_packet(c, d, t, p, ip_len, hosts, rh, &mut self.sink, self.rtt_max_s, self.data_rtt) {
+        if let Some(why) = on_packet(c, d, t, p, ip_len, hosts, rh, &mut self.sink, self.knobs) {
             let c = &self.conns[idx as usize];
             let cl =
                 Closed { at: t, client_lo: c.client_lo, hosts: c.hosts, class: c.class, server_isn: c.hs.server_isn };
@@ -271,11 +319,15 @@ impl Tcp {
             fin: [false; 2],
             dirs: Default::default(),
             ex: Exchanges::default(),
-            last_resp_end: None,
+            last_pair_end: None,
             packets: [0; 2],
             bytes: [0; 2],
             log: self.sink.records.is_some().then(Vec::new),
-            shape: Vec::new(),
+            shape: ConnShape::default(),
+            overlaps: 0,
+            elems: Vec::new(),
+            split: false,
+            held: Vec::new(),
         };
         let idx = place(&mut self.conns, &mut self.free, c);
         self.map.insert(key, idx);
@@ -396,8 +448,7 @@ fn on_packet(
     hosts: &mut HostTable,
     rh: &mut Rng,
     sink: &mut Sink,
-    rtt_max_s: f64,
-    data_rtt: bool,
+    k: Knobs,
 ) -> Option<EndReason> {
     let o = 1 - d;
     let f = p.flags;
@@ -429,7 +480,7 @@ fn on_packet(
                 c.dirs[0].set_base(p.ack, true);
                 if let (1, Some(syn), Some(isn)) = (c.hs.syns, c.hs.syn, c.hs.isn) {
                     if p.ack == isn.wrapping_add(1) {
-                        hosts.get(c.hosts[1]).net.rtt_sample(secs(t - syn), rtt_max_s, true, rh);
+                        hosts.get(c.hosts[1]).net.rtt_sample(secs(t - syn), k.rtt_max_s, true, rh);
                     }
                 }
             }
@@ -441,7 +492,7 @@ fn on_packet(
                 if p.ack == sisn.wrapping_add(1) {
                     c.hs.ack = Some(t);
                     if c.hs.synacks == 1 {
-                        hosts.get(c.hosts[0]).net.rtt_sample(secs(t - sa), rtt_max_s, true, rh);
+                        hosts.get(c.hosts[0]).net.rtt_sample(secs(t - sa), k.rtt_max_s, true, rh);
                     }
                 }
             }
@@ -468,8 +519,8 @@ fn on_packet(
             }
             if let Some((end, t_sent)) = od.timing {
                 if a >= end {
-                    if data_rtt {
-                        hosts.get(src).net.rtt_sample(secs(t - t_sent), rtt_max_s, false, rh);
+                    if k.data_rtt {
+                        hosts.get(src).net.rtt_sample(secs(t - t_sent), k.rtt_max_s, false, rh);
                     }
                     od.timing = None;
                 }
@@ -492,7 +543,7 @@ fn on_packet(
                     hosts.get(c.hosts[o]).unseen_bytes += (a - from) as u64;
                 }
                 od.hi = a;
-                if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi()) {
+                if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi(), None) {
                     sink.pair(c, pair);
                 }
             }
@@ -500,6 +551,9 @@ fn on_packet(
     }
 
     let len = p.payload_len;
+    // The other side's data is in flight, unacknowledged, as this side
+    // sends: the two sides do not take turns.
+    let other_in_flight = c.dirs[o].data_hi.is_some() && c.dirs[o].hi > c.dirs[o].acked;
     let dd = &mut c.dirs[d];
     if len > 0 {
         let s0 = dd.off(p.seq.wrapping_add(syn));
@@ -527,6 +581,9 @@ fn on_packet(
                 dd.open_gap(g0, s0, t);
             }
             hosts.get(src).net.new_segs += 1;
+            if other_in_flight {
+                c.overlaps += 1;
+            }
             let rx = &mut hosts.get(c.hosts[o]).net;
             rx.segs_received += 1;
             rx.bytes_received += (e0 - s0.max(floor)) as u64;
@@ -549,7 +606,10 @@ fn on_packet(
             if e0 > dd.hi {
                 let from = dd.hi;
                 dd.hi = e0;
-                if let Some(pair) = c.ex.advance(d as u8, from, t, c.hi()) {
+                // A pause only if everything sent before it was acknowledged:
+                // a sender stalled by its window or a loss is not pausing.
+                let pause = k.pause.filter(|_| dd.acked >= from);
+                if let Some(pair) = c.ex.advance(d as u8, from, t, c.hi(), pause) {
                     sink.pair(c, pair);
                 }
                 if f.psh() {

@@ -519,3 +519,55 @@ fn run_with_no_sessions() -> Model {
     let o = ExtractOptions { session_structures: 0, ..Default::default() };
     run(http_like(), &o).0
 }
+
+#[test]
+fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
+    // A multiplexed connection: the client sends four more requests while
+    // the server's response is still arriving, acknowledging only part of
+    // it (the rest is in flight).
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    let acked = c.sseq;
+    let mut t = 1.080;
+    for i in 0..10 {
+        c.data(&mut x, t, false, 1460);
+        if i % 2 == 0 && (2..10).contains(&i) {
+            // A request that acknowledges one segment of the response.
+            x.tcp(t + 0.0005, c.c, c.s, c.cseq, acked + 1460, ACK, 200, None);
+            c.cseq += 200;
+        }
+        t += 0.001;
+    }
+    c.ack(&mut x, 1.095, true);
+    c.close(&mut x, 2.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let k = &m.classes[0];
+    assert_eq!((k.counts.connections, k.counts.concurrent_connections), (1, 1));
+    // Its pairs stay out of the marginals (it is its data units), and the
+    // model is still valid.
+    assert_eq!((k.pairs_per_conn.n, k.request_bytes.n), (0, 0));
+    m.check().unwrap();
+    // Offsets from each side's start: the client's ACK at 1.040, the
+    // server's SYN/ACK at 1.030 plus the 40 ms handshake.
+    let want = [
+        [0.001, 0.0, 300.0],
+        [0.0425, 0.0, 200.0],
+        [0.0445, 0.0, 200.0],
+        [0.0465, 0.0, 200.0],
+        [0.0485, 0.0, 200.0],
+        [0.010, 1.0, 3.0 * 1460.0],
+        [0.013, 1.0, 2.0 * 1460.0],
+        [0.015, 1.0, 2.0 * 1460.0],
+        [0.017, 1.0, 2.0 * 1460.0],
+        [0.019, 1.0, 1460.0],
+    ];
+    let got = &k.concurrent[0];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(close(g[0], w[0]) && g[1] == w[1] && g[2] == w[2], "{got:?}");
+    }
+    // Kept sessions carry the same units.
+    assert_eq!(&k.sessions[0].rres[0].conns[0].adus, got);
+}

@@ -51,6 +51,7 @@ fn model() -> Model {
             request_bytes: d(&[300.0, 500.0]),
             response_bytes: d(&[10_000.0, 50_000.0]),
             think_s: d(&[0.2]),
+            concurrent: vec![],
             request_writes: vec![],
             response_writes: vec![],
             sessions: vec![],
@@ -176,7 +177,7 @@ fn bad_model_files_are_reported() {
 }
 
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {
-    ConnSample { at_s, pairs: pairs.to_vec() }
+    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![] }
 }
 
 /// The test model with two whole sessions kept: one of two RREs (two
@@ -362,4 +363,35 @@ fn responses_go_out_in_the_application_writes_the_trace_showed() {
     assert!(cut.1.abs_diff(whole.1) < whole.1 / 50, "same bytes: {cut:?} vs {whole:?}");
     assert!(cut.0 as f64 > 1.1 * whole.0 as f64, "more, shorter segments: {cut:?} vs {whole:?}");
     assert_eq!(counter(&run_model(&m, "", "10s"), "response_bytes"), counter(&run_model(&model(), "", "10s"), "response_bytes"));
+}
+
+#[test]
+fn concurrent_connections_replay_each_sides_data_units() {
+    // Every connection of the class is concurrent: the client's two
+    // 300-byte units at 0 and 0.5 s, the server's 20 kB at 10 ms and 50 kB
+    // at 0.3 s, the server not waiting for the requests.
+    let mut m = model();
+    let units = vec![[0.0, 0.0, 300.0], [0.5, 0.0, 300.0], [0.01, 1.0, 20_000.0], [0.3, 1.0, 50_000.0]];
+    m.classes[0].counts.connections = 10;
+    m.classes[0].counts.concurrent_connections = 10;
+    m.classes[0].concurrent = vec![units.clone()];
+    let b = run_model(&m, "", "10s");
+    let conns = counter(&b, "connections");
+    assert!(conns >= 4.0, "{conns}");
+    assert_eq!(counter(&b, "pairs"), 0.0, "no request/response exchanges");
+    assert_eq!(counter(&b, "request_bytes"), 600.0 * conns);
+    assert_eq!(counter(&b, "response_bytes"), 70_000.0 * conns);
+    assert_eq!(counter(&b, "sessions_completed"), 4.0, "every connection closed, every session ended");
+    let stats = |l: u32| b.world.links[l as usize].link.stats();
+    assert!(stats(sim::build::BOTTLENECK_REV).accepted_bytes as f64 > 70_000.0 * conns);
+    assert!(stats(sim::build::BOTTLENECK_FWD).accepted_bytes as f64 > 600.0 * conns);
+    // Whole sessions replay a kept connection's units the same way.
+    let mut s = with_sessions();
+    for r in &mut s.classes[0].sessions[0].rres {
+        for c in &mut r.conns {
+            c.adus = units.clone();
+        }
+    }
+    let b = run_model(&s, "structure = \"sessions\"", "10s");
+    assert!(counter(&b, "response_bytes") >= 70_000.0);
 }

@@ -43,6 +43,10 @@ pub struct Comparison {
     /// Share of all bytes per application class (TCP classes by name and
     /// client side, UDP classes by name).
     pub mix: Vec<MixShare>,
+    /// Request and response sizes: the pairs', with concurrent connections'
+    /// client and server data units (their requests and responses; which
+    /// connections count as concurrent depends on timing, so both kinds are
+    /// pooled).
     pub request_bytes: Ks,
     pub response_bytes: Ks,
     pub conns_per_rre: Ks,
@@ -53,20 +57,42 @@ pub struct Comparison {
 /// All classes' values of one parameter, each value repeated in proportion
 /// to the samples it stands for (so large and small classes pool fairly).
 fn pooled(m: &Model, f: impl Fn(&crate::AppClass) -> &Dist) -> Dist {
+    pooled_with_units(m, f, None)
+}
+
+/// As `pooled`, adding the concurrent connections' data units of direction
+/// `dir` (0: the client's), each class's weighted by the connections its
+/// kept ones stand for.
+fn pooled_with_units(m: &Model, f: impl Fn(&crate::AppClass) -> &Dist, dir: Option<f64>) -> Dist {
     let mut v = Vec::new();
+    let mut n = 0;
     for c in &m.classes {
         let d = f(c);
-        if d.values.is_empty() {
-            continue;
+        n += d.n;
+        if !d.values.is_empty() {
+            let weight = ((d.n as f64 / d.values.len() as f64).round() as usize).max(1);
+            for &x in &d.values {
+                v.extend(std::iter::repeat_n(x, weight));
+            }
         }
-        let weight = ((d.n as f64 / d.values.len() as f64).round() as usize).max(1);
-        for &x in &d.values {
-            v.extend(std::iter::repeat_n(x, weight));
+        let Some(dir) = dir else { continue };
+        let units: Vec<f64> = c.concurrent.iter().flatten().filter(|u| u[1] == dir).map(|u| u[2]).collect();
+        if !units.is_empty() {
+            let scale = c.counts.concurrent_connections as f64 / c.concurrent.len() as f64;
+            n += (units.len() as f64 * scale).round() as u64;
+            for &x in &units {
+                v.extend(std::iter::repeat_n(x, (scale.round() as usize).max(1)));
+            }
         }
     }
     let mut d = Dist::from_samples(v);
-    d.n = m.classes.iter().map(|c| f(c).n).sum();
+    d.n = n;
     d
+}
+
+/// Request (`dir` 0) or response sizes of pairs and concurrent units.
+fn sizes(m: &Model, dir: f64) -> Dist {
+    pooled_with_units(m, |c| if dir == 0.0 { &c.request_bytes } else { &c.response_bytes }, Some(dir))
 }
 
 fn ks(a: &Dist, b: &Dist) -> Ks {
@@ -123,8 +149,8 @@ pub fn compare(original: &Model, regenerated: &Model) -> Comparison {
         rate_bps: [Pair::new(rate(original, 0), rate(regenerated, 0)), Pair::new(rate(original, 1), rate(regenerated, 1))],
         packets_per_s: [Pair::new(pps(original, 0), pps(regenerated, 0)), Pair::new(pps(original, 1), pps(regenerated, 1))],
         mix,
-        request_bytes: ks(&pooled(original, |c| &c.request_bytes), &pooled(regenerated, |c| &c.request_bytes)),
-        response_bytes: ks(&pooled(original, |c| &c.response_bytes), &pooled(regenerated, |c| &c.response_bytes)),
+        request_bytes: ks(&sizes(original, 0.0), &sizes(regenerated, 0.0)),
+        response_bytes: ks(&sizes(original, 1.0), &sizes(regenerated, 1.0)),
         conns_per_rre: ks(&pooled(original, |c| &c.conns_per_rre), &pooled(regenerated, |c| &c.conns_per_rre)),
         rtt: ks(&rtts(original), &rtts(regenerated)),
     }
@@ -152,6 +178,7 @@ mod tests {
             request_bytes: request,
             response_bytes: Dist::from_samples(vec![100.0]),
             think_s: Dist::default(),
+            concurrent: vec![],
             request_writes: vec![],
             response_writes: vec![],
             sessions: vec![],
@@ -197,5 +224,21 @@ mod tests {
         assert_eq!(c.rate_bps[0].relative_error, Some(1.0));
         assert_eq!(c.mix.iter().map(|m| m.class.as_str()).collect::<Vec<_>>(), ["B (clients A)", "A (clients A)"]);
         assert_eq!(c.mix[0].regenerated, 0.0);
+    }
+
+    #[test]
+    fn concurrent_units_count_as_requests_and_responses() {
+        // Trace: pairs with 1-byte requests, and two concurrent connections
+        // (one kept) whose client units are 5 bytes: pooled {1, 5, 5}.
+        let mut a = class("A", &[1.0], 1, 1);
+        a.counts.concurrent_connections = 2;
+        a.concurrent = vec![vec![[0.0, 0.0, 5.0], [0.1, 1.0, 900.0]]];
+        // Regenerated: the same bytes, but its concurrent connection was
+        // seen as a pair of 5 and 900 bytes.
+        let mut b = class("A", &[1.0, 5.0, 5.0], 1, 1);
+        b.response_bytes = Dist::from_samples(vec![100.0, 900.0, 900.0]);
+        let c = compare(&model(vec![a], 1e6), &model(vec![b], 1e6));
+        assert_eq!((c.request_bytes.distance, c.request_bytes.n_original), (Some(0.0), 3));
+        assert_eq!((c.response_bytes.distance, c.response_bytes.n_original), (Some(0.0), 3));
     }
 }

@@ -89,6 +89,12 @@ pub struct ExtractOptions {
     pub max_pairs_per_conn: u32,
     /// A TCP connection with no packet for this long is over.
     pub idle_timeout_s: f64,
+    /// A sender that resumes after this long idle, with all it sent
+    /// acknowledged, starts a new element: an application pause (a server
+    /// that answers late, pushes, or streams in chunks), which becomes the
+    /// think time before a pair without a request. null: never.
+    #[serde(default = "default_pause_gap_s")]
+    pub pause_gap_s: Option<f64>,
     pub rtt_samples: RttSamples,
     /// Hosts with fewer RTT samples get no RTT of their own.
     pub rtt_min_samples: u32,
@@ -173,6 +179,9 @@ pub struct ClassCounts {
     pub sessions: u64,
     pub rres: u64,
     pub connections: u64,
+    /// Of the connections, those whose two sides sent at once.
+    #[serde(default)]
+    pub concurrent_connections: u64,
     pub pairs: u64,
     pub request_bytes: u64,
     pub response_bytes: u64,
@@ -213,6 +222,14 @@ pub struct AppClass {
     pub request_writes: Vec<[f64; 2]>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub response_writes: Vec<[f64; 2]>,
+    /// Concurrent connections, whole (a uniform sample of at most 1000):
+    /// each as [offset s from its side's start (the client's connect, the
+    /// server's accept), direction (0: client to server), bytes] per data
+    /// unit (a run of one side's bytes), sorted by offset within each side.
+    /// Request/response pairs cannot describe a connection whose two sides
+    /// send at once: its responses do not wait for its requests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrent: Vec<Vec<[f64; 3]>>,
     /// Whole sessions (up to `ExtractOptions::session_structures`), sorted by
     /// start; the marginals above describe all sessions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -246,6 +263,11 @@ pub struct ConnSample {
     /// [request bytes, response bytes, think time before the request in
     /// seconds (less the client's RTT; 0 for the first)].
     pub pairs: Vec<[f64; 3]>,
+    /// A concurrent connection (both sides sent at once: HTTP/2,
+    /// pipelining): each side's data units at their own times, as Tmix
+    /// replays them, instead of the pairs (see `AppClass::concurrent`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adus: Vec<[f64; 3]>,
 }
 
 /// One observed UDP flow (sampled as a whole, so its parts stay consistent).
@@ -436,24 +458,39 @@ impl Model {
             return Err(format!("format {:?} is not supported: expected {FORMAT:?}", self.format));
         }
         for c in &self.classes {
-            for (name, d) in [
-                ("session_start_s", &c.session_start_s),
-                ("rres_per_session", &c.rres_per_session),
-                ("conns_per_rre", &c.conns_per_rre),
-                ("pairs_per_conn", &c.pairs_per_conn),
-                ("request_bytes", &c.request_bytes),
-                ("response_bytes", &c.response_bytes),
+            // Concurrent connections are data units, not pairs.
+            let pairs = c.counts.connections > c.counts.concurrent_connections;
+            for (name, d, needed) in [
+                ("session_start_s", &c.session_start_s, true),
+                ("rres_per_session", &c.rres_per_session, true),
+                ("conns_per_rre", &c.conns_per_rre, true),
+                ("pairs_per_conn", &c.pairs_per_conn, pairs),
+                ("request_bytes", &c.request_bytes, pairs),
+                ("response_bytes", &c.response_bytes, pairs),
             ] {
-                if d.values.is_empty() && c.counts.connections > 0 {
+                if d.values.is_empty() && c.counts.connections > 0 && needed {
                     return Err(format!("class {:?}: {name} has no values", c.name));
                 }
                 if d.values.windows(2).any(|w| w[0] > w[1]) || d.values.iter().any(|v| !v.is_finite() || *v < 0.0) {
                     return Err(format!("class {:?}: {name} must hold sorted, finite, non-negative values", c.name));
                 }
             }
+            let units = c.concurrent.iter().chain(c.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter().map(|k| &k.adus))));
+            for u in units.flatten() {
+                if !(u[0].is_finite() && u[0] >= 0.0 && (u[1] == 0.0 || u[1] == 1.0) && u[2].is_finite() && u[2] >= 1.0) {
+                    return Err(format!(
+                        "class {:?}: data unit {u:?} must be [offset s ≥ 0, direction 0 or 1, bytes ≥ 1]",
+                        c.name
+                    ));
+                }
+            }
         }
         Ok(())
     }
+}
+
+fn default_pause_gap_s() -> Option<f64> {
+    Some(0.5)
 }
 
 fn default_session_structures() -> u32 {
@@ -473,6 +510,7 @@ impl Default for ExtractOptions {
             max_conns_per_rre: 100,
             max_pairs_per_conn: 200,
             idle_timeout_s: 300.0,
+            pause_gap_s: default_pause_gap_s(),
             rtt_samples: RttSamples::HandshakeAndData,
             rtt_min_samples: 2,
             rtt_max_s: 1.5,

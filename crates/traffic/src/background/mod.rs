@@ -2,6 +2,7 @@
 
 mod greedy;
 mod rate;
+mod replay;
 mod swing;
 
 pub use greedy::{Greedy, GreedyConfig};

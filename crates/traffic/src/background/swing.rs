@@ -19,6 +19,7 @@
 //! pairs, sizes and think times stay together, so a page load's heavy early
 //! connections stay early. Swing's independent draws are the default.
 
+use super::replay::{Replays, UnitPlan};
 use crate::{outbox, App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,6 +65,7 @@ const KIND_OPEN: u64 = 3;
 const KIND_REQUEST: u64 = 4;
 const KIND_RRE: u64 = 5;
 const KIND_UDP: u64 = 6;
+const KIND_UNIT: u64 = 7;
 
 fn token(kind: u64, idx: u64) -> u64 {
     kind << 56 | idx
@@ -82,6 +84,7 @@ struct ClassDecks {
     response: Deck,
     think: Deck,
     session: Deck,
+    concurrent: Deck,
 }
 
 struct Session {
@@ -107,6 +110,8 @@ struct Conn {
     plan: Option<(usize, usize)>,
     pair: usize,
     out: Outbox,
+    /// A concurrent connection's data units (its pairs are then unused).
+    units: Option<Arc<UnitPlan>>,
 }
 
 struct UdpSend {
@@ -161,6 +166,7 @@ pub struct SwingSource {
     server: Responder,
     /// The class served on each listening port.
     class_of_port: HashMap<u16, usize>,
+    replays: Replays,
     n: Counters,
     period: Dur,
     /// Per side, its hosts of each IP version ([IPv4, IPv6]), in order.
@@ -190,6 +196,7 @@ impl SwingSource {
             thinking_free: Vec::new(),
             server: Responder::default(),
             class_of_port: HashMap::new(),
+            replays: Replays::new(KIND_UNIT),
             n: Counters::default(),
             period,
         }
@@ -379,9 +386,21 @@ impl SwingSource {
                 Self::count(&mut self.decks[class].pairs, d, &mut self.rng)
             }
         };
+        let units = match planned {
+            Some(_) => {
+                let model = Arc::clone(&self.cfg.model);
+                let sess = self.sessions[s].as_ref().and_then(|x| x.shape);
+                let adus = sess.and_then(|k| model.classes[class].sessions[k].rres.get(rre)?.conns.get(i));
+                adus.filter(|c| !c.adus.is_empty()).map(|c| self.unit_plan(class, &c.adus))
+            }
+            None => self.draw_concurrent(class),
+        };
         let conn = tp.connect(client, server, port);
+        if let Some(u) = &units {
+            self.replays.expect(client, server, port, Arc::clone(u));
+        }
         let plan = planned.map(|_| (rre, i));
-        self.conns.insert(conn, Conn { session: s, pairs_left: pairs, plan, pair: 0, out: Outbox::default() });
+        self.conns.insert(conn, Conn { session: s, pairs_left: pairs, plan, pair: 0, out: Outbox::default(), units });
         self.n.connections += 1;
         if more {
             let gap = match planned {
@@ -393,6 +412,45 @@ impl SwingSource {
             };
             tp.set_timer(tp.now() + gap, token(KIND_OPEN, s as u64));
         }
+    }
+
+    /// A concurrent connection of `class` for the marginals: as often as
+    /// the trace's connections were concurrent, one of its kept ones.
+    fn draw_concurrent(&mut self, class: usize) -> Option<Arc<UnitPlan>> {
+        let model = Arc::clone(&self.cfg.model);
+        let m = &model.classes[class];
+        if m.concurrent.is_empty() || m.counts.connections == 0 {
+            return None;
+        }
+        let p = m.counts.concurrent_connections as f64 / m.counts.connections as f64;
+        if !self.rng.bernoulli(p.min(1.0)) {
+            return None;
+        }
+        let i = Self::draw(&mut self.decks[class].concurrent, &indices(m.concurrent.len()), &mut self.rng, 0.0) as usize;
+        Some(self.unit_plan(class, &m.concurrent[i]))
+    }
+
+    /// Data units [offset s, direction, bytes] as each side's (offset,
+    /// bytes), with the knobs applied: responses scaled, offsets dropped
+    /// with `zero_think` (each side sends as fast as TCP takes it).
+    fn unit_plan(&mut self, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan> {
+        let mut units: [Vec<(Dur, u64)>; 2] = Default::default();
+        for &[at, dir, bytes] in adus {
+            let d = (dir as usize).min(1);
+            let scale = if d == 1 { self.cfg.response_scale } else { 1.0 };
+            let at = if self.cfg.zero_think { Dur::ZERO } else { Dur::from_secs_f64(at.max(0.0)) };
+            let b = (bytes * scale).round().max(1.0) as u64;
+            if d == 0 {
+                self.n.request_bytes += b;
+            } else {
+                self.n.response_bytes += b;
+            }
+            units[d].push((at, b));
+        }
+        for u in &mut units {
+            u.sort_by_key(|&(at, _)| at);
+        }
+        Arc::new(UnitPlan { class, units })
     }
 
     /// Sends the next request of `conn`, whose boundary asks for the response size.
@@ -520,6 +578,28 @@ impl SwingSource {
     }
 }
 
+impl SwingSource {
+    /// Events of concurrent connections' replayed sides; true when handled.
+    fn replay_event(&mut self, ev: &Event, tp: &mut dyn Transport) -> bool {
+        let (model, rng) = (&self.cfg.model, &mut self.rng);
+        let mut ws = |c: usize, d: usize, b: u64| Self::write_size(model, rng, c, d, b);
+        match *ev {
+            Event::Accepted { conn, host, port, peer } => self.replays.accepted(conn, host, port, peer, tp, &mut ws),
+            Event::Timer(t) if t >> 56 == KIND_UNIT => {
+                self.replays.on_timer((t & ((1 << 56) - 1)) as usize, tp, &mut ws);
+                true
+            }
+            Event::Writable(conn) => self.replays.writable(conn, tp, &mut ws),
+            // A side closes once its own units are written, not when the
+            // other side is done.
+            Event::PeerClosed(conn) => self.replays.serves(conn),
+            // A client's connection also ends its part of the session.
+            Event::Closed(conn) | Event::Reset(conn) => self.replays.closed(conn) && !self.conns.contains_key(&conn),
+            _ => false,
+        }
+    }
+}
+
 /// The indices 0..n as a distribution, so a deck can shuffle whole flows
 /// or sessions.
 fn indices(n: usize) -> Dist {
@@ -548,6 +628,9 @@ impl App for SwingSource {
     }
 
     fn on_event(&mut self, ev: Event, tp: &mut dyn Transport) {
+        if self.replay_event(&ev, tp) {
+            return;
+        }
         let (model, rng, ports) = (&self.cfg.model, &mut self.rng, &self.class_of_port);
         let mut server_write = |port: u16, bytes: u64| match ports.get(&port) {
             Some(&class) => Self::write_size(model, rng, class, 1, bytes),
@@ -578,6 +661,11 @@ impl App for SwingSource {
                 }
             }
             Event::Connected(conn) => match self.conns.get(&conn) {
+                Some(Conn { units: Some(u), .. }) => {
+                    let u = Arc::clone(u);
+                    let (model, rng) = (&self.cfg.model, &mut self.rng);
+                    self.replays.start(conn, u, tp, &mut |c, d, b| Self::write_size(model, rng, c, d, b));
+                }
                 Some(c) if c.pairs_left == 0 => tp.close(conn),
                 Some(_) => self.request(conn, tp),
                 None => {}

@@ -1,0 +1,221 @@
+//! Concurrent connections replayed as Tmix replays them: each side writes
+//! its own data units at their own offsets from its start (the client's
+//! connect, the server's accept) without waiting for the other side, so a
+//! multiplexed connection's responses overlap its requests as the trace's
+//! did. TCP still carries the bytes, so the replay responds to congestion:
+//! a unit due while the previous one is still queued waits behind it.
+
+use crate::{ConnId, HostId, Outbox, Transport};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use units::{Dur, Time};
+
+/// One connection's data units, per direction (0: client to server), as
+/// (offset from the side's start, bytes), in time order.
+#[derive(Debug)]
+pub(crate) struct UnitPlan {
+    pub class: usize,
+    pub units: [Vec<(Dur, u64)>; 2],
+}
+
+struct Replay {
+    conn: ConnId,
+    plan: Arc<UnitPlan>,
+    dir: usize,
+    next: usize,
+    start: Time,
+    out: Outbox,
+    closed: bool,
+}
+
+/// The replaying sides of all concurrent connections.
+pub(crate) struct Replays {
+    /// Plans of connections opened but not yet accepted, by (client,
+    /// server, port), in connect order (handshakes on one path complete in
+    /// order).
+    accepting: HashMap<(HostId, HostId, u16), VecDeque<Arc<UnitPlan>>>,
+    sides: Vec<Option<Replay>>,
+    free: Vec<usize>,
+    by_conn: HashMap<ConnId, usize>,
+    /// Timer tokens are `kind << 56 | slot`.
+    kind: u64,
+}
+
+/// The size of the application writes a unit of `bytes` of `class` goes out
+/// in, for direction `dir`.
+pub(crate) type WriteSize<'a> = dyn FnMut(usize, usize, u64) -> u64 + 'a;
+
+impl Replays {
+    pub(crate) fn new(kind: u64) -> Replays {
+        Replays { accepting: HashMap::new(), sides: Vec::new(), free: Vec::new(), by_conn: HashMap::new(), kind }
+    }
+
+    /// A client opened a concurrent connection; its server side starts when
+    /// it is accepted.
+    pub(crate) fn expect(&mut self, client: HostId, server: HostId, port: u16, plan: Arc<UnitPlan>) {
+        self.accepting.entry((client, server, port)).or_default().push_back(plan);
+    }
+
+    /// The client side of `conn` connected.
+    pub(crate) fn start(&mut self, conn: ConnId, plan: Arc<UnitPlan>, tp: &mut dyn Transport, ws: &mut WriteSize) {
+        self.begin(conn, plan, 0, tp, ws);
+    }
+
+    /// A connection was accepted: its server side starts if it is one of
+    /// ours. Returns whether it was.
+    pub(crate) fn accepted(
+        &mut self,
+        conn: ConnId,
+        server: HostId,
+        port: u16,
+        client: HostId,
+        tp: &mut dyn Transport,
+        ws: &mut WriteSize,
+    ) -> bool {
+        let key = (client, server, port);
+        let Some(plan) = self.accepting.get_mut(&key).and_then(VecDeque::pop_front) else { return false };
+        if self.accepting.get(&key).is_some_and(VecDeque::is_empty) {
+            self.accepting.remove(&key);
+        }
+        self.begin(conn, plan, 1, tp, ws);
+        true
+    }
+
+    fn begin(&mut self, conn: ConnId, plan: Arc<UnitPlan>, dir: usize, tp: &mut dyn Transport, ws: &mut WriteSize) {
+        let r = Replay { conn, plan, dir, next: 0, start: tp.now(), out: Outbox::default(), closed: false };
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.sides[i] = Some(r);
+                i
+            }
+            None => {
+                self.sides.push(Some(r));
+                self.sides.len() - 1
+            }
+        };
+        self.by_conn.insert(conn, slot);
+        self.step(slot, tp, ws);
+    }
+
+    /// Writes every unit that is due, then waits for the next one; closes
+    /// the side's direction once all is written.
+    fn step(&mut self, slot: usize, tp: &mut dyn Transport, ws: &mut WriteSize) {
+        let Some(r) = self.sides.get_mut(slot).and_then(Option::as_mut) else { return };
+        let units = &r.plan.units[r.dir];
+        while let Some(&(at, bytes)) = units.get(r.next) {
+            let due = r.start + at;
+            if due > tp.now() {
+                tp.set_timer(due, self.kind << 56 | slot as u64);
+                return;
+            }
+            r.next += 1;
+            r.out.send(tp, r.conn, bytes, None, ws(r.plan.class, r.dir, bytes));
+        }
+        if r.out.is_empty() && !r.closed {
+            r.closed = true;
+            tp.close(r.conn);
+        }
+    }
+
+    pub(crate) fn on_timer(&mut self, slot: usize, tp: &mut dyn Transport, ws: &mut WriteSize) {
+        self.step(slot, tp, ws);
+    }
+
+    /// Send-buffer space on `conn`; returns whether it is a replayed side.
+    pub(crate) fn writable(&mut self, conn: ConnId, tp: &mut dyn Transport, ws: &mut WriteSize) -> bool {
+        let Some(&slot) = self.by_conn.get(&conn) else { return false };
+        if let Some(r) = self.sides[slot].as_mut() {
+            r.out.flush(tp, conn);
+        }
+        self.step(slot, tp, ws);
+        true
+    }
+
+    pub(crate) fn serves(&self, conn: ConnId) -> bool {
+        self.by_conn.contains_key(&conn)
+    }
+
+    /// `conn` is over; returns whether it was a replayed side.
+    pub(crate) fn closed(&mut self, conn: ConnId) -> bool {
+        let Some(slot) = self.by_conn.remove(&conn) else { return false };
+        self.sides[slot] = None;
+        self.free.push(slot);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records writes, closes and timers; the send buffer takes everything.
+    #[derive(Default)]
+    struct Tp {
+        now: Time,
+        writes: Vec<(Time, ConnId, u64)>,
+        closes: Vec<ConnId>,
+        timers: Vec<(Time, u64)>,
+    }
+
+    impl Transport for Tp {
+        fn now(&self) -> Time {
+            self.now
+        }
+        fn listen(&mut self, _: HostId, _: u16) {}
+        fn connect(&mut self, _: HostId, _: HostId, _: u16) -> ConnId {
+            ConnId(0)
+        }
+        fn write(&mut self, conn: ConnId, bytes: u64) -> u64 {
+            self.writes.push((self.now, conn, bytes));
+            bytes
+        }
+        fn send_space(&self, _: ConnId) -> u64 {
+            u64::MAX
+        }
+        fn write_forever(&mut self, _: ConnId) {}
+        fn mark(&mut self, _: ConnId, _: u64) {}
+        fn close(&mut self, conn: ConnId) {
+            self.closes.push(conn);
+        }
+        fn abort(&mut self, _: ConnId) {}
+        fn bind_udp(&mut self, _: HostId, _: u16) {}
+        fn send_udp(&mut self, _: HostId, _: u16, _: HostId, _: u16, _: u32) {}
+        fn set_timer(&mut self, at: Time, token: u64) {
+            self.timers.push((at, token));
+        }
+    }
+
+    #[test]
+    fn each_side_writes_its_units_at_their_offsets_and_then_closes() {
+        let ms = Dur::from_millis;
+        let plan = Arc::new(UnitPlan {
+            class: 0,
+            units: [vec![(ms(0), 500), (ms(10), 300)], vec![(ms(5), 20_000), (ms(6), 40_000)]],
+        });
+        let mut r = Replays::new(7);
+        let mut tp = Tp::default();
+        let mut ws = |_: usize, dir: usize, b: u64| if dir == 1 { 10_000 } else { b };
+        r.expect(1, 2, 443, Arc::clone(&plan));
+        assert!(!r.accepted(ConnId(9), 2, 80, 1, &mut tp, &mut ws), "another port: not ours");
+        // The client connects at 100 ms, the server accepts at 120 ms.
+        tp.now = Time::ZERO + ms(100);
+        r.start(ConnId(1), Arc::clone(&plan), &mut tp, &mut ws);
+        tp.now = Time::ZERO + ms(120);
+        assert!(r.accepted(ConnId(2), 2, 443, 1, &mut tp, &mut ws));
+        assert_eq!(tp.writes, vec![(Time::ZERO + ms(100), ConnId(1), 500)]);
+        assert_eq!(tp.timers, vec![(Time::ZERO + ms(110), 7 << 56), (Time::ZERO + ms(125), 7 << 56 | 1)]);
+        // Timers fire: each unit at its offset, the server's 40 kB unit
+        // right after the 20 kB one, both in 10 kB writes.
+        tp.now = Time::ZERO + ms(110);
+        r.on_timer(0, &mut tp, &mut ws);
+        tp.now = Time::ZERO + ms(125);
+        r.on_timer(1, &mut tp, &mut ws);
+        assert_eq!(tp.timers.last(), Some(&(Time::ZERO + ms(126), 7 << 56 | 1)));
+        tp.now = Time::ZERO + ms(126);
+        r.on_timer(1, &mut tp, &mut ws);
+        let server: Vec<u64> = tp.writes.iter().filter(|w| w.1 == ConnId(2)).map(|w| w.2).collect();
+        assert_eq!(server, vec![10_000; 6]);
+        assert_eq!(tp.closes, vec![ConnId(1), ConnId(2)]);
+        assert!(r.serves(ConnId(1)) && r.closed(ConnId(1)) && !r.serves(ConnId(1)));
+    }
+}

@@ -164,7 +164,7 @@ REALISM = {
     "app-alexa.pcapng": (True, False),
     "video-netflix.pcap": (False, False),
     "http-bro-org.pcap": (True, False),
-    "tls-firefox.pcap": (False, False),
+    "tls-firefox.pcap": (True, False),
     "quic-firefox-google.pcap": (True, True),
 }
 

@@ -93,6 +93,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 peak_rate_bps: h.peak.bps().max(h.peak_rx.bps()),
                 segments_per_ack: n.segments_per_ack,
                 bytes_per_ack: n.bytes_per_ack,
+                initial_window: n.initial_window,
                 timestamps: n.timestamps,
                 sack: n.sack,
                 loss_after_link: n.loss_after,

@@ -26,6 +26,8 @@ pub(crate) struct NetAcc {
     /// Packet pairs sent by this host: (bit/s, spacing in s).
     pairs: Reservoir<(f64, f64)>,
     mss: Reservoir<u16>,
+    /// First flights' segment counts (initial windows).
+    iw: Reservoir<u32>,
     /// Delay from a hole opening in this host's data to its fill, seconds.
     fills: Reservoir<f64>,
     /// Data segments that carried new data (not below the highest sequence seen).
@@ -64,6 +66,8 @@ pub(crate) struct HostNet {
     pub holes: u64,
     pub segments_per_ack: Option<f64>,
     pub bytes_per_ack: Option<f64>,
+    /// The median of its first flights, segments.
+    pub initial_window: Option<u32>,
     /// Whether most of its SYNs offered timestamps and SACK.
     pub timestamps: Option<bool>,
     pub sack: Option<bool>,
@@ -90,6 +94,11 @@ impl NetAcc {
             let bps = ((payload as f64 + 40.0) * 8.0 / dt).clamp(MIN_CAPACITY_BPS, MAX_CAPACITY_BPS);
             self.pairs.push((bps, dt), HOST_RESERVOIR, rng);
         }
+    }
+
+    /// A first flight of `n` segments the host sent.
+    pub(crate) fn initial_window(&mut self, n: u32, rng: &mut Rng) {
+        self.iw.push(n, MSS_RESERVOIR, rng);
     }
 
     /// The options of a SYN or SYN/ACK the host sent.
@@ -172,6 +181,10 @@ impl NetAcc {
             holes,
             segments_per_ack,
             bytes_per_ack,
+            initial_window: {
+                let w = sorted(self.iw.items().iter().map(|&n| n as f64));
+                (!w.is_empty()).then(|| percentile(&w, 50.0) as u32)
+            },
             timestamps: (self.syns > 0).then_some(2 * self.syns_ts >= self.syns),
             sack: (self.syns > 0).then_some(2 * self.syns_sack >= self.syns),
             acks: self.acks,

@@ -22,6 +22,15 @@ pub(crate) struct Seg {
     pub ack: u32,
 }
 
+/// A direction's first flight of data: when it began, its segments so far
+/// and the last one's time (for the sender's initial window).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flight {
+    pub start: i64,
+    pub n: u32,
+    pub last: i64,
+}
+
 /// One direction's byte stream. Offsets are bytes from the first data byte
 /// (the byte after the SYN), or from the first sequence seen when the SYN
 /// was missed; wraparound is handled by reading each sequence number
@@ -45,6 +54,10 @@ pub(crate) struct Dir {
     pub fills: u64,
     /// Highest offset the peer has acknowledged.
     pub acked: i64,
+    /// The first flight while it is being counted; `flight_done` once it
+    /// was counted or could not be.
+    pub flight: Option<Flight>,
+    pub flight_done: bool,
 }
 
 impl Dir {

@@ -32,7 +32,7 @@ use crate::record::{ConnRecord, EndReason};
 use crate::sides::key_addr;
 use crate::sink::{Sink, TcpStats};
 use crate::slots::place;
-use crate::stream::{Dir, Seg};
+use crate::stream::{Dir, Flight, Seg};
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
 use swing::{RttSamples, SessionKey};
@@ -50,6 +50,16 @@ pub(crate) struct Handshake {
     synacks: u32,
     server_isn: Option<u32>,
     ack: Option<i64>,
+}
+
+impl Handshake {
+    /// SYN to the handshake's ACK, both seen once: the path's round trip.
+    fn rtt(&self) -> Option<i64> {
+        match (self.syn, self.ack, self.syns, self.synacks) {
+            (Some(s), Some(a), 1, 1) => Some(a - s),
+            _ => None,
+        }
+    }
 }
 
 /// One TCP connection; direction 0 is client to server.
@@ -435,6 +445,36 @@ impl Tcp {
     }
 }
 
+/// A new data segment at `t` in a direction: counts its first flight, the
+/// segments that arrive within 0.8 handshake RTTs of the first, before any
+/// ACK of them could bring more. Returns the count once the flight is over,
+/// if a clear pause (a quarter RTT) followed it, as the sender waited for
+/// ACKs: a path that spreads the flight over the whole RTT gives none.
+fn first_flight(dd: &mut Dir, t: i64, rtt: Option<i64>) -> Option<u32> {
+    if dd.flight_done {
+        return None;
+    }
+    let Some(r) = rtt.filter(|&r| r > 0) else {
+        dd.flight_done = true;
+        return None;
+    };
+    match &mut dd.flight {
+        None => {
+            dd.flight = Some(Flight { start: t, n: 1, last: t });
+            None
+        }
+        Some(f) if t < f.start + r * 8 / 10 => {
+            f.n += 1;
+            f.last = t;
+            None
+        }
+        Some(f) => {
+            dd.flight_done = true;
+            (t - f.last >= r / 4).then_some(f.n)
+        }
+    }
+}
+
 /// Updates `c` with a segment from direction `d` (0 = from the client).
 /// Returns why the connection closes, if it does.
 #[allow(clippy::too_many_arguments)]
@@ -554,6 +594,10 @@ fn on_packet(
     // The other side's data is in flight, unacknowledged, as this side
     // sends: the two sides do not take turns.
     let other_in_flight = c.dirs[o].data_hi.is_some() && c.dirs[o].hi > c.dirs[o].acked;
+    if len > 0 && c.dirs[o].flight.is_some() {
+        // The other side's first flight is over once this side speaks.
+        c.dirs[o].flight_done = true;
+    }
     let dd = &mut c.dirs[d];
     if len > 0 {
         let s0 = dd.off(p.seq.wrapping_add(syn));
@@ -583,6 +627,9 @@ fn on_packet(
             hosts.get(src).net.new_segs += 1;
             if other_in_flight {
                 c.overlaps += 1;
+            }
+            if let Some(n) = first_flight(dd, t, c.hs.rtt()) {
+                hosts.get(src).net.initial_window(n, rh);
             }
             let rx = &mut hosts.get(c.hosts[o]).net;
             rx.segs_received += 1;

@@ -571,3 +571,24 @@ fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
     // Kept sessions carry the same units.
     assert_eq!(&k.sessions[0].rres[0].conns[0].adus, got);
 }
+
+#[test]
+fn a_servers_first_flight_gives_its_initial_window() {
+    // Handshake round trip 40 ms; the server's first flight is 4 segments,
+    // then it waits for ACKs (a 36 ms pause) before 8 more.
+    let flight = |pause: f64| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.030, 0.010);
+        c.data(&mut x, 1.041, true, 300);
+        let end = c.response(&mut x, 1.080, 4 * 1460, 0.001);
+        c.ack(&mut x, end + 0.0001, true);
+        c.response(&mut x, end + pause, 8 * 1460, 0.001);
+        c.close(&mut x, 2.0, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().initial_window
+    };
+    assert_eq!(flight(0.036), Some(4));
+    // Without a pause after it the flight cannot be told from the next.
+    assert_eq!(flight(0.001), None);
+}

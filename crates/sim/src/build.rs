@@ -123,6 +123,7 @@ impl Builder {
                         bytes_per_ack: None,
                         timestamps: None,
                         sack: None,
+                        initial_window: None,
                     }
                 } else {
                     let mut x = rng.uniform() * total;
@@ -197,7 +198,8 @@ impl Builder {
 ///
 /// ACKs: the host's bytes received per pure ACK sent, reproduced as a
 /// running count (`TcpConfig::ack_bytes`) with quick ACKs off, since the
-/// measurement includes them. MSS, timestamps and SACK: what the host's own
+/// measurement includes them. Initial window: its first flights'. MSS,
+/// timestamps and SACK: what the host's own
 /// SYNs offered, so header and segment sizes are the trace's (the smaller
 /// end's MSS wins and an option is used only if both ends offer it, as in
 /// TCP).
@@ -216,6 +218,9 @@ fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
     }
     c.timestamps = t.timestamps.unwrap_or(c.timestamps);
     c.sack = t.sack.unwrap_or(c.sack);
+    if let Some(w) = t.initial_window {
+        c.initial_cwnd = w.clamp(1, 100);
+    }
     c
 }
 

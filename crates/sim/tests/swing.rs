@@ -25,6 +25,7 @@ fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
         bytes_per_ack: None,
         timestamps: None,
         sack: None,
+        initial_window: None,
         loss_after_link: None,
     }
 }
@@ -319,8 +320,9 @@ fn virtual_hosts_take_their_trace_hosts_ack_behaviour_and_mss() {
     m.hosts[0].bytes_per_ack = Some(1868.4);
     m.hosts[0].timestamps = Some(false);
     m.hosts[0].sack = Some(false);
+    m.hosts[0].initial_window = Some(4);
     let c = cfg(&run_model(&m, "", "1s"), 0);
-    assert_eq!((c.ack_bytes, c.quickack, c.timestamps, c.sack), (Some(1868), 0, false, false));
+    assert_eq!((c.ack_bytes, c.quickack, c.timestamps, c.sack, c.initial_cwnd), (Some(1868), 0, false, false, 4));
     assert!(cfg(&run_model(&m, "", "1s"), 1).timestamps, "the group's setting where not measured");
 }
 

@@ -357,6 +357,10 @@ pub struct HostParams {
     pub timestamps: Option<bool>,
     #[serde(default)]
     pub sack: Option<bool>,
+    /// The median first flight of its connections, segments: its initial
+    /// window (counted when a pause of a quarter RTT followed the flight).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
 }
 
 /// The whole model file.
@@ -389,6 +393,7 @@ pub struct NetTuple {
     pub bytes_per_ack: Option<f64>,
     pub timestamps: Option<bool>,
     pub sack: Option<bool>,
+    pub initial_window: Option<u32>,
     /// The host's SYN MSS, if seen (no side fill either).
     pub mss: Option<u32>,
     /// The host has an IPv6 address.
@@ -430,6 +435,11 @@ impl Model {
         let rtt = fill(|h| h.rtt_s, fallback.0);
         let side_cap = weighted_median(hosts.iter().filter_map(|h| h.capacity_bps.map(|x| (x, h.bytes.max(1) as f64))).collect());
         let loss = fill(|h| h.loss, fallback.2);
+        // Initial windows go with the era of the stacks a side runs: a host
+        // whose flights could not be counted takes its side's median.
+        let iw = weighted_median(
+            hosts.iter().filter_map(|h| h.initial_window.map(|w| (w as f64, h.bytes.max(1) as f64))).collect(),
+        );
         hosts
             .iter()
             .map(|h| NetTuple {
@@ -446,6 +456,7 @@ impl Model {
                 bytes_per_ack: h.bytes_per_ack,
                 timestamps: h.timestamps,
                 sack: h.sack,
+                initial_window: h.initial_window.or(iw.map(|w| w as u32)),
                 mss: h.mss,
                 ipv6: h.addr.contains(':'),
             })
@@ -579,6 +590,7 @@ mod tests {
             bytes_per_ack: None,
             timestamps: None,
             sack: None,
+            initial_window: None,
             loss_after_link: None,
         }
     }
@@ -622,6 +634,12 @@ mod tests {
         m.hosts[1].peak_rate_bps = 9e6;
         assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].capacity_bps, 5e6);
         assert_eq!(m.net_tuples(Side::A, (0.1, 1e9, 0.0))[1].capacity_bps, 9e6);
+        // Initial windows: the side's byte-weighted median where not counted.
+        m.hosts[0].initial_window = Some(4);
+        m.hosts[1].initial_window = Some(10);
+        let a = m.net_tuples(Side::A, (0.1, 1e9, 0.0));
+        assert_eq!(a.iter().map(|t| t.initial_window).collect::<Vec<_>>(), [Some(4), Some(10), Some(10)]);
+        assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].initial_window, None);
     }
 
     #[test]

@@ -138,6 +138,8 @@ pub(crate) fn ns_round(s: f64) -> f64 {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ClassHostAcc {
     pub sessions: u64,
+    /// Sessions that could not be kept whole.
+    pub unkept: u64,
     pub rres: u64,
     pub connections: u64,
     pub concurrent: u64,
@@ -299,6 +301,7 @@ impl TcpClasses {
         let pairs = shape.pairs;
         if self.held_pairs + pairs > SESSION_PAIR_BUDGET {
             self.sessions_over_budget += 1;
+            self.host(class, host).unkept += 1;
             return;
         }
         self.held_pairs += pairs;
@@ -350,6 +353,7 @@ impl TcpClasses {
         for (&(class, host), a) in &self.per_host {
             let (s, ports) = sums.entry((class, f.side_of[host as usize])).or_default();
             s.sessions += a.sessions;
+            s.unkept += a.unkept;
             s.rres += a.rres;
             s.connections += a.connections;
             s.concurrent += a.concurrent;
@@ -423,6 +427,7 @@ impl TcpClasses {
                     clients: side,
                     counts: ClassCounts {
                         sessions: s.sessions,
+                        sessions_unkept: s.unkept,
                         rres: s.rres,
                         connections: s.connections,
                         concurrent_connections: s.concurrent,
@@ -487,6 +492,9 @@ mod tests {
         // One that would go over the budget is not kept.
         t.session(1, 0, shape(SESSION_PAIR_BUDGET), &mut rng);
         assert_eq!((t.sessions_over_budget, t.held_pairs), (1, kept));
+        // ...and is counted against its class, for replay to draw from the
+        // marginals as often.
+        assert_eq!((t.per_host[&(1, 0)].unkept, t.per_host.get(&(0, 0)).map_or(0, |a| a.unkept)), (1, 0));
     }
 
     #[test]

@@ -52,6 +52,7 @@ impl Sink {
                 }
                 Sample::SessionTooLong => {
                     self.classes.sessions_too_long += 1;
+                    self.classes.host(class, host).unkept += 1;
                     continue;
                 }
                 Sample::SessionStart(t) => {

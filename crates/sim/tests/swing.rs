@@ -397,3 +397,19 @@ fn concurrent_connections_replay_each_sides_data_units() {
     let b = run_model(&s, "structure = \"sessions\"", "10s");
     assert!(counter(&b, "response_bytes") >= 70_000.0);
 }
+
+#[test]
+fn whole_session_replay_draws_unkept_sessions_from_the_marginals() {
+    // The one kept session has a single RRE; half the trace's sessions were
+    // too long to keep, and replay draws that half from the marginals
+    // (2, 2, 3 or 1 RREs).
+    let mut kept = with_sessions();
+    kept.classes[0].sessions.remove(0);
+    let mut half = kept.clone();
+    half.classes[0].counts.sessions_unkept = half.classes[0].counts.sessions / 2;
+    let (kept, half) = (run_model(&kept, "structure = \"sessions\"", "100s"), run_model(&half, "structure = \"sessions\"", "100s"));
+    assert_eq!(counter(&half, "sessions"), counter(&kept, "sessions"));
+    let per = |b: &sim::build::Built| counter(b, "rres") / counter(b, "sessions");
+    assert_eq!(per(&kept), 1.0);
+    assert!((1.3..1.7).contains(&per(&half)), "{}", per(&half));
+}

@@ -177,6 +177,11 @@ pub struct SideInfo {
 #[serde(deny_unknown_fields)]
 pub struct ClassCounts {
     pub sessions: u64,
+    /// Of the sessions, those not kept whole (too long, or over the
+    /// memory budget): whole-session replay draws that share from the
+    /// marginals, so the long sessions it cannot replay are not lost.
+    #[serde(default)]
+    pub sessions_unkept: u64,
     pub rres: u64,
     pub connections: u64,
     /// Of the connections, those whose two sides sent at once.

@@ -275,9 +275,13 @@ impl SwingSource {
         for (c, class) in model.classes.iter().enumerate() {
             let whole = self.cfg.structure == Structure::Sessions && !class.sessions.is_empty();
             let shapes = indices(if whole { class.sessions.len() } else { 0 });
+            // Sessions too long to keep whole come from the marginals, as
+            // often as the trace had them.
+            let unkept = class.counts.sessions_unkept as f64 / class.counts.sessions.max(1) as f64;
             for _ in 0..self.scaled(class.counts.sessions) {
                 let off = Self::draw(&mut self.decks[c].start, &class.session_start_s, &mut self.rng, 0.0);
-                let shape = whole.then(|| self.decks[c].session.draw(&shapes, &mut self.rng).unwrap_or(0.0) as usize);
+                let kept = whole && !(unkept > 0.0 && self.rng.bernoulli(unkept.min(1.0)));
+                let shape = kept.then(|| self.decks[c].session.draw(&shapes, &mut self.rng).unwrap_or(0.0) as usize);
                 let at = base + Dur::from_secs_f64(off.max(0.0));
                 if at < self.cfg.stop {
                     let s = self.new_session(c, shape);

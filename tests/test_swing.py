@@ -101,6 +101,12 @@ def espn_validation(tmp_path_factory):
     return d, r.stdout
 
 
+def test_validate_periods_shrink_for_long_traces():
+    from undertow.validate import auto_periods
+
+    assert [auto_periods(n) for n in (956, 31_249, 200_000, 250_000, 5_000_000)] == [10, 10, 10, 8, 1]
+
+
 def test_validate_reports_every_figure(espn_validation):
     d, out = espn_validation
     for f in ["validation.json", "energy.png", "regenerated.json", "run/summary.json", "run/bottleneck.pcap"]:

@@ -373,7 +373,8 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("-o", "--output", metavar="DIR", help="results directory (default: runs/validate-<model>)")
     v.add_argument("--link-rate", default="1Gbps", metavar="RATE", help="target link rate (default 1Gbps: the hosts' access links constrain)")
     v.add_argument("--seed", type=int, help="simulation seed (default 1)")
-    v.add_argument("--periods", type=int, default=10, metavar="N", help="regenerate N trace-length periods and compare averages (default 10)")
+    v.add_argument("--periods", type=int, metavar="N",
+                   help="regenerate N trace-length periods and compare averages (default: 10, fewer for traces over 200,000 packets)")
     v.add_argument("--structure", choices=("marginals", "sessions"), default="marginals",
                    help="draw every session parameter on its own, as Swing did (marginals, the default), or replay whole observed sessions")
     v.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="energy base bin (default 1ms)")

@@ -41,6 +41,19 @@ class Validation:
     capture does not hold, as a share of the direction's captured TCP bytes."""
 
 
+#: `auto_periods`: at most this many periods, and about this many packets
+#: regenerated (a long trace is regenerated once: its own length averages
+#: enough, and ten periods of a large trace would fill the disk with the
+#: capture).
+MAX_PERIODS = 10
+PERIOD_PACKET_BUDGET = 2_000_000
+
+
+def auto_periods(trace_packets: int) -> int:
+    """Trace-length periods to regenerate for a trace of this many packets."""
+    return max(1, min(MAX_PERIODS, PERIOD_PACKET_BUDGET // max(trace_packets, 1)))
+
+
 def _scenario(model_path: Path, duration_s: float, link_rate: str, seed: int, extra: str) -> str:
     # The generator repeats the trace's sessions every trace-length period,
     # so a run of several periods averages out one short trace's sampling
@@ -94,7 +107,7 @@ def validate(
     out_dir,
     link_rate: str = "1Gbps",
     seed: int = 1,
-    periods: int = 10,
+    periods: Optional[int] = None,
     bin_s: float = 0.001,
     extra: str = "",
     structure: str = "marginals",
@@ -108,6 +121,8 @@ def validate(
     if duration <= 0:
         raise ValueError(f"{model_path}: the trace lasted {duration} s: nothing to regenerate")
     scen = out / "regenerate.toml"
+    if periods is None:
+        periods = auto_periods(sum(d["packets"] for d in m["link"]["dirs"]))
     if periods < 1:
         raise ValueError(f"periods = {periods}: expected at least 1")
     extra = f'structure = "{structure}"\n' + extra

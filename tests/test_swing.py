@@ -156,8 +156,20 @@ def test_validate_flags_capture_loss(tmp_path):
     r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"), "--periods", "2")
     assert r.returncode == 0, r.stderr
     assert "warning: the capture lost packets B to A" in r.stdout
-    loss = json.loads((tmp_path / "v" / "validation.json").read_text())["capture_loss"]
-    assert loss[0] < 0.01 and loss[1] > 0.5
+    v = json.loads((tmp_path / "v" / "validation.json").read_text())
+    assert v["capture_loss"][0] < 0.01 and v["capture_loss"][1] > 0.5
+    assert v["one_way_connections"] < 0.1 and "one direction only" not in r.stdout
+
+
+def test_validate_flags_one_direction_traces(tmp_path):
+    # auckland-atm-2000 shows each TCP connection in one direction only.
+    trace = traces_dir() / "auckland-atm-2000.pcap"
+    r = cli("extract", str(trace), "-o", str(tmp_path / "m.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"), "--periods", "1")
+    assert r.returncode == 0, r.stderr
+    assert "connections in one direction only" in r.stdout
+    assert json.loads((tmp_path / "v" / "validation.json").read_text())["one_way_connections"] > 0.9
 
 
 # The realism table of docs/swing-model.md, with whole-session replay: what

@@ -39,6 +39,8 @@ class Validation:
     capture_loss: list[float]
     """Per direction: TCP payload the trace's receivers acknowledged but the
     capture does not hold, as a share of the direction's captured TCP bytes."""
+    one_way: float = 0.0
+    """Share of the trace's TCP connections seen in one direction only."""
 
 
 #: `auto_periods`: at most this many periods, and about this many packets
@@ -144,7 +146,9 @@ def validate(
     # of trace-length windows, pooled, so both lose the same edges.
     e_regen = energy_of(run_series(rundir), bin_s, window=len(original["fwd_bytes"]))
     diffs = {d: compare_energy(e_orig[d], e_regen[d]) for d in ("fwd", "rev")}
-    result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, capture_loss(m))
+    link = m["link"]
+    one_way = link.get("tcp_one_way", 0) / max(link.get("tcp_connections", 0), 1)
+    result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, capture_loss(m), one_way)
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
 
@@ -160,6 +164,9 @@ def capture_loss(model: dict) -> list[float]:
 
 #: Above this share of unseen bytes a direction's capture counts as lossy.
 CAPTURE_LOSS_WARN = 0.01
+#: Warn when more than this share of the trace's TCP connections showed one
+#: direction only.
+ONE_WAY_WARN = 0.5
 
 
 #: The realism targets: mean rate per direction within this relative error,
@@ -191,6 +198,7 @@ def report_dict(v: Validation) -> dict:
         "comparison": v.comparison,
         "targets": targets(v),
         "capture_loss": v.capture_loss,
+        "one_way_connections": v.one_way,
         "energy_log2_difference": {
             d: [{"octave": j, "scale_s": s, "difference": diff} for j, s, diff in rows] for d, rows in v.energy_diff.items()
         },
@@ -213,6 +221,10 @@ def text(v: Validation) -> str:
         rows.append([f"rate {name}", f"{r['original'] / 1e6:.3f} Mbit/s", f"{r['regenerated'] / 1e6:.3f} Mbit/s", _pct(r["relative_error"])])
         rows.append([f"packets/s {name}", f"{p['original']:.1f}", f"{p['regenerated']:.1f}", _pct(p["relative_error"])])
     out = [render(["figure", "original", "regenerated", "error"], rows)]
+    if v.one_way > ONE_WAY_WARN:
+        out.append(f"warning: the trace saw {v.one_way * 100:.0f}% of its TCP connections in one direction only (asymmetric "
+                   "routing, or a capture of one direction); the regenerated link carries both directions of every "
+                   "connection, so rates, packets and mix cannot be compared")
     for name, share in zip(("A to B", "B to A"), v.capture_loss):
         if share > CAPTURE_LOSS_WARN:
             out.append(f"warning: the capture lost packets {name}: its receivers acknowledged {share * 100:.1f}% more TCP "

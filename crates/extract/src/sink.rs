@@ -17,6 +17,8 @@ pub(crate) struct TcpStats {
     pub connections: u64,
     pub without_syn: u64,
     pub without_data: u64,
+    /// Connections with packets in one direction only.
+    pub one_way: u64,
     /// Connections in the model (long ones split into several).
     pub modelled: u64,
     pub pairs: u64,

@@ -369,6 +369,7 @@ impl Tcp {
             sink.pump();
             sink.stats.without_data += 1;
         }
+        sink.stats.one_way += (c.packets[0] == 0 || c.packets[1] == 0) as u64;
         let a = sink.classes.host(c.class, c.hosts[0]);
         for d in 0..2 {
             a.bytes[d] += c.bytes[d];

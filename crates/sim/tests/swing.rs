@@ -36,7 +36,7 @@ fn model() -> Model {
         format: FORMAT.into(),
         traces: vec![],
         options: ExtractOptions::default(),
-        link: LinkStats { duration_s: 10.0, dirs: Default::default() },
+        link: LinkStats { duration_s: 10.0, ..Default::default() },
         sides: SideInfo { rule: SideRule::Auto, decided_by: "test".into(), hosts_a: 1, hosts_b: 2 },
         classes: vec![AppClass {
             name: "HTTP".into(),

@@ -193,6 +193,7 @@ mod tests {
             link: LinkStats {
                 duration_s: 10.0,
                 dirs: [DirStats { mean_rate_bps: rate, packets: 100, ..Default::default() }, DirStats::default()],
+                ..Default::default()
             },
             sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 0, hosts_b: 0 },
             classes,

@@ -160,6 +160,12 @@ pub struct DirStats {
 pub struct LinkStats {
     pub duration_s: f64,
     pub dirs: [DirStats; 2],
+    /// TCP connections, and those seen in one direction only (asymmetric
+    /// routing, or a capture of one direction).
+    #[serde(default)]
+    pub tcp_connections: u64,
+    #[serde(default)]
+    pub tcp_one_way: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

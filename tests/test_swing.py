@@ -233,3 +233,42 @@ def test_extract_to_an_unwritable_place_names_it(tmp_path):
     r = cli("extract", str(traces_dir() / "http-bro-org.pcap"), "-o", str(good), "-q")
     assert r.returncode == 0 and json.loads(good.read_text())["format"].startswith("undertow.swing-model/")
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_round_trip_on_a_population_trace(tmp_path):
+    # A many-user trace: web-ynet-2013's model regenerated with 100 hosts a
+    # side and 20 times its sessions over a shared 100 Mbit/s link, captured;
+    # then extracted and validated like any trace. Every realism target holds.
+    r = cli("extract", str(traces_dir() / "web-ynet-2013.pcap"), "-o", str(tmp_path / "ynet.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "gen.toml").write_text(f"""name = "population"
+duration = "60s"
+seed = 7
+[topology.bottleneck]
+rate = "100Mbps"
+delay = "5ms"
+queue = "200p"
+[[background]]
+model = "swing"
+name = "swing"
+file = {json.dumps(str(tmp_path / "ynet.json"))}
+session_scale = 20.0
+hosts = 100
+[output]
+pcap = true
+pcap_snaplen = "128B"
+""")
+    r = cli("run", str(tmp_path / "gen.toml"), "-o", str(tmp_path / "trace"), "-q")
+    assert r.returncode == 0, r.stderr
+    trace = tmp_path / "trace" / "bottleneck.pcap"
+    r = cli("extract", str(trace), "-o", str(tmp_path / "m.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert m["sides"]["hosts_a"] > 50 and m["link"]["dirs"][1]["packets"] > 50_000
+    r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"))
+    assert r.returncode == 0, r.stderr
+    v = json.loads((tmp_path / "v" / "validation.json").read_text())
+    energy = [d["difference"] for k in ("fwd", "rev") for d in v["energy_log2_difference"][k]]
+    print(f"population: rate {[c['relative_error'] for c in v['comparison']['rate_bps']]}, max energy {max(energy):.2f}")
+    assert all(t["met"] for t in v["targets"].values()), v["targets"]
+    assert len(energy) >= 20, "octaves 2 ms to 4 s both ways"

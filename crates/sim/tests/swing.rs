@@ -175,6 +175,17 @@ fn bad_model_files_are_reported() {
     assert!(e.contains("undertow.swing-model/99") && e.contains("not supported"), "{e}");
     let e = msg("file = \"v99.json\"\nrate = \"1Mbps\"");
     assert!(e.contains("background[0].rate") && e.contains("does not apply"), "{e}");
+    // Write tables and data units are checked too, naming the class.
+    let mut m = model();
+    m.classes[0].response_writes = vec![[5000.0, 2.0], [100.0, 1.0]];
+    std::fs::write(dir.join("writes.json"), serde_json::to_string(&m).unwrap()).unwrap();
+    let e = msg("file = \"writes.json\"");
+    assert!(e.contains("\"HTTP\"") && e.contains("response_writes"), "{e}");
+    let mut m = model();
+    m.classes[0].concurrent = vec![vec![[0.0, 2.0, 100.0]]];
+    std::fs::write(dir.join("units.json"), serde_json::to_string(&m).unwrap()).unwrap();
+    let e = msg("file = \"units.json\"");
+    assert!(e.contains("data unit") && e.contains("direction 0 or 1"), "{e}");
 }
 
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {

@@ -497,6 +497,13 @@ impl Model {
                     return Err(format!("class {:?}: {name} must hold sorted, finite, non-negative values", c.name));
                 }
             }
+            for (name, w) in [("request_writes", &c.request_writes), ("response_writes", &c.response_writes)] {
+                if w.iter().any(|e| !(e[0].is_finite() && e[0] >= 1.0 && e[1].is_finite() && e[1] >= 1.0))
+                    || w.windows(2).any(|p| p[0][0] > p[1][0])
+                {
+                    return Err(format!("class {:?}: {name} must hold [bytes ≥ 1, writes ≥ 1] sorted by bytes", c.name));
+                }
+            }
             let units = c.concurrent.iter().chain(c.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter().map(|k| &k.adus))));
             for u in units.flatten() {
                 if !(u[0].is_finite() && u[0] >= 0.0 && (u[1] == 0.0 || u[1] == 1.0) && u[2].is_finite() && u[2] >= 1.0) {

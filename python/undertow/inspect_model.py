@@ -67,7 +67,8 @@ def summary(m: dict) -> str:
         n = c["counts"]
         b = sum(n["bytes"])
         rows.append([c["name"], "tcp", f"clients {c['clients'].upper()}", f"{100 * b / total:.1f}%", f"{b:,}",
-                     str(n["connections"]), str(n["sessions"]), str(n["rres"]), str(n["pairs"])])
+                     str(n["connections"]) + (f" ({n['concurrent_connections']} concurrent)" if n.get("concurrent_connections") else ""),
+                     str(n["sessions"]), str(n["rres"]), str(n["pairs"])])
     for u in m["udp"]:
         b = sum(f["bytes"][0] + f["bytes"][1] for f in u["samples"])
         rows.append([u["name"], "udp", f"from {u['initiators'].upper()}", f"{100 * b / total:.1f}%", f"{b:,}",
@@ -92,8 +93,9 @@ def summary(m: dict) -> str:
     for side in ("a", "b"):
         hosts = [h for h in m["hosts"] if h["side"] == side]
         for label, key, scale, fmt in (("RTT ms", "rtt_s", 1e3, "{:.3g}"), ("capacity Mbit/s", "capacity_bps", 1e-6, "{:.3g}"),
-                                       ("loss %", "loss", 100, "{:.3g}")):
-            vals = [h[key] for h in hosts if h[key] is not None]
+                                       ("loss %", "loss", 100, "{:.3g}"), ("initial window", "initial_window", 1, "{:.3g}"),
+                                       ("bytes per ACK", "bytes_per_ack", 1, "{:.0f}")):
+            vals = [h[key] for h in hosts if h.get(key) is not None]
             rows.append([side.upper(), label, *_q(vals, scale, fmt), f"of {len(hosts)}"])
     out.append("\nhost network parameters (10th / 50th / 90th percentile over hosts with an estimate):")
     out.append(render(["side", "parameter", "p10", "p50", "p90", "hosts", ""], rows))

@@ -94,6 +94,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 segments_per_ack: n.segments_per_ack,
                 bytes_per_ack: n.bytes_per_ack,
                 initial_window: n.initial_window,
+                rcv_window: n.rcv_window,
                 timestamps: n.timestamps,
                 sack: n.sack,
                 loss_after_link: n.loss_after,

@@ -28,6 +28,8 @@ pub(crate) struct NetAcc {
     mss: Reservoir<u16>,
     /// First flights' segment counts (initial windows).
     iw: Reservoir<u32>,
+    /// Windows it advertised while receiving data, bytes.
+    windows: Reservoir<u64>,
     /// Delay from a hole opening in this host's data to its fill, seconds.
     fills: Reservoir<f64>,
     /// Data segments that carried new data (not below the highest sequence seen).
@@ -68,6 +70,8 @@ pub(crate) struct HostNet {
     pub bytes_per_ack: Option<f64>,
     /// The median of its first flights, segments.
     pub initial_window: Option<u32>,
+    /// The 90th percentile of the windows it advertised while receiving.
+    pub rcv_window: Option<u64>,
     /// Whether most of its SYNs offered timestamps and SACK.
     pub timestamps: Option<bool>,
     pub sack: Option<bool>,
@@ -94,6 +98,11 @@ impl NetAcc {
             let bps = ((payload as f64 + 40.0) * 8.0 / dt).clamp(MIN_CAPACITY_BPS, MAX_CAPACITY_BPS);
             self.pairs.push((bps, dt), HOST_RESERVOIR, rng);
         }
+    }
+
+    /// A window of `bytes` the host advertised while receiving data.
+    pub(crate) fn window_sample(&mut self, bytes: u64, rng: &mut Rng) {
+        self.windows.push(bytes, HOST_RESERVOIR, rng);
     }
 
     /// A first flight of `n` segments the host sent.
@@ -181,6 +190,10 @@ impl NetAcc {
             holes,
             segments_per_ack,
             bytes_per_ack,
+            rcv_window: {
+                let w = sorted(self.windows.items().iter().map(|&n| n as f64));
+                (w.len() >= ACK_MIN as usize).then(|| percentile(&w, 90.0) as u64)
+            },
             initial_window: {
                 let w = sorted(self.iw.items().iter().map(|&n| n as f64));
                 (!w.is_empty()).then(|| percentile(&w, 50.0) as u32)

@@ -50,9 +50,23 @@ pub(crate) struct Handshake {
     synacks: u32,
     server_isn: Option<u32>,
     ack: Option<i64>,
+    /// Window scale each side's SYN offered (client, server).
+    wscale: [Option<u8>; 2],
 }
 
 impl Handshake {
+    /// A window field sent by side `d`, in bytes, when both SYNs were seen.
+    fn window(&self, d: usize, field: u16) -> Option<u64> {
+        if self.syn.is_none() || self.synack.is_none() {
+            return None;
+        }
+        let shift = match self.wscale {
+            [Some(a), Some(b)] => [a, b][d].min(14),
+            _ => 0,
+        };
+        Some((field as u64) << shift)
+    }
+
     /// SYN to the handshake's ACK, both seen once: the path's round trip.
     fn rtt(&self) -> Option<i64> {
         match (self.syn, self.ack, self.syns, self.synacks) {
@@ -504,6 +518,7 @@ fn on_packet(
             if c.hs.syns == 0 {
                 c.hs.syn = Some(t);
                 c.hs.isn = Some(p.seq);
+                c.hs.wscale[0] = p.options.window_scale;
                 hosts.get(src).net.syn_options(&p.options, rh);
                 c.start = c.start.min(t);
             }
@@ -516,6 +531,7 @@ fn on_packet(
             if c.hs.synacks == 0 {
                 c.hs.synack = Some(t);
                 c.hs.server_isn = Some(p.seq);
+                c.hs.wscale[1] = p.options.window_scale;
                 hosts.get(src).net.syn_options(&p.options, rh);
                 c.dirs[1].set_base(p.seq.wrapping_add(1), true);
                 c.dirs[0].set_base(p.ack, true);
@@ -546,6 +562,15 @@ fn on_packet(
 
     let syn = f.syn() as u32;
     c.dirs[d].set_base(p.seq.wrapping_add(syn), syn == 1);
+
+    // The window a receiver advertises while data comes to it: what its
+    // stack let the sender have in flight (scaled when both SYNs offered
+    // scaling; a connection whose SYNs were missed gives none).
+    if f.ack() && !f.syn() && c.dirs[o].data_hi.is_some() {
+        if let Some(w) = c.hs.window(d, p.window) {
+            hosts.get(src).net.window_sample(w, rh);
+        }
+    }
 
     // What this packet acknowledges was sent before it: advance the other
     // direction first.

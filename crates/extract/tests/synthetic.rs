@@ -504,6 +504,8 @@ fn segments_per_ack_and_whole_sessions_are_in_the_model() {
     let h = m.hosts.iter().find(|h| h.addr == "10.0.0.1").unwrap();
     // 30 ACKs of two segments, then one of the 1000-byte response.
     assert!((h.segments_per_ack.unwrap() - 61.0 / 31.0).abs() < 1e-9, "{:?}", h.segments_per_ack);
+    // Its ACKs advertised 65535 bytes (no window scaling offered).
+    assert_eq!(h.rcv_window, Some(65535));
     let sessions = &m.classes[0].sessions;
     assert_eq!(sessions.len(), 1);
     let conn = &sessions[0].rres[0].conns[0];

@@ -214,3 +214,13 @@ fn the_report_serializes() {
     assert_eq!(v["packets"], 956);
     assert_eq!(v["tcp_connections"], 25);
 }
+
+#[test]
+fn a_receivers_window_is_its_scaled_advertisement() {
+    // tshark -r tls-firefox.pcap -Y 'ip.src==192.168.1.13 && frame.number>5'
+    //   -T fields -e tcp.window_size: 313 windows (scale 2^5), 90th
+    // percentile 190112.
+    let m = model("tls-firefox.pcap", &opts());
+    let h = m.hosts.iter().find(|h| h.addr == "192.168.1.13").unwrap();
+    assert_eq!(h.rcv_window, Some(190_112));
+}

@@ -124,6 +124,7 @@ impl Builder {
                         timestamps: None,
                         sack: None,
                         initial_window: None,
+                        rcv_window: None,
                     }
                 } else {
                     let mut x = rng.uniform() * total;
@@ -220,6 +221,9 @@ fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
     c.sack = t.sack.unwrap_or(c.sack);
     if let Some(w) = t.initial_window {
         c.initial_cwnd = w.clamp(1, 100);
+    }
+    if let Some(w) = t.rcv_window {
+        c.rcv_buf = w.clamp(4 << 10, 64 << 20);
     }
     c
 }

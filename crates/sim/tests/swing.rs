@@ -26,6 +26,7 @@ fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
         timestamps: None,
         sack: None,
         initial_window: None,
+        rcv_window: None,
         loss_after_link: None,
     }
 }
@@ -332,8 +333,10 @@ fn virtual_hosts_take_their_trace_hosts_ack_behaviour_and_mss() {
     m.hosts[0].timestamps = Some(false);
     m.hosts[0].sack = Some(false);
     m.hosts[0].initial_window = Some(4);
+    m.hosts[0].rcv_window = Some(190_112);
     let c = cfg(&run_model(&m, "", "1s"), 0);
     assert_eq!((c.ack_bytes, c.quickack, c.timestamps, c.sack, c.initial_cwnd), (Some(1868), 0, false, false, 4));
+    assert_eq!(c.rcv_buf, 190_112);
     assert!(cfg(&run_model(&m, "", "1s"), 1).timestamps, "the group's setting where not measured");
 }
 

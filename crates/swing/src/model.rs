@@ -372,6 +372,11 @@ pub struct HostParams {
     /// window (counted when a pause of a quarter RTT followed the flight).
     #[serde(default)]
     pub initial_window: Option<u32>,
+    /// The 90th percentile of the windows it advertised while receiving
+    /// data (scaled), bytes, from at least 20: the most its stack let a
+    /// sender have in flight, which caps a flow at window / RTT.
+    #[serde(default)]
+    pub rcv_window: Option<u64>,
 }
 
 /// The whole model file.
@@ -405,6 +410,7 @@ pub struct NetTuple {
     pub timestamps: Option<bool>,
     pub sack: Option<bool>,
     pub initial_window: Option<u32>,
+    pub rcv_window: Option<u64>,
     /// The host's SYN MSS, if seen (no side fill either).
     pub mss: Option<u32>,
     /// The host has an IPv6 address.
@@ -468,6 +474,7 @@ impl Model {
                 timestamps: h.timestamps,
                 sack: h.sack,
                 initial_window: h.initial_window.or(iw.map(|w| w as u32)),
+                rcv_window: h.rcv_window,
                 mss: h.mss,
                 ipv6: h.addr.contains(':'),
             })
@@ -609,6 +616,7 @@ mod tests {
             timestamps: None,
             sack: None,
             initial_window: None,
+            rcv_window: None,
             loss_after_link: None,
         }
     }

@@ -102,16 +102,14 @@ impl Sink {
         if self.keep_shapes {
             c.shape.pairs.push((req, resp, think_ns.unwrap_or(0)));
         }
-        if c.elems.len() <= ADU_CAP {
-            for (dir, e) in [p.req, p.resp].into_iter().enumerate() {
-                if let Some(e) = e {
-                    c.elems.push((e.start, dir as u8, e.bytes));
-                }
-            }
-        }
-        // Write sizes are the application's, concurrent or not.
         for (dir, e) in [p.req, p.resp].into_iter().enumerate() {
-            if let Some(e) = e.filter(|e| e.writes > 0) {
+            let Some(e) = e else { continue };
+            // Data units, while the connection may still be kept whole.
+            if !c.split && c.elems.len() <= ADU_CAP {
+                c.elems.push((e.start, dir as u8, e.bytes));
+            }
+            // Write sizes are the application's, concurrent or not.
+            if e.writes > 0 {
                 self.classes.writes(c.class, c.hosts[0], dir, e.bytes, e.writes, &mut self.rng);
             }
         }

@@ -111,20 +111,13 @@ impl Builder {
             let place = if side == swing::Side::A { m.side_a } else { other(m.side_a) };
             for _ in 0..m.hosts[side.index()] {
                 let t = if tuples.is_empty() {
+                    // No trace host to copy: the scenario's stack settings.
                     swing::NetTuple {
                         rtt_s: fallback.0,
                         capacity_bps: fallback.1,
                         loss: fallback.2,
-                        loss_after: 0.0,
-                        mss: None,
-                        ipv6: false,
                         weight: 1.0,
-                        segments_per_ack: None,
-                        bytes_per_ack: None,
-                        timestamps: None,
-                        sack: None,
-                        initial_window: None,
-                        rcv_window: None,
+                        ..Default::default()
                     }
                 } else {
                     let mut x = rng.uniform() * total;

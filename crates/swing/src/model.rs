@@ -394,7 +394,7 @@ pub struct Model {
 }
 
 /// A host's network parameters with gaps filled, for generation.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct NetTuple {
     pub rtt_s: f64,
     pub capacity_bps: f64,

@@ -18,6 +18,13 @@ pub(crate) struct UnitPlan {
     pub units: [Vec<(Dur, u64)>; 2],
 }
 
+impl UnitPlan {
+    /// Bytes direction `dir` sends.
+    pub(crate) fn bytes(&self, dir: usize) -> u64 {
+        self.units[dir].iter().map(|&(_, b)| b).sum()
+    }
+}
+
 struct Replay {
     conn: ConnId,
     plan: Arc<UnitPlan>,

@@ -391,16 +391,17 @@ impl SwingSource {
             }
         };
         let units = match planned {
-            Some(_) => {
-                let model = Arc::clone(&self.cfg.model);
-                let sess = self.sessions[s].as_ref().and_then(|x| x.shape);
-                let adus = sess.and_then(|k| model.classes[class].sessions[k].rres.get(rre)?.conns.get(i));
-                adus.filter(|c| !c.adus.is_empty()).map(|c| self.unit_plan(class, &c.adus))
-            }
+            Some(_) => self
+                .rre_plan(s)
+                .and_then(|r| r.conns.get(i))
+                .filter(|c| !c.adus.is_empty())
+                .map(|c| unit_plan(&self.cfg, class, &c.adus)),
             None => self.draw_concurrent(class),
         };
         let conn = tp.connect(client, server, port);
         if let Some(u) = &units {
+            self.n.request_bytes += u.bytes(0);
+            self.n.response_bytes += u.bytes(1);
             self.replays.expect(client, server, port, Arc::clone(u));
         }
         let plan = planned.map(|_| (rre, i));
@@ -431,30 +432,7 @@ impl SwingSource {
             return None;
         }
         let i = Self::draw(&mut self.decks[class].concurrent, &indices(m.concurrent.len()), &mut self.rng, 0.0) as usize;
-        Some(self.unit_plan(class, &m.concurrent[i]))
-    }
-
-    /// Data units [offset s, direction, bytes] as each side's (offset,
-    /// bytes), with the knobs applied: responses scaled, offsets dropped
-    /// with `zero_think` (each side sends as fast as TCP takes it).
-    fn unit_plan(&mut self, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan> {
-        let mut units: [Vec<(Dur, u64)>; 2] = Default::default();
-        for &[at, dir, bytes] in adus {
-            let d = (dir as usize).min(1);
-            let scale = if d == 1 { self.cfg.response_scale } else { 1.0 };
-            let at = if self.cfg.zero_think { Dur::ZERO } else { Dur::from_secs_f64(at.max(0.0)) };
-            let b = (bytes * scale).round().max(1.0) as u64;
-            if d == 0 {
-                self.n.request_bytes += b;
-            } else {
-                self.n.response_bytes += b;
-            }
-            units[d].push((at, b));
-        }
-        for u in &mut units {
-            u.sort_by_key(|&(at, _)| at);
-        }
-        Arc::new(UnitPlan { class, units })
+        Some(unit_plan(&self.cfg, class, &m.concurrent[i]))
     }
 
     /// Sends the next request of `conn`, whose boundary asks for the response size.
@@ -602,6 +580,23 @@ impl SwingSource {
             _ => false,
         }
     }
+}
+
+/// Data units [offset s, direction, bytes] as each side's (offset, bytes),
+/// with the knobs applied: responses scaled, offsets dropped with
+/// `zero_think` (each side sends as fast as TCP takes it).
+fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan> {
+    let mut units: [Vec<(Dur, u64)>; 2] = Default::default();
+    for &[at, dir, bytes] in adus {
+        let d = (dir as usize).min(1);
+        let scale = if d == 1 { cfg.response_scale } else { 1.0 };
+        let at = if cfg.zero_think { Dur::ZERO } else { Dur::from_secs_f64(at.max(0.0)) };
+        units[d].push((at, (bytes * scale).round().max(1.0) as u64));
+    }
+    for u in &mut units {
+        u.sort_by_key(|&(at, _)| at);
+    }
+    Arc::new(UnitPlan { class, units })
 }
 
 /// The indices 0..n as a distribution, so a deck can shuffle whole flows

@@ -149,6 +149,7 @@ def extract_overrides(args: argparse.Namespace) -> dict:
                       ("pause_gap", "pause_gap_s"),
                       ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"),
                       ("capacity_percentile", "capacity_percentile"), ("capacity_min_samples", "capacity_min_samples"),
+                      ("shaper_fraction", "shaper_max_fraction"), ("shaper_min_segments", "shaper_min_segments"),
                       ("loss_formula", "loss_formula"), ("loss_min_packets", "loss_min_packets"),
                       ("session_structures", "session_structures")):
         v = getattr(args, flag)
@@ -160,6 +161,10 @@ def extract_overrides(args: argparse.Namespace) -> dict:
         if args.pause_gap is not None:
             raise InputError("give --pause-gap or --no-pause-gap, not both")
         o["pause_gap_s"] = None
+    if args.no_shaper:
+        if args.shaper_fraction is not None:
+            raise InputError("give --shaper-fraction or --no-shaper, not both")
+        o["shaper_max_fraction"] = None
     if args.port or args.ports:
         ports = {p: n for p, n in json.loads(_core.default_extract_options())["ports"]}
         if args.ports:
@@ -349,6 +354,10 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")
     x.add_argument("--capacity-percentile", type=float, metavar="P", help="percentile of packet-pair samples (default 50)")
     x.add_argument("--capacity-min-samples", type=int, metavar="N", help="default 10")
+    x.add_argument("--shaper-fraction", type=float, metavar="F",
+                   help="a host whose longest sends stayed under this fraction of its capacity gets a token bucket (default 0.5)")
+    x.add_argument("--shaper-min-segments", type=int, metavar="N", help="data segments in a sending stretch (default 16)")
+    x.add_argument("--no-shaper", action="store_true", help="never give a host a token bucket")
     x.add_argument("--loss-formula", choices=["swing", "retransmissions"], help="default swing")
     x.add_argument("--loss-min-packets", type=int, metavar="N", help="default 100")
     x.add_argument("--no-think-minus-rtt", action="store_true", help="keep the host RTT in think times")

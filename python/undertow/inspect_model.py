@@ -97,6 +97,9 @@ def summary(m: dict) -> str:
                                        ("bytes per ACK", "bytes_per_ack", 1, "{:.0f}")):
             vals = [h[key] for h in hosts if h.get(key) is not None]
             rows.append([side.upper(), label, *_q(vals, scale, fmt), f"of {len(hosts)}"])
+        shaped = [h["shaper"] for h in hosts if h.get("shaper")]
+        for label, key, scale, fmt in (("shaper Mbit/s", "rate_bps", 1e-6, "{:.3g}"), ("shaper burst kB", "burst_bytes", 1e-3, "{:.3g}")):
+            rows.append([side.upper(), label, *_q([x[key] for x in shaped], scale, fmt), f"of {len(hosts)}"])
     out.append("\nhost network parameters (10th / 50th / 90th percentile over hosts with an estimate):")
     out.append(render(["side", "parameter", "p10", "p50", "p90", "hosts", ""], rows))
     return "\n".join(out)

@@ -68,6 +68,7 @@ mod pipeline;
 mod record;
 mod reservoir;
 mod series;
+mod shaping;
 mod sides;
 mod sink;
 mod slots;

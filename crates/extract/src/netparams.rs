@@ -7,8 +7,9 @@
 //! loss only if the fill came at least one RTT after the hole opened (else
 //! it was reordering), as Swing did after its pass (`getplr-rexmissions-flowid`).
 
+use crate::shaping::Sending;
 use crate::reservoir::{percentile, sorted, Reservoir, HOST_RESERVOIR, MSS_RESERVOIR};
-use swing::{ExtractOptions, LossFormula};
+use swing::{ExtractOptions, HostShaper, LossFormula};
 use units::Rng;
 
 /// Swing's fallback RTT for hole classification when a host has none.
@@ -49,6 +50,8 @@ pub(crate) struct NetAcc {
     syns: u64,
     syns_ts: u64,
     syns_sack: u64,
+    /// Its data segments' timing, for a shaper's rate and burst.
+    pub sending: Sending,
 }
 
 /// Hosts sent fewer data segments get no segments-per-ACK.
@@ -75,6 +78,8 @@ pub(crate) struct HostNet {
     /// Whether most of its SYNs offered timestamps and SACK.
     pub timestamps: Option<bool>,
     pub sack: Option<bool>,
+    /// A token bucket behind its capacity (`shaping`).
+    pub shaper: Option<HostShaper>,
     pub acks: u64,
     /// The part of `loss` after the link (Swing formula only).
     pub loss_after: Option<f64>,
@@ -200,6 +205,7 @@ impl NetAcc {
             },
             timestamps: (self.syns > 0).then_some(2 * self.syns_ts >= self.syns),
             sack: (self.syns > 0).then_some(2 * self.syns_sack >= self.syns),
+            shaper: self.sending.shaper(rtt_s, capacity_bps, o.shaper_min_segments, o.shaper_max_fraction),
             acks: self.acks,
             loss_after,
         }

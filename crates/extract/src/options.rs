@@ -98,6 +98,12 @@ impl Compiled {
         if !(0.0..=100.0).contains(&o.capacity_percentile) {
             return Err(bad("capacity_percentile", o.capacity_percentile, "must be a percentile from 0 to 100"));
         }
+        if let Some(f) = o.shaper_max_fraction.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
+            return Err(bad("shaper_max_fraction", f, "must be null or a fraction above 0, at most 1"));
+        }
+        if o.shaper_min_segments < 2 {
+            return Err(bad("shaper_min_segments", o.shaper_min_segments, "must be at least 2"));
+        }
         let mut seen = std::collections::BTreeMap::new();
         for (port, name) in &o.ports {
             if name.trim().is_empty() {

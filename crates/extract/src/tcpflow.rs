@@ -164,6 +164,7 @@ struct Knobs {
     data_rtt: bool,
     /// `pause_gap_s` in ns.
     pause: Option<i64>,
+    shaper_min_segments: u32,
 }
 
 pub(crate) struct Tcp {
@@ -187,6 +188,7 @@ impl Tcp {
                 rtt_max_s: o.o.rtt_max_s,
                 data_rtt: o.o.rtt_samples == RttSamples::HandshakeAndData,
                 pause: o.o.pause_gap_s.map(crate::options::ns),
+                shaper_min_segments: o.o.shaper_min_segments,
             },
             per_server: o.o.session_key == SessionKey::ClientServer,
             map: FxHashMap::default(),
@@ -511,6 +513,9 @@ fn on_packet(
     c.packets[d] += 1;
     c.bytes[d] += ip_len as u64;
     let src = c.hosts[d];
+    if p.payload_len > 0 {
+        hosts.get(src).net.sending.data(t, ip_len as u64, k.shaper_min_segments);
+    }
 
     // Handshake.
     if f.syn() && !f.ack() {

@@ -2,7 +2,8 @@
 //!
 //! A [`Link`] is one direction of a wire: a loss element, a queue, a
 //! serialiser running at the link rate and a propagation delay, in that
-//! order. It never reads a clock: [`Link::offer`] takes the packet's arrival
+//! order, with an optional token bucket behind the serialiser. It never
+//! reads a clock: [`Link::offer`] takes the packet's arrival
 //! time and answers either that the packet was dropped (and why) or the
 //! instant its last bit reaches the far end. The simulator turns that instant
 //! into one event; the emulator holds the packet until the wall clock gets
@@ -18,6 +19,6 @@ mod link;
 mod loss;
 mod queue;
 
-pub use link::{Link, LinkConfig, LinkStats, Verdict};
+pub use link::{Link, LinkConfig, LinkStats, Shaper, Verdict};
 pub use loss::Loss;
 pub use queue::{DropReason, QueueLimit};

@@ -1,4 +1,5 @@
-//! One direction of a link: loss, drop-tail FIFO, serialiser, delay.
+//! One direction of a link: loss, drop-tail FIFO, serialiser, optional
+//! token-bucket shaper, delay.
 
 use crate::loss::Loss;
 use crate::queue::{DropReason, QueueLimit, Waiting};
@@ -10,6 +11,20 @@ pub struct LinkConfig {
     pub delay: Dur,
     pub queue: QueueLimit,
     pub loss: Loss,
+    /// A token bucket behind the serialiser: bursts leave at `rate`, but no
+    /// more than `burst` bytes above the sustained rate in any interval.
+    pub shaper: Option<Shaper>,
+}
+
+/// A token bucket of `burst` bytes filled at `rate`, as a cloud host's
+/// egress limit or a provider's policer-turned-shaper: a packet leaves the
+/// serialiser only when the bucket holds its size, and waits in the queue
+/// (head of line) until it does. A packet larger than the bucket waits for
+/// a full bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shaper {
+    pub rate: Rate,
+    pub burst: u32,
 }
 
 /// What happened to an offered packet.
@@ -40,11 +55,14 @@ pub struct Link {
     busy_until: Time,
     waiting: Waiting,
     stats: LinkStats,
+    /// When the shaper's bucket was (or will be) empty, extrapolating its
+    /// fill backwards: it holds min(burst, rate x (t - empty_at)) at t.
+    empty_at: Time,
 }
 
 impl Link {
     pub fn new(cfg: LinkConfig) -> Link {
-        Link { cfg, busy_until: Time::ZERO, waiting: Waiting::default(), stats: LinkStats::default() }
+        Link { cfg, busy_until: Time::ZERO, waiting: Waiting::default(), stats: LinkStats::default(), empty_at: Time::ZERO }
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -62,23 +80,39 @@ impl Link {
             self.stats.loss_drops += 1;
             return Verdict::Dropped(DropReason::Loss);
         }
-        let start = if self.busy_until <= now {
-            // Idle serialiser: nothing can be waiting either.
-            now
-        } else {
+        let tx = self.cfg.rate.tx_time(len as u64);
+        let mut start = self.busy_until.max(now);
+        let mut bucket = None;
+        if let Some(sh) = self.cfg.shaper {
+            // Integer nanoseconds throughout, so both engines agree exactly.
+            let need = sh.rate.tx_time(len.min(sh.burst) as u64);
+            // The last bit leaves once the bucket holds the packet.
+            let ready = self.empty_at + need;
+            if ready > start + tx {
+                start = ready - tx;
+            }
+            bucket = Some((need, sh.rate.tx_time(sh.burst as u64)));
+        }
+        if start > now {
+            // It waits, for the serialiser or for tokens.
             self.waiting.advance(now);
             if !self.waiting.admits(self.cfg.queue, len) {
                 self.stats.queue_drops += 1;
                 return Verdict::Dropped(DropReason::QueueFull);
             }
-            self.waiting.push(self.busy_until, len);
+            self.waiting.push(start, len);
             let n = self.waiting.packets() as u64;
             if n > self.stats.max_backlog_pkts {
                 self.stats.max_backlog_pkts = n;
             }
-            self.busy_until
-        };
-        self.busy_until = start + self.cfg.rate.tx_time(len as u64);
+        }
+        self.busy_until = start + tx;
+        if let Some((need, full)) = bucket {
+            // The bucket never holds more than `burst`: an empty-at more
+            // than a full bucket's fill before departure is clamped there.
+            let floor = Time(self.busy_until.0.saturating_sub(full.0));
+            self.empty_at = self.empty_at.max(floor) + need;
+        }
         self.stats.accepted_pkts += 1;
         self.stats.accepted_bytes += len as u64;
         self.stats.queue_delay_sum += start - now;
@@ -109,6 +143,7 @@ mod tests {
             delay: Dur::from_millis(delay_ms),
             queue,
             loss: Loss::None,
+            shaper: None,
         })
     }
 
@@ -167,6 +202,7 @@ mod tests {
             delay: Dur::ZERO,
             queue: QueueLimit::Packets(1_000_000),
             loss: Loss::bernoulli(0.02, Rng::stream(3, "loss")),
+            shaper: None,
         });
         let n = 200_000u64;
         let lost = (0..n)
@@ -174,5 +210,75 @@ mod tests {
             .count() as f64;
         assert!((lost / n as f64 - 0.02).abs() < 0.001, "{}", lost / n as f64);
         assert_eq!(l.stats().loss_drops as f64, lost);
+    }
+
+    fn shaped(burst: u32) -> Link {
+        Link::new(LinkConfig {
+            rate: Rate::mbps(96),
+            delay: Dur::ZERO,
+            queue: QueueLimit::Packets(1000),
+            loss: Loss::None,
+            shaper: Some(Shaper { rate: Rate::mbps(12), burst }),
+        })
+    }
+
+    fn departures(l: &mut Link, at: Time, n: usize) -> Vec<u64> {
+        (0..n)
+            .map(|_| match l.offer(at, 1500) {
+                Verdict::Deliver(t) => t.0,
+                v => panic!("{v:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shaper_lets_a_bucket_through_at_line_rate_then_the_sustained_rate() {
+        let mut l = shaped(3000);
+        // The bucket starts full, so at 1 s it holds 3000 B: two packets
+        // leave at 96 Mbit/s (125 us each), leaving 1687 B; the third waits
+        // for 1313 B more (875 us), then one leaves per 1 ms (12 Mbit/s).
+        let t = Time(1_000_000_000);
+        let d: Vec<u64> = departures(&mut l, t, 5).iter().map(|x| x - t.0).collect();
+        assert_eq!(d, vec![125_000, 250_000, 1_125_000, 2_125_000, 3_125_000]);
+        // Long backlogs average the sustained rate, not the line rate.
+        let mut l = shaped(3000);
+        let last = *departures(&mut l, t, 1000).last().unwrap() - t.0;
+        assert_eq!(last, 1_125_000 + 997 * 1_000_000);
+    }
+
+    #[test]
+    fn shaper_bucket_refills_at_its_rate_and_never_beyond_burst() {
+        let mut l = shaped(3000);
+        let t = Time(1_000_000_000);
+        departures(&mut l, t, 4);
+        // The fourth packet emptied the bucket 2.125 ms after t; at 3.625
+        // ms it holds 2250 B: one packet leaves at once, leaving 937 B, and
+        // the next waits 375 us for the rest of its 1500 B.
+        let t2 = Time(t.0 + 3_625_000);
+        let d: Vec<u64> = departures(&mut l, t2, 2).iter().map(|x| x - t2.0).collect();
+        assert_eq!(d, vec![125_000, 500_000]);
+        // After an hour idle, still only two packets at line rate.
+        let t3 = Time(t.0 + 3_600_000_000_000);
+        let d: Vec<u64> = departures(&mut l, t3, 3).iter().map(|x| x - t3.0).collect();
+        assert_eq!(d, vec![125_000, 250_000, 1_125_000]);
+    }
+
+    #[test]
+    fn shaped_packets_wait_in_the_queue_and_count_against_its_limit() {
+        let mut l = Link::new(LinkConfig {
+            rate: Rate::mbps(96),
+            delay: Dur::ZERO,
+            queue: QueueLimit::Packets(2),
+            loss: Loss::None,
+            shaper: Some(Shaper { rate: Rate::mbps(12), burst: 1500 }),
+        });
+        let t = Time(1_000_000_000);
+        // One in service, two waiting for tokens; the fourth is dropped,
+        // though at line rate the first would long have left.
+        for _ in 0..3 {
+            assert!(matches!(l.offer(t, 1500), Verdict::Deliver(_)));
+        }
+        assert_eq!(l.offer(Time(t.0 + 500_000), 1500), Verdict::Dropped(DropReason::QueueFull));
+        assert_eq!(l.stats().queue_drops, 1);
     }
 }

@@ -17,6 +17,9 @@ pub struct LinkParams {
     pub delay: Dur,
     pub queue: QueueLimit,
     pub loss: f64,
+    /// A token bucket behind the serialiser (swing hosts whose trace host
+    /// sent faster than it could sustain).
+    pub shaper: Option<net::Shaper>,
 }
 
 /// Access link and TCP settings shared by a group of hosts.
@@ -175,7 +178,7 @@ fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
     if loss >= 1.0 {
         return Err(err(format!("{field}.loss"), "a loss of 100% lets nothing through: expected less than 100%"));
     }
-    Ok(LinkParams { rate, delay, queue: q, loss })
+    Ok(LinkParams { rate, delay, queue: q, loss, shaper: None })
 }
 
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {

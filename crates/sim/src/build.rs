@@ -40,7 +40,7 @@ struct Builder {
 }
 
 fn link_config(p: &LinkParams, rng: Rng) -> LinkConfig {
-    LinkConfig { rate: p.rate, delay: p.delay, queue: p.queue, loss: Loss::bernoulli(p.loss, rng) }
+    LinkConfig { rate: p.rate, delay: p.delay, queue: p.queue, loss: Loss::bernoulli(p.loss, rng), shaper: p.shaper }
 }
 
 impl Builder {
@@ -148,8 +148,14 @@ impl Builder {
                 // on the uplink, so that together they lose `loss`.
                 let after = t.loss_after.clamp(0.0, t.loss.clamp(0.0, 0.99));
                 let before = 1.0 - (1.0 - t.loss.clamp(0.0, 0.99)) / (1.0 - after);
-                let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99) };
-                let down = LinkParams { loss: 0.0, ..up.clone() };
+                // Its sending is shaped as the trace host's was; what it
+                // receives is not (that was the other end's sending).
+                let shaper = t.shaper.filter(|s| s.rate_bps < rate.as_f64()).map(|s| net::Shaper {
+                    rate: Rate(s.rate_bps.round().max(1.0) as u64),
+                    burst: s.burst_bytes.clamp(1500, u32::MAX as u64) as u32,
+                });
+                let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99), shaper };
+                let down = LinkParams { loss: 0.0, shaper: None, ..up.clone() };
                 // The group's settings sit at `cfg`; those of hosts that
                 // differ (`host_tcp`) follow it, each made once.
                 let own = host_tcp(&m.group.tcp, &t);

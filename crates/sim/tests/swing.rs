@@ -27,6 +27,7 @@ fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
         sack: None,
         initial_window: None,
         rcv_window: None,
+        shaper: None,
         loss_after_link: None,
     }
 }
@@ -426,4 +427,28 @@ fn whole_session_replay_draws_unkept_sessions_from_the_marginals() {
     let per = |b: &sim::build::Built| counter(b, "rres") / counter(b, "sessions");
     assert_eq!(per(&kept), 1.0);
     assert!((1.3..1.7).contains(&per(&half)), "{}", per(&half));
+}
+
+#[test]
+fn a_shaped_trace_host_sends_through_a_token_bucket() {
+    let mut m = model();
+    let shaper = HostShaper { rate_bps: 100e3, burst_bytes: 6000, stretches: 3 };
+    for h in &mut m.hosts[1..] {
+        h.shaper = Some(shaper);
+    }
+    let b = run_model(&m, "", "20s");
+    for h in &b.world.hosts[1..] {
+        let up = b.world.links[h.uplink as usize].link.config();
+        assert_eq!(up.shaper, Some(net::Shaper { rate: units::Rate(100_000), burst: 6000 }));
+    }
+    // What they send, not what they receive.
+    assert_eq!(b.world.links.iter().filter(|l| l.link.config().shaper.is_some()).count(), 2);
+    // Two servers at 100 kbit/s for 20 s send at most 500 kB and two bursts.
+    let sent = b.world.links[sim::build::BOTTLENECK_REV as usize].link.stats().accepted_bytes;
+    assert!(sent <= 2 * (250_000 + 6000), "{sent}");
+    let free = run("", "20s").world.links[sim::build::BOTTLENECK_REV as usize].link.stats().accepted_bytes;
+    assert!(free > 2 * sent, "{free} unshaped against {sent}");
+    // An access cap below the bucket's rate leaves nothing to shape.
+    let b = run_model(&m, "access_cap = \"50kbps\"", "1s");
+    assert!(b.world.hosts.iter().all(|h| b.world.links[h.uplink as usize].link.config().shaper.is_none()));
 }

@@ -103,6 +103,14 @@ pub struct ExtractOptions {
     /// Percentile of a host's packet-pair samples taken as its capacity.
     pub capacity_percentile: f64,
     pub capacity_min_samples: u32,
+    /// A host whose fastest sending stretch (data segments no further apart
+    /// than about half its RTT, at least `shaper_min_segments` of them)
+    /// stayed under this fraction of its capacity gets a token bucket
+    /// behind the capacity (`HostParams::shaper`). null: never.
+    #[serde(default = "default_shaper_max_fraction")]
+    pub shaper_max_fraction: Option<f64>,
+    #[serde(default = "default_shaper_min_segments")]
+    pub shaper_min_segments: u32,
     pub loss_formula: LossFormula,
     /// Hosts that sent fewer data packets get no loss rate of their own.
     pub loss_min_packets: u64,
@@ -377,6 +385,21 @@ pub struct HostParams {
     /// sender have in flight, which caps a flow at window / RTT.
     #[serde(default)]
     pub rcv_window: Option<u64>,
+    /// The most it sustained while sending back to back, when that was well
+    /// below its capacity: a token bucket in its path.
+    #[serde(default)]
+    pub shaper: Option<HostShaper>,
+}
+
+/// A host whose bursts left at its capacity but whose longer sends did not
+/// exceed a lower rate: bursts of up to `burst_bytes` above `rate_bps`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostShaper {
+    pub rate_bps: f64,
+    pub burst_bytes: u64,
+    /// Sending stretches the rate was measured on.
+    pub stretches: u64,
 }
 
 /// The whole model file.
@@ -411,6 +434,7 @@ pub struct NetTuple {
     pub sack: Option<bool>,
     pub initial_window: Option<u32>,
     pub rcv_window: Option<u64>,
+    pub shaper: Option<HostShaper>,
     /// The host's SYN MSS, if seen (no side fill either).
     pub mss: Option<u32>,
     /// The host has an IPv6 address.
@@ -475,6 +499,7 @@ impl Model {
                 sack: h.sack,
                 initial_window: h.initial_window.or(iw.map(|w| w as u32)),
                 rcv_window: h.rcv_window,
+                shaper: h.shaper,
                 mss: h.mss,
                 ipv6: h.addr.contains(':'),
             })
@@ -529,6 +554,14 @@ fn default_pause_gap_s() -> Option<f64> {
     Some(0.5)
 }
 
+fn default_shaper_max_fraction() -> Option<f64> {
+    Some(0.5)
+}
+
+fn default_shaper_min_segments() -> u32 {
+    16
+}
+
 fn default_session_structures() -> u32 {
     1000
 }
@@ -552,6 +585,8 @@ impl Default for ExtractOptions {
             rtt_max_s: 1.5,
             capacity_percentile: 50.0,
             capacity_min_samples: 10,
+            shaper_max_fraction: default_shaper_max_fraction(),
+            shaper_min_segments: default_shaper_min_segments(),
             loss_formula: LossFormula::Swing,
             loss_min_packets: 100,
             session_structures: default_session_structures(),
@@ -617,6 +652,7 @@ mod tests {
             sack: None,
             initial_window: None,
             rcv_window: None,
+            shaper: None,
             loss_after_link: None,
         }
     }

@@ -196,6 +196,15 @@ impl Finish<'_> {
     /// A kept session in model units, think times and RRE gaps less the
     /// client's RTT as for the marginals.
     pub(crate) fn session(&self, sh: &SessionShape, host: u32) -> SessionSample {
+        // Servers as the order the session first reached them in.
+        let mut servers: Vec<u32> = Vec::new();
+        let mut ordinal = |h: u32| match servers.iter().position(|&s| s == h) {
+            Some(k) => k as u32,
+            None => {
+                servers.push(h);
+                servers.len() as u32 - 1
+            }
+        };
         SessionSample {
             start_s: ns_round(secs(sh.start - self.t0) + self.start_shift_s).max(0.0),
             rres: sh
@@ -209,6 +218,7 @@ impl Finish<'_> {
                         .iter()
                         .map(|(at, conn)| ConnSample {
                             at_s: secs(*at),
+                            server: ordinal(conn.server),
                             adus: adus_secs(&conn.adus),
                             pairs: conn
                                 .pairs

@@ -46,6 +46,8 @@ pub type AduShape = (i64, u8, u64);
 pub struct ConnShape {
     pub pairs: Vec<PairShape>,
     pub adus: Vec<AduShape>,
+    /// The server's host id.
+    pub server: u32,
 }
 
 impl ConnShape {
@@ -488,7 +490,7 @@ mod tests {
         let mut out = vec![];
         // Two connections in one RRE (the second 0.5 s after the first),
         // then an RRE 3 s after the first one's end, then a new session.
-        let c = |pairs: Vec<PairShape>| ConnShape { pairs, adus: vec![] };
+        let c = |pairs: Vec<PairShape>| ConnShape { pairs, adus: vec![], server: 0 };
         b.add(0, S, c(vec![(300, 5000, 0)]), &mut out);
         b.add(S / 2, 2 * S, c(vec![(200, 100, 0), (250, 90_000, S / 10)]), &mut out);
         b.add(5 * S, 6 * S, c(vec![(100, 10, 0)]), &mut out);

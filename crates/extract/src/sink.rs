@@ -161,6 +161,7 @@ impl Sink {
                 self.classes.samples(c.class, c.hosts[0], &s, &mut self.rng).connections += 1;
             }
         }
+        c.shape.server = c.hosts[1];
         self.grouper.close(c.gkey, c.token, end, std::mem::take(&mut c.shape));
         self.stats.modelled += 1;
         self.pump();

@@ -354,6 +354,11 @@ fn sessions_and_rres_from_connection_times() {
     assert!(close(c.inter_rre_s.values[0], 10.0 - 0.21), "{:?}", c.inter_rre_s);
     let ic = &c.inter_conn_s.values;
     assert!(ic.len() == 2 && close(ic[0], 0.05) && close(ic[1], 0.05), "{ic:?}");
+    // The kept first session went to s1, s2, s1, then s1 again: servers 0,
+    // 1, 0 and 0 in the order it reached them.
+    let first = c.sessions.iter().find(|s| s.start_s == 0.0).unwrap();
+    let servers: Vec<Vec<u32>> = first.rres.iter().map(|r| r.conns.iter().map(|c| c.server).collect()).collect();
+    assert_eq!(servers, vec![vec![0, 1, 0], vec![0]]);
 
     // Client and server: the connection to the second server is a session
     // of its own.

@@ -191,7 +191,7 @@ fn bad_model_files_are_reported() {
 }
 
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {
-    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![] }
+    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![], server: 0 }
 }
 
 /// The test model with two whole sessions kept: one of two RREs (two
@@ -451,4 +451,30 @@ fn a_shaped_trace_host_sends_through_a_token_bucket() {
     // An access cap below the bucket's rate leaves nothing to shape.
     let b = run_model(&m, "access_cap = \"50kbps\"", "1s");
     assert!(b.world.hosts.iter().all(|h| b.world.links[h.uplink as usize].link.config().shaper.is_none()));
+}
+
+#[test]
+fn a_replayed_session_reaches_as_many_servers_as_its_trace_session() {
+    let mut m = with_sessions();
+    m.classes[0].sessions.truncate(1);
+    m.classes[0].counts.sessions = 1;
+    m.classes[0].session_start_s = d(&[0.0]);
+    m.udp.clear();
+    let servers = |m: &Model| {
+        let b = run_model(m, "structure = \"sessions\"", "10s");
+        let log = &b.world.conn_log;
+        let mut by_open: Vec<(f64, i64)> =
+            (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| (log.opened_s[i], log.peer[i])).collect();
+        by_open.sort_by(|a, b| a.0.total_cmp(&b.0));
+        by_open.into_iter().map(|(_, p)| p).collect::<Vec<_>>()
+    };
+    // As in the trace (and Swing): one server for the whole session.
+    let one = servers(&m);
+    assert_eq!(one.len(), 3);
+    assert!(one.iter().all(|&p| p == one[0]), "{one:?}");
+    // The second connection reached another server, the third the first
+    // again: the model's two servers, in that pattern.
+    m.classes[0].sessions[0].rres[0].conns[1].server = 1;
+    let two = servers(&m);
+    assert!(two[0] != two[1] && two[2] == two[0], "{two:?}");
 }

@@ -287,6 +287,14 @@ pub struct ConnSample {
     /// replays them, instead of the pairs (see `AppClass::concurrent`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adus: Vec<[f64; 3]>,
+    /// Which of the session's servers: 0 for the first it reached, 1 for
+    /// the second, and so on (a page load fetches from several).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub server: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One observed UDP flow (sampled as a whole, so its parts stay consistent).

@@ -90,7 +90,9 @@ struct ClassDecks {
 struct Session {
     class: usize,
     client: HostId,
-    server: HostId,
+    /// Its servers in the order it reached them: a replayed session reaches
+    /// as many as its trace session did; a drawn one, one (Swing).
+    servers: Vec<HostId>,
     rres_left: u32,
     /// Connections of the current RRE still to open, and open ones.
     to_open: u32,
@@ -216,6 +218,29 @@ impl SwingSource {
         (!hs.is_empty()).then(|| hs[self.rng.below(hs.len() as u64) as usize])
     }
 
+    /// The session's `k`th server. Each new one is another host of its
+    /// first server's side and IP version, one it has not reached yet
+    /// while there are any.
+    fn server_of(&mut self, s: usize, k: u32) -> HostId {
+        let sess = self.sessions[s].as_ref().expect("live session");
+        if let Some(&h) = sess.servers.get(k as usize) {
+            return h;
+        }
+        let side = self.class(sess.class).clients.other().index();
+        let first = sess.servers[0];
+        let v6 = self.by_version[side][1].contains(&first) as usize;
+        let pool = if self.by_version[side][v6].is_empty() { &self.cfg.hosts[side] } else { &self.by_version[side][v6] };
+        let fresh: Vec<HostId> = pool.iter().copied().filter(|h| !sess.servers.contains(h)).collect();
+        let from = if fresh.is_empty() { pool.clone() } else { fresh };
+        let mut h = first;
+        let sess = self.sessions[s].as_mut().expect("live session");
+        while sess.servers.len() <= k as usize {
+            h = from[self.rng.below(from.len() as u64) as usize];
+            sess.servers.push(h);
+        }
+        h
+    }
+
     /// A client on `side` and a peer on the other side of the same IP
     /// version (any peer when the other side has none of it).
     fn pick_pair(&mut self, side: Side) -> Option<(HostId, HostId)> {
@@ -305,7 +330,7 @@ impl SwingSource {
     }
 
     fn new_session(&mut self, class: usize, shape: Option<usize>) -> usize {
-        let s = Session { class, client: 0, server: 0, rres_left: 0, to_open: 0, open: 0, shape, rre: 0, next_conn: 0 };
+        let s = Session { class, client: 0, servers: Vec::new(), rres_left: 0, to_open: 0, open: 0, shape, rre: 0, next_conn: 0 };
         match self.free_sessions.pop() {
             Some(i) => {
                 self.sessions[i] = Some(s);
@@ -335,7 +360,7 @@ impl SwingSource {
         };
         let sess = self.sessions[s].as_mut().expect("pending session");
         sess.client = client;
-        sess.server = server;
+        sess.servers.push(server);
         sess.rres_left = rres;
         self.n.sessions += 1;
         self.begin_rre(s, tp);
@@ -376,8 +401,10 @@ impl SwingSource {
         sess.open += 1;
         let i = sess.next_conn;
         sess.next_conn += 1;
-        let (class, client, server, more, rre) = (sess.class, sess.client, sess.server, sess.to_open > 0, sess.rre);
+        let (class, client, more, rre) = (sess.class, sess.client, sess.to_open > 0, sess.rre);
         let port = self.port(&self.cfg.model.classes[class].ports);
+        let k = self.rre_plan(s).and_then(|r| r.conns.get(i)).map_or(0, |c| c.server);
+        let server = self.server_of(s, k);
         // A replayed connection's pairs, and the gap to the next one's start.
         let planned = self.rre_plan(s).map(|r| {
             let at = |k: usize| r.conns.get(k).map_or(0.0, |c| c.at_s);

@@ -531,8 +531,8 @@ mod tests {
     fn sessions_over_the_pair_cap_are_not_kept_whole() {
         let mut b = SessionBuilder::new(th(), true);
         let mut out = vec![];
-        b.add(0, S, ConnShape { pairs: vec![(1, 1, 0); SESSION_PAIR_CAP], adus: vec![] }, &mut out);
-        b.add(S / 2, S, ConnShape { pairs: vec![(1, 1, 0)], adus: vec![] }, &mut out);
+        b.add(0, S, ConnShape { pairs: vec![(1, 1, 0); SESSION_PAIR_CAP], ..Default::default() }, &mut out);
+        b.add(S / 2, S, ConnShape { pairs: vec![(1, 1, 0)], ..Default::default() }, &mut out);
         b.finish(&mut out);
         assert!(out.contains(&SessionTooLong));
         assert!(!out.iter().any(|s| matches!(s, Session(_))));

@@ -146,7 +146,7 @@ def extract_overrides(args: argparse.Namespace) -> dict:
     for flag, key in (("session_key", "session_key"), ("rre_gap", "rre_gap_s"), ("rre_max_interconn", "rre_max_interconn_s"),
                       ("session_gap", "session_gap_s"), ("session_max", "session_max_s"), ("max_rres", "max_rres_per_session"),
                       ("max_conns", "max_conns_per_rre"), ("max_pairs", "max_pairs_per_conn"), ("idle_timeout", "idle_timeout_s"),
-                      ("pause_gap", "pause_gap_s"),
+                      ("pause_gap", "pause_gap_s"), ("unit_gap", "unit_gap_s"),
                       ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"),
                       ("capacity_percentile", "capacity_percentile"), ("capacity_min_samples", "capacity_min_samples"),
                       ("shaper_fraction", "shaper_max_fraction"), ("shaper_min_segments", "shaper_min_segments"),
@@ -161,6 +161,10 @@ def extract_overrides(args: argparse.Namespace) -> dict:
         if args.pause_gap is not None:
             raise InputError("give --pause-gap or --no-pause-gap, not both")
         o["pause_gap_s"] = None
+    if args.no_unit_gap:
+        if args.unit_gap is not None:
+            raise InputError("give --unit-gap or --no-unit-gap, not both")
+        o["unit_gap_s"] = None
     if args.no_shaper:
         if args.shaper_fraction is not None:
             raise InputError("give --shaper-fraction or --no-shaper, not both")
@@ -349,6 +353,10 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--pause-gap", type=duration_s, metavar="DURATION",
                    help="a sender resuming after this long idle, all acknowledged, starts a new request or response (default 500ms)")
     x.add_argument("--no-pause-gap", action="store_true", help="never split a request or response at a pause")
+    x.add_argument("--unit-gap", type=duration_s, metavar="DURATION",
+                   help="in a concurrent connection, a sender resuming after this long with under 3 segments in flight "
+                        "starts a new data unit (default 1ms)")
+    x.add_argument("--no-unit-gap", action="store_true", help="data units end only when the other side sends")
     x.add_argument("--rtt-samples", choices=["handshake", "handshake-and-data"], help="RTT sample types (default handshake-and-data)")
     x.add_argument("--rtt-min-samples", type=int, metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
     x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")

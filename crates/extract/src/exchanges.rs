@@ -22,6 +22,10 @@ pub struct Element {
     /// advanced it.
     pub start: i64,
     pub end: i64,
+    /// Its last data unit: from its last application gap (see
+    /// `Exchanges::units`) to its end; the whole element if none.
+    pub unit_start: i64,
+    pub unit_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,12 +54,20 @@ struct Current {
     /// and the writes that ended so far.
     write_off: i64,
     writes: u32,
+    /// Where and when the current data unit began.
+    unit_off: i64,
+    unit_start: i64,
 }
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Exchanges {
     cur: Option<Current>,
     pending_req: Option<Element>,
+    /// Data units that application gaps ended inside elements, as (first
+    /// packet, direction, bytes), oldest first, for the caller to take with
+    /// the pair whose elements they are part of; each element's last unit
+    /// is in the element itself.
+    pub units: Vec<(i64, u8, u64)>,
 }
 
 impl Exchanges {
@@ -65,9 +77,28 @@ impl Exchanges {
     /// element in the same direction (an application pause). Returns the
     /// pair that this completes, if it closes one.
     #[inline]
-    pub(crate) fn advance(&mut self, dir: u8, from: i64, t: i64, hi: [i64; 2], pause: Option<i64>) -> Option<Pair> {
+    ///
+    /// With `gap` (ns), an advance that long after the element's last one
+    /// starts a new data unit inside the element: the caller passes it when
+    /// the sender was not held back by its window, so the gap was the
+    /// application's (requests written one by one, a stream produced as
+    /// it goes).
+    pub(crate) fn advance(
+        &mut self,
+        dir: u8,
+        from: i64,
+        t: i64,
+        hi: [i64; 2],
+        pause: Option<i64>,
+        gap: Option<i64>,
+    ) -> Option<Pair> {
         match &mut self.cur {
             Some(c) if c.dir == dir && pause.is_none_or(|p| t - c.last <= p) => {
+                if gap.is_some_and(|g| t - c.last > g) && from > c.unit_off {
+                    self.units.push((c.unit_start, dir, (from - c.unit_off) as u64));
+                    c.unit_off = from;
+                    c.unit_start = t;
+                }
                 c.last = c.last.max(t);
                 None
             }
@@ -79,7 +110,16 @@ impl Exchanges {
                     h[dir as usize] = from;
                 }
                 let out = self.close(h);
-                self.cur = Some(Current { dir, start_off: from, start: t, last: t, write_off: from, writes: 0 });
+                self.cur = Some(Current {
+                    dir,
+                    start_off: from,
+                    start: t,
+                    last: t,
+                    write_off: from,
+                    writes: 0,
+                    unit_off: from,
+                    unit_start: t,
+                });
                 out
             }
         }
@@ -99,7 +139,14 @@ impl Exchanges {
         let c = self.cur.take()?;
         let end_off = hi[c.dir as usize];
         let writes = c.writes + (c.writes > 0 && end_off > c.write_off) as u32;
-        let e = Element { bytes: (end_off - c.start_off).max(0) as u64, writes, start: c.start, end: c.last };
+        let e = Element {
+            bytes: (end_off - c.start_off).max(0) as u64,
+            writes,
+            start: c.start,
+            end: c.last,
+            unit_start: c.unit_start,
+            unit_bytes: (end_off - c.unit_off).max(0) as u64,
+        };
         if c.dir == 0 {
             // A request after a pause leaves the one before it unanswered.
             self.pending_req.replace(e).map(|r| Pair { req: Some(r), resp: None })
@@ -126,14 +173,14 @@ mod tests {
         for &(d, to, t) in steps {
             let from = hi[d as usize];
             hi[d as usize] = to;
-            out.extend(x.advance(d, from, t, hi, Some(100)));
+            out.extend(x.advance(d, from, t, hi, Some(100), None));
         }
         out.extend(x.finish(hi));
         out
     }
 
     fn el(bytes: u64, start: i64, end: i64) -> Option<Element> {
-        Some(Element { bytes, writes: 0, start, end })
+        Some(Element { bytes, writes: 0, start, end, unit_start: start, unit_bytes: bytes })
     }
 
     #[test]
@@ -184,19 +231,40 @@ mod tests {
     #[test]
     fn writes_end_at_push_and_restart_with_each_element() {
         let mut x = Exchanges::default();
-        x.advance(0, 0, 1, [300, 0], None);
+        x.advance(0, 0, 1, [300, 0], None, None);
         x.push(0, 300);
         x.push(0, 300); // adds nothing: no write
         x.push(1, 10); // not the current element's direction
-        x.advance(1, 0, 2, [300, 1448], None);
-        x.advance(1, 1448, 3, [300, 2000], None);
+        x.advance(1, 0, 2, [300, 1448], None, None);
+        x.advance(1, 1448, 3, [300, 2000], None, None);
         x.push(1, 2000);
-        x.advance(1, 2000, 4, [300, 2100], None);
+        x.advance(1, 2000, 4, [300, 2100], None, None);
         // The response's tail went without PSH: one more write. The next
         // request starts afresh and shows no PSH: its writes are unknown.
-        let p = x.advance(0, 300, 5, [350, 2100], None).unwrap();
+        let p = x.advance(0, 300, 5, [350, 2100], None, None).unwrap();
         assert_eq!((p.req.unwrap().writes, p.resp.unwrap().writes), (1, 2));
         let last = x.finish([350, 2100]).unwrap();
         assert_eq!(last.req.unwrap().writes, 0);
+    }
+
+    #[test]
+    fn application_gaps_cut_units_inside_an_element() {
+        let mut x = Exchanges::default();
+        // Three requests 5 ns apart with gap 3: three units of one element;
+        // the fourth advance, 2 ns later, continues the third unit.
+        x.advance(0, 0, 10, [100, 0], None, Some(3));
+        x.advance(0, 100, 15, [250, 0], None, Some(3));
+        x.advance(0, 250, 20, [300, 0], None, Some(3));
+        x.advance(0, 300, 22, [310, 0], None, Some(3));
+        // A long gap the caller did not pass (the sender was window-limited)
+        // cuts nothing.
+        x.advance(0, 310, 40, [400, 0], None, None);
+        let p = x.advance(1, 0, 50, [400, 1000], None, Some(3)).unwrap_or(Pair { req: None, resp: None });
+        assert_eq!(p.req, None, "the request waits for its response");
+        assert_eq!(x.units, vec![(10, 0, 100), (15, 0, 150)]);
+        let p = x.finish([400, 1000]).unwrap();
+        let r = p.req.unwrap();
+        assert_eq!((r.bytes, r.start, r.unit_start, r.unit_bytes), (400, 10, 20, 150));
+        assert_eq!(p.resp.map(|e| (e.unit_start, e.unit_bytes)), Some((50, 1000)));
     }
 }

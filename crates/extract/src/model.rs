@@ -97,7 +97,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 rcv_window: n.rcv_window,
                 timestamps: n.timestamps,
                 sack: n.sack,
-                shaper: n.shaper,
+                shaper: n.shaper.clone(),
                 loss_after_link: n.loss_after,
             }
         })

@@ -81,7 +81,7 @@ impl Compiled {
                 return Err(bad(name, v, "must be a finite number of seconds above 0"));
             }
         }
-        for (name, v) in [("session_max_s", o.session_max_s), ("pause_gap_s", o.pause_gap_s)] {
+        for (name, v) in [("session_max_s", o.session_max_s), ("pause_gap_s", o.pause_gap_s), ("unit_gap_s", o.unit_gap_s)] {
             if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
                 return Err(bad(name, v, "must be null or a finite number of seconds above 0"));
             }

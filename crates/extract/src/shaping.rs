@@ -133,7 +133,37 @@ impl Sending {
             .max()
             .unwrap_or(0)
             .max(MIN_BURST);
-        Some(HostShaper { rate_bps: rate, burst_bytes: burst, stretches })
+        Some(HostShaper { rate_bps: rate, burst_bytes: burst, stretches, peaks: self.peaks(rate, cap) })
+    }
+
+    /// The pieces of the envelope's upper concave hull (from the origin)
+    /// steeper than `rate` and flatter than `cap`, as [bit/s, bytes]
+    /// buckets: in series with the sustained one they allow no window more
+    /// than the trace host sent in it (at the measured window lengths).
+    fn peaks(&self, rate: f64, cap: f64) -> Vec<[f64; 2]> {
+        let pts: Vec<(f64, f64)> = std::iter::once((0.0, 0.0))
+            .chain(TAUS_NS.iter().zip(&self.envelope).map(|(&t, &e)| (t as f64 * 1e-9, e as f64 * 8.0)))
+            .collect();
+        let mut hull: Vec<(f64, f64)> = Vec::new();
+        for p in pts {
+            while hull.len() >= 2 {
+                let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+                // b lies on or under the chord from a to p: not on the hull.
+                if (b.1 - a.1) * (p.0 - a.0) <= (p.1 - a.1) * (b.0 - a.0) {
+                    hull.pop();
+                } else {
+                    break;
+                }
+            }
+            hull.push(p);
+        }
+        hull.windows(2)
+            .filter_map(|w| {
+                let s = (w[1].1 - w[0].1) / (w[1].0 - w[0].0);
+                let bits = w[0].1 - s * w[0].0;
+                (s > rate && s < cap).then(|| [s, (bits / 8.0).max(MIN_BURST as f64).round()])
+            })
+            .collect()
     }
 }
 
@@ -167,6 +197,12 @@ mod tests {
         // The bucket holds what the sustained rate does not explain: most
         // in the 2 ms window, 17 packets (25.5 kB) less 2 ms at 24.6 Mbit/s.
         assert_eq!(sh.burst_bytes, (25_500.0 - want * 0.002 / 8.0) as u64);
+        // Its 1-2 ms windows (9 and 17 packets) make a steeper piece of the
+        // envelope's hull, 96 Mbit/s, under the 100 Mbit/s capacity; the
+        // piece from 1 ms is the capacity's own and the one from 2 ms is
+        // flatter than the sustained rate.
+        assert_eq!(sh.peaks.len(), 1, "{:?}", sh.peaks);
+        assert!((sh.peaks[0][0] - 96e6).abs() < 1.0 && sh.peaks[0][1] == 3000.0, "{:?}", sh.peaks);
         // Against a slower capacity the same sending is no shaper.
         assert_eq!(s.shaper(Some(0.040), Some(40e6), 16, Some(0.5)), None);
         assert_eq!(s.shaper(Some(0.040), Some(100e6), 16, None), None, "disabled");

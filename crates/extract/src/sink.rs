@@ -106,13 +106,15 @@ impl Sink {
             let Some(e) = e else { continue };
             // Data units, while the connection may still be kept whole.
             if !c.split && c.elems.len() <= ADU_CAP {
-                c.elems.push((e.start, dir as u8, e.bytes));
+                c.elems.extend(c.ex.units.iter().filter(|u| u.1 == dir as u8));
+                c.elems.push((e.unit_start, dir as u8, e.unit_bytes));
             }
             // Write sizes are the application's, concurrent or not.
             if e.writes > 0 {
                 self.classes.writes(c.class, c.hosts[0], dir, e.bytes, e.writes, &mut self.rng);
             }
         }
+        c.ex.units.clear();
         let a = self.classes.host(c.class, c.hosts[0]);
         a.pairs += 1;
         a.request_bytes += req;

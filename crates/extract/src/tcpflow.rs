@@ -114,6 +114,10 @@ pub(crate) struct Conn {
     pub held: Vec<(Pair, Option<i64>)>,
 }
 
+/// Bytes in flight under which a sender cannot have been held back by its
+/// window: three full segments, the smallest initial window (RFC 3390).
+const UNIT_WINDOW: i64 = 4380;
+
 /// Most data units kept of a concurrent connection (more: its pairs only).
 pub(crate) const ADU_CAP: usize = 2_000;
 /// Data segments sent while the other side's data was in flight that make
@@ -164,6 +168,8 @@ struct Knobs {
     data_rtt: bool,
     /// `pause_gap_s` in ns.
     pause: Option<i64>,
+    /// `unit_gap_s` in ns.
+    unit_gap: Option<i64>,
     shaper_min_segments: u32,
 }
 
@@ -188,6 +194,7 @@ impl Tcp {
                 rtt_max_s: o.o.rtt_max_s,
                 data_rtt: o.o.rtt_samples == RttSamples::HandshakeAndData,
                 pause: o.o.pause_gap_s.map(crate::options::ns),
+                unit_gap: o.o.unit_gap_s.map(crate::options::ns),
                 shaper_min_segments: o.o.shaper_min_segments,
             },
             per_server: o.o.session_key == SessionKey::ClientServer,
@@ -614,7 +621,7 @@ fn on_packet(
                     hosts.get(c.hosts[o]).unseen_bytes += (a - from) as u64;
                 }
                 od.hi = a;
-                if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi(), None) {
+                if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi(), None, None) {
                     sink.pair(c, pair);
                 }
             }
@@ -687,7 +694,10 @@ fn on_packet(
                 // A pause only if everything sent before it was acknowledged:
                 // a sender stalled by its window or a loss is not pausing.
                 let pause = k.pause.filter(|_| dd.acked >= from);
-                if let Some(pair) = c.ex.advance(d as u8, from, t, c.hi(), pause) {
+                // A gap is the application's if the window cannot have
+                // held the sender back: less than any initial window out.
+                let gap = k.unit_gap.filter(|_| from - dd.acked < UNIT_WINDOW);
+                if let Some(pair) = c.ex.advance(d as u8, from, t, c.hi(), pause, gap) {
                     sink.pair(c, pair);
                 }
                 if f.psh() {

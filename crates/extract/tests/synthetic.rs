@@ -527,11 +527,10 @@ fn run_with_no_sessions() -> Model {
     run(http_like(), &o).0
 }
 
-#[test]
-fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
-    // A multiplexed connection: the client sends four more requests while
-    // the server's response is still arriving, acknowledging only part of
-    // it (the rest is in flight).
+/// A multiplexed connection: the client sends four more requests while
+/// the server's response is still arriving, acknowledging only part of it
+/// (the rest is in flight); then two more 5 ms apart.
+fn interleaved_trace() -> Synth {
     let mut x = Synth::ethernet();
     let mut c = Conv::new(client(), server(), 1000, 5000);
     c.handshake(&mut x, 1.0, 0.030, 0.010);
@@ -548,8 +547,21 @@ fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
         t += 0.001;
     }
     c.ack(&mut x, 1.095, true);
+    // Two requests written 5 ms apart while the server is silent: the gap
+    // is the application's (a few hundred bytes in flight), two units.
+    c.data(&mut x, 1.200, true, 100);
+    c.data(&mut x, 1.205, true, 150);
     c.close(&mut x, 2.0, 0.01);
-    let (m, _, _) = run(x, &ExtractOptions::default());
+    x
+}
+
+#[test]
+fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
+    let trace = interleaved_trace;
+    let (one, _, _) = run(trace(), &ExtractOptions { unit_gap_s: None, ..Default::default() });
+    let last_request = one.classes[0].concurrent[0].iter().rfind(|u| u[1] == 0.0).unwrap()[2];
+    assert_eq!(last_request, 250.0, "one unit without unit_gap_s");
+    let (m, _, _) = run(trace(), &ExtractOptions::default());
     let k = &m.classes[0];
     assert_eq!((k.counts.connections, k.counts.concurrent_connections), (1, 1));
     // Its pairs stay out of the marginals (it is its data units), and the
@@ -564,6 +576,8 @@ fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
         [0.0445, 0.0, 200.0],
         [0.0465, 0.0, 200.0],
         [0.0485, 0.0, 200.0],
+        [0.160, 0.0, 100.0],
+        [0.165, 0.0, 150.0],
         [0.010, 1.0, 3.0 * 1460.0],
         [0.013, 1.0, 2.0 * 1460.0],
         [0.015, 1.0, 2.0 * 1460.0],

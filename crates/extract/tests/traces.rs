@@ -233,7 +233,7 @@ fn a_host_that_bursts_at_its_capacity_but_sustains_less_gets_a_token_bucket() {
     // 14.1, 14.8, 17.8 and 21.1 Mbit/s, against 97 Mbit/s packet pairs.
     let m = model("tls-firefox.pcap", &opts());
     let h = m.hosts.iter().find(|h| h.addr == "178.62.197.130").unwrap();
-    let s = h.shaper.expect("a shaper");
+    let s = h.shaper.clone().expect("a shaper");
     assert_eq!(s.stretches, 4);
     assert!((s.rate_bps / 21.1e6 - 1.0).abs() < 0.01, "{s:?}");
     // Its trains are about 40 kB.

@@ -1,5 +1,5 @@
 //! One direction of a link: loss, drop-tail FIFO, serialiser, optional
-//! token-bucket shaper, delay.
+//! token-bucket shapers, delay.
 
 use crate::loss::Loss;
 use crate::queue::{DropReason, QueueLimit, Waiting};
@@ -11,9 +11,10 @@ pub struct LinkConfig {
     pub delay: Dur,
     pub queue: QueueLimit,
     pub loss: Loss,
-    /// A token bucket behind the serialiser: bursts leave at `rate`, but no
-    /// more than `burst` bytes above the sustained rate in any interval.
-    pub shaper: Option<Shaper>,
+    /// Token buckets behind the serialiser, in series: bursts leave at
+    /// `rate`, but no more than each bucket's `burst` bytes above its rate
+    /// in any interval (a concave arrival curve, one bucket per piece).
+    pub shapers: Vec<Shaper>,
 }
 
 /// A token bucket of `burst` bytes filled at `rate`, as a cloud host's
@@ -55,14 +56,15 @@ pub struct Link {
     busy_until: Time,
     waiting: Waiting,
     stats: LinkStats,
-    /// When the shaper's bucket was (or will be) empty, extrapolating its
+    /// When each shaper's bucket was (or will be) empty, extrapolating its
     /// fill backwards: it holds min(burst, rate x (t - empty_at)) at t.
-    empty_at: Time,
+    empty_at: Vec<Time>,
 }
 
 impl Link {
     pub fn new(cfg: LinkConfig) -> Link {
-        Link { cfg, busy_until: Time::ZERO, waiting: Waiting::default(), stats: LinkStats::default(), empty_at: Time::ZERO }
+        let empty_at = vec![Time::ZERO; cfg.shapers.len()];
+        Link { cfg, busy_until: Time::ZERO, waiting: Waiting::default(), stats: LinkStats::default(), empty_at }
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -82,16 +84,13 @@ impl Link {
         }
         let tx = self.cfg.rate.tx_time(len as u64);
         let mut start = self.busy_until.max(now);
-        let mut bucket = None;
-        if let Some(sh) = self.cfg.shaper {
-            // Integer nanoseconds throughout, so both engines agree exactly.
-            let need = sh.rate.tx_time(len.min(sh.burst) as u64);
-            // The last bit leaves once the bucket holds the packet.
-            let ready = self.empty_at + need;
+        // Integer nanoseconds throughout, so both engines agree exactly.
+        // The last bit leaves once every bucket holds the packet.
+        for (sh, &empty) in self.cfg.shapers.iter().zip(&self.empty_at) {
+            let ready = empty + sh.rate.tx_time(len.min(sh.burst) as u64);
             if ready > start + tx {
                 start = ready - tx;
             }
-            bucket = Some((need, sh.rate.tx_time(sh.burst as u64)));
         }
         if start > now {
             // It waits, for the serialiser or for tokens.
@@ -107,11 +106,11 @@ impl Link {
             }
         }
         self.busy_until = start + tx;
-        if let Some((need, full)) = bucket {
-            // The bucket never holds more than `burst`: an empty-at more
-            // than a full bucket's fill before departure is clamped there.
-            let floor = Time(self.busy_until.0.saturating_sub(full.0));
-            self.empty_at = self.empty_at.max(floor) + need;
+        for (sh, empty) in self.cfg.shapers.iter().zip(&mut self.empty_at) {
+            // A bucket never holds more than `burst`: an empty-at more than
+            // a full bucket's fill before departure is clamped there.
+            let floor = Time(self.busy_until.0.saturating_sub(sh.rate.tx_time(sh.burst as u64).0));
+            *empty = (*empty).max(floor) + sh.rate.tx_time(len.min(sh.burst) as u64);
         }
         self.stats.accepted_pkts += 1;
         self.stats.accepted_bytes += len as u64;
@@ -143,7 +142,7 @@ mod tests {
             delay: Dur::from_millis(delay_ms),
             queue,
             loss: Loss::None,
-            shaper: None,
+            shapers: vec![],
         })
     }
 
@@ -202,7 +201,7 @@ mod tests {
             delay: Dur::ZERO,
             queue: QueueLimit::Packets(1_000_000),
             loss: Loss::bernoulli(0.02, Rng::stream(3, "loss")),
-            shaper: None,
+            shapers: vec![],
         });
         let n = 200_000u64;
         let lost = (0..n)
@@ -218,7 +217,7 @@ mod tests {
             delay: Dur::ZERO,
             queue: QueueLimit::Packets(1000),
             loss: Loss::None,
-            shaper: Some(Shaper { rate: Rate::mbps(12), burst }),
+            shapers: vec![Shaper { rate: Rate::mbps(12), burst }],
         })
     }
 
@@ -270,7 +269,7 @@ mod tests {
             delay: Dur::ZERO,
             queue: QueueLimit::Packets(2),
             loss: Loss::None,
-            shaper: Some(Shaper { rate: Rate::mbps(12), burst: 1500 }),
+            shapers: vec![Shaper { rate: Rate::mbps(12), burst: 1500 }],
         });
         let t = Time(1_000_000_000);
         // One in service, two waiting for tokens; the fourth is dropped,
@@ -280,5 +279,33 @@ mod tests {
         }
         assert_eq!(l.offer(Time(t.0 + 500_000), 1500), Verdict::Dropped(DropReason::QueueFull));
         assert_eq!(l.stats().queue_drops, 1);
+    }
+
+    #[test]
+    fn shapers_in_series_keep_every_window_under_their_concave_curve() {
+        let mut l = Link::new(LinkConfig {
+            rate: Rate::mbps(96),
+            delay: Dur::ZERO,
+            queue: QueueLimit::Packets(1000),
+            loss: Loss::None,
+            shapers: vec![Shaper { rate: Rate::mbps(48), burst: 3000 }, Shaper { rate: Rate::mbps(12), burst: 9000 }],
+        });
+        let t = Time(1_000_000_000);
+        let d = departures(&mut l, t, 200);
+        // Bytes in any window of length tau ending at a departure (the first
+        // packet's bits left before the window) are at most each curve.
+        for i in 0..d.len() {
+            for j in i..d.len() {
+                let tau = (d[j] - d[i]) as f64 * 1e-9;
+                let bytes = (j - i) as f64 * 1500.0;
+                let curve = (96e6 * tau / 8.0).min(3000.0 + 48e6 * tau / 8.0).min(9000.0 + 12e6 * tau / 8.0);
+                assert!(bytes <= curve + 1.0, "{} packets in {tau} s", j - i);
+            }
+        }
+        // The first two leave at the line rate, the next at 48 Mbit/s, and
+        // the long run at 12 Mbit/s: the 9000 B bucket buys six packets.
+        assert_eq!(d[1] - d[0], 125_000);
+        assert_eq!(d[3] - d[2], 250_000);
+        assert_eq!(d[199] - d[150], 49 * 1_000_000);
     }
 }

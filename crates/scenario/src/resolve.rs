@@ -17,9 +17,9 @@ pub struct LinkParams {
     pub delay: Dur,
     pub queue: QueueLimit,
     pub loss: f64,
-    /// A token bucket behind the serialiser (swing hosts whose trace host
+    /// Token buckets behind the serialiser (swing hosts whose trace host
     /// sent faster than it could sustain).
-    pub shaper: Option<net::Shaper>,
+    pub shapers: Vec<net::Shaper>,
 }
 
 /// Access link and TCP settings shared by a group of hosts.
@@ -178,7 +178,7 @@ fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
     if loss >= 1.0 {
         return Err(err(format!("{field}.loss"), "a loss of 100% lets nothing through: expected less than 100%"));
     }
-    Ok(LinkParams { rate, delay, queue: q, loss, shaper: None })
+    Ok(LinkParams { rate, delay, queue: q, loss, shapers: vec![] })
 }
 
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {

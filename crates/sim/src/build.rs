@@ -40,7 +40,7 @@ struct Builder {
 }
 
 fn link_config(p: &LinkParams, rng: Rng) -> LinkConfig {
-    LinkConfig { rate: p.rate, delay: p.delay, queue: p.queue, loss: Loss::bernoulli(p.loss, rng), shaper: p.shaper }
+    LinkConfig { rate: p.rate, delay: p.delay, queue: p.queue, loss: Loss::bernoulli(p.loss, rng), shapers: p.shapers.clone() }
 }
 
 impl Builder {
@@ -121,10 +121,10 @@ impl Builder {
                     }
                 } else {
                     let mut x = rng.uniform() * total;
-                    *tuples.iter().find(|t| {
+                    tuples.iter().find(|t| {
                         x -= t.weight;
                         x < 0.0
-                    }).unwrap_or(&tuples[tuples.len() - 1])
+                    }).unwrap_or(&tuples[tuples.len() - 1]).clone()
                 };
                 // HighBurst sets the end-to-end RTT: a quarter of it on each of
                 // the four access directions a round trip crosses.
@@ -150,12 +150,18 @@ impl Builder {
                 let before = 1.0 - (1.0 - t.loss.clamp(0.0, 0.99)) / (1.0 - after);
                 // Its sending is shaped as the trace host's was; what it
                 // receives is not (that was the other end's sending).
-                let shaper = t.shaper.filter(|s| s.rate_bps < rate.as_f64()).map(|s| net::Shaper {
-                    rate: Rate(s.rate_bps.round().max(1.0) as u64),
-                    burst: s.burst_bytes.clamp(1500, u32::MAX as u64) as u32,
-                });
-                let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99), shaper };
-                let down = LinkParams { loss: 0.0, shaper: None, ..up.clone() };
+                let shapers = t
+                    .shaper
+                    .iter()
+                    .flat_map(|s| s.buckets())
+                    .filter(|&(r, _)| r < rate.as_f64())
+                    .map(|(r, b)| net::Shaper {
+                        rate: Rate(r.round().max(1.0) as u64),
+                        burst: b.clamp(1500, u32::MAX as u64) as u32,
+                    })
+                    .collect();
+                let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99), shapers };
+                let down = LinkParams { loss: 0.0, shapers: vec![], ..up.clone() };
                 // The group's settings sit at `cfg`; those of hosts that
                 // differ (`host_tcp`) follow it, each made once.
                 let own = host_tcp(&m.group.tcp, &t);

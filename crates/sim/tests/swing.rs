@@ -432,25 +432,28 @@ fn whole_session_replay_draws_unkept_sessions_from_the_marginals() {
 #[test]
 fn a_shaped_trace_host_sends_through_a_token_bucket() {
     let mut m = model();
-    let shaper = HostShaper { rate_bps: 100e3, burst_bytes: 6000, stretches: 3 };
+    let shaper = HostShaper { rate_bps: 100e3, burst_bytes: 6000, stretches: 3, peaks: vec![[1e6, 3000.0]] };
     for h in &mut m.hosts[1..] {
-        h.shaper = Some(shaper);
+        h.shaper = Some(shaper.clone());
     }
     let b = run_model(&m, "", "20s");
     for h in &b.world.hosts[1..] {
         let up = b.world.links[h.uplink as usize].link.config();
-        assert_eq!(up.shaper, Some(net::Shaper { rate: units::Rate(100_000), burst: 6000 }));
+        let want = [(100_000, 6000), (1_000_000, 3000)].map(|(r, b)| net::Shaper { rate: units::Rate(r), burst: b });
+        assert_eq!(up.shapers, want);
     }
     // What they send, not what they receive.
-    assert_eq!(b.world.links.iter().filter(|l| l.link.config().shaper.is_some()).count(), 2);
+    assert_eq!(b.world.links.iter().filter(|l| !l.link.config().shapers.is_empty()).count(), 2);
     // Two servers at 100 kbit/s for 20 s send at most 500 kB and two bursts.
     let sent = b.world.links[sim::build::BOTTLENECK_REV as usize].link.stats().accepted_bytes;
     assert!(sent <= 2 * (250_000 + 6000), "{sent}");
     let free = run("", "20s").world.links[sim::build::BOTTLENECK_REV as usize].link.stats().accepted_bytes;
     assert!(free > 2 * sent, "{free} unshaped against {sent}");
-    // An access cap below the bucket's rate leaves nothing to shape.
+    // An access cap below a bucket's rate leaves nothing for it to shape.
+    let b = run_model(&m, "access_cap = \"500kbps\"", "1s");
+    assert_eq!(b.world.links[b.world.hosts[1].uplink as usize].link.config().shapers.len(), 1);
     let b = run_model(&m, "access_cap = \"50kbps\"", "1s");
-    assert!(b.world.hosts.iter().all(|h| b.world.links[h.uplink as usize].link.config().shaper.is_none()));
+    assert!(b.world.hosts.iter().all(|h| b.world.links[h.uplink as usize].link.config().shapers.is_empty()));
 }
 
 #[test]

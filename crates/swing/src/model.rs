@@ -95,6 +95,13 @@ pub struct ExtractOptions {
     /// think time before a pair without a request. null: never.
     #[serde(default = "default_pause_gap_s")]
     pub pause_gap_s: Option<f64>,
+    /// Inside a concurrent connection's run of one side's bytes, a sender
+    /// with less than three segments in flight that resumes after this long
+    /// starts a new data unit, replayed at its own offset (requests written
+    /// one by one, a stream produced as it goes). null: units end only when
+    /// the other side sends or at a pause.
+    #[serde(default = "default_unit_gap_s")]
+    pub unit_gap_s: Option<f64>,
     pub rtt_samples: RttSamples,
     /// Hosts with fewer RTT samples get no RTT of their own.
     pub rtt_min_samples: u32,
@@ -400,14 +407,28 @@ pub struct HostParams {
 }
 
 /// A host whose bursts left at its capacity but whose longer sends did not
-/// exceed a lower rate: bursts of up to `burst_bytes` above `rate_bps`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// exceed a lower rate: bursts of up to `burst_bytes` above `rate_bps`,
+/// and at the shorter scales no more than each of `peaks` allows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostShaper {
     pub rate_bps: f64,
     pub burst_bytes: u64,
     /// Sending stretches the rate was measured on.
     pub stretches: u64,
+    /// Faster buckets, [bit/s, bytes]: the pieces of the concave hull of
+    /// the most the host sent in 1-32 ms windows steeper than `rate_bps`,
+    /// so no window of the regenerated host's sending holds more than the
+    /// trace host's did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peaks: Vec<[f64; 2]>,
+}
+
+impl HostShaper {
+    /// Every bucket, (bit/s, bytes): the sustained one and the peaks.
+    pub fn buckets(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
+        std::iter::once((self.rate_bps, self.burst_bytes)).chain(self.peaks.iter().map(|p| (p[0], p[1] as u64)))
+    }
 }
 
 /// The whole model file.
@@ -425,7 +446,7 @@ pub struct Model {
 }
 
 /// A host's network parameters with gaps filled, for generation.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetTuple {
     pub rtt_s: f64,
     pub capacity_bps: f64,
@@ -507,7 +528,7 @@ impl Model {
                 sack: h.sack,
                 initial_window: h.initial_window.or(iw.map(|w| w as u32)),
                 rcv_window: h.rcv_window,
-                shaper: h.shaper,
+                shaper: h.shaper.clone(),
                 mss: h.mss,
                 ipv6: h.addr.contains(':'),
             })
@@ -562,6 +583,10 @@ fn default_pause_gap_s() -> Option<f64> {
     Some(0.5)
 }
 
+fn default_unit_gap_s() -> Option<f64> {
+    Some(0.001)
+}
+
 fn default_shaper_max_fraction() -> Option<f64> {
     Some(0.5)
 }
@@ -588,6 +613,7 @@ impl Default for ExtractOptions {
             max_pairs_per_conn: 200,
             idle_timeout_s: 300.0,
             pause_gap_s: default_pause_gap_s(),
+            unit_gap_s: default_unit_gap_s(),
             rtt_samples: RttSamples::HandshakeAndData,
             rtt_min_samples: 2,
             rtt_max_s: 1.5,

@@ -481,3 +481,34 @@ fn a_replayed_session_reaches_as_many_servers_as_its_trace_session() {
     let two = servers(&m);
     assert!(two[0] != two[1] && two[2] == two[0], "{two:?}");
 }
+
+#[test]
+fn concurrent_and_pair_connections_mix_in_the_trace_share_and_keep_their_servers_apart() {
+    // Three connections in ten are concurrent (a server unit of 77,777
+    // bytes, which no sum of the pairs' 10 kB and 50 kB responses makes),
+    // four opened 1 ms apart to the one server, 50 ms away: every replay
+    // is expected while connections opened before it are still in their
+    // handshakes.
+    let mut m = model();
+    m.hosts.truncate(2);
+    m.classes[0].conns_per_rre = d(&[4.0]);
+    m.classes[0].inter_conn_s = d(&[0.001]);
+    m.classes[0].counts.connections = 10;
+    m.classes[0].counts.concurrent_connections = 3;
+    m.classes[0].concurrent = vec![vec![[0.0, 0.0, 300.0], [0.01, 1.0, 77_777.0]]];
+    let b = run_model(&m, "", "60s");
+    let log = &b.world.conn_log;
+    let clients: Vec<usize> = (0..log.active.len()).filter(|&i| log.active[i]).collect();
+    let n = clients.len();
+    let concurrent = clients.iter().filter(|&&i| log.bytes_received[i] == 77_777).count();
+    // A deck of the trace's share: three in every ten drawn, whatever the
+    // coin would have given.
+    assert!((3 * (n / 10)..=3 * n.div_ceil(10)).contains(&concurrent), "{concurrent} of {n}");
+    // Pair connections share their path with the replays; none was taken
+    // for one (its server would have sent the units to a client expecting
+    // a response, and answered the replay's client with nothing).
+    let starved: Vec<usize> = clients.iter().copied().filter(|&i| log.bytes_received[i] == 0).collect();
+    assert!(starved.is_empty(), "{} of {n} clients got nothing", starved.len());
+    let received: i64 = clients.iter().map(|&i| log.bytes_received[i]).sum();
+    assert_eq!(received as f64, counter(&b, "response_bytes"));
+}

@@ -37,16 +37,21 @@ struct Replay {
 
 /// The replaying sides of all concurrent connections.
 pub(crate) struct Replays {
-    /// Plans of connections opened but not yet accepted, by (client,
-    /// server, port), in connect order (handshakes on one path complete in
-    /// order).
-    accepting: HashMap<(HostId, HostId, u16), VecDeque<Arc<UnitPlan>>>,
+    /// Every connection the source opened and its server has not accepted
+    /// yet, by (client, server, port), in connect order (handshakes on one
+    /// path complete in order): its plan if it is concurrent, `None` if it
+    /// carries pairs. The pair connections are kept too, or a server would
+    /// take one for the replay opened just after it on the same path.
+    accepting: HashMap<(HostId, HostId, u16), VecDeque<Expected>>,
     sides: Vec<Option<Replay>>,
     free: Vec<usize>,
     by_conn: HashMap<ConnId, usize>,
     /// Timer tokens are `kind << 56 | slot`.
     kind: u64,
 }
+
+/// A connection awaiting its accept: its plan if it is a replay.
+type Expected = Option<Arc<UnitPlan>>;
 
 /// The size of the application writes a unit of `bytes` of `class` goes out
 /// in, for direction `dir`.
@@ -57,9 +62,9 @@ impl Replays {
         Replays { accepting: HashMap::new(), sides: Vec::new(), free: Vec::new(), by_conn: HashMap::new(), kind }
     }
 
-    /// A client opened a concurrent connection; its server side starts when
-    /// it is accepted.
-    pub(crate) fn expect(&mut self, client: HostId, server: HostId, port: u16, plan: Arc<UnitPlan>) {
+    /// A client opened a connection, concurrent (`plan`) or not; a
+    /// concurrent one's server side starts when it is accepted.
+    pub(crate) fn expect(&mut self, client: HostId, server: HostId, port: u16, plan: Option<Arc<UnitPlan>>) {
         self.accepting.entry((client, server, port)).or_default().push_back(plan);
     }
 
@@ -80,10 +85,11 @@ impl Replays {
         ws: &mut WriteSize,
     ) -> bool {
         let key = (client, server, port);
-        let Some(plan) = self.accepting.get_mut(&key).and_then(VecDeque::pop_front) else { return false };
+        let Some(next) = self.accepting.get_mut(&key).and_then(VecDeque::pop_front) else { return false };
         if self.accepting.get(&key).is_some_and(VecDeque::is_empty) {
             self.accepting.remove(&key);
         }
+        let Some(plan) = next else { return false };
         self.begin(conn, plan, 1, tp, ws);
         true
     }
@@ -202,7 +208,7 @@ mod tests {
         let mut r = Replays::new(7);
         let mut tp = Tp::default();
         let mut ws = |_: usize, dir: usize, b: u64| if dir == 1 { 10_000 } else { b };
-        r.expect(1, 2, 443, Arc::clone(&plan));
+        r.expect(1, 2, 443, Some(Arc::clone(&plan)));
         assert!(!r.accepted(ConnId(9), 2, 80, 1, &mut tp, &mut ws), "another port: not ours");
         // The client connects at 100 ms, the server accepts at 120 ms.
         tp.now = Time::ZERO + ms(100);
@@ -224,5 +230,21 @@ mod tests {
         assert_eq!(server, vec![10_000; 6]);
         assert_eq!(tp.closes, vec![ConnId(1), ConnId(2)]);
         assert!(r.serves(ConnId(1)) && r.closed(ConnId(1)) && !r.serves(ConnId(1)));
+    }
+
+    #[test]
+    fn a_pair_connection_on_the_same_path_is_not_taken_for_the_replay() {
+        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(Dur::ZERO, 100)], vec![(Dur::ZERO, 200)]] });
+        let mut r = Replays::new(7);
+        let mut tp = Tp::default();
+        let mut ws = |_: usize, _: usize, b: u64| b;
+        // A pair connection, then a concurrent one, on one path: accepted in
+        // that order, the first is the responder's and the second the replay.
+        r.expect(1, 2, 443, None);
+        r.expect(1, 2, 443, Some(Arc::clone(&plan)));
+        assert!(!r.accepted(ConnId(10), 2, 443, 1, &mut tp, &mut ws), "the pair connection");
+        assert!(r.accepted(ConnId(11), 2, 443, 1, &mut tp, &mut ws), "the replay");
+        assert_eq!(tp.writes, vec![(Time::ZERO, ConnId(11), 200)]);
+        assert!(!r.accepted(ConnId(12), 2, 443, 1, &mut tp, &mut ws), "nothing left to expect");
     }
 }

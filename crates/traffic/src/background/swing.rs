@@ -85,6 +85,9 @@ struct ClassDecks {
     think: Deck,
     session: Deck,
     concurrent: Deck,
+    /// Whether a drawn connection is concurrent, through a deck of the
+    /// trace's share (see `concurrent_share`).
+    is_concurrent: Deck,
 }
 
 struct Session {
@@ -157,6 +160,8 @@ pub struct SwingSource {
     cfg: SwingConfig,
     rng: Rng,
     decks: Vec<ClassDecks>,
+    /// Per class, `concurrent_share`.
+    concurrent_shares: Vec<Dist>,
     udp_decks: Vec<UdpDecks>,
     sessions: Vec<Option<Session>>,
     free_sessions: Vec<usize>,
@@ -187,6 +192,7 @@ impl SwingSource {
         SwingSource {
             by_version,
             decks: (0..nc).map(|_| ClassDecks::default()).collect(),
+            concurrent_shares: cfg.model.classes.iter().map(concurrent_share).collect(),
             udp_decks: (0..nu).map(|_| UdpDecks::default()).collect(),
             cfg,
             rng,
@@ -429,8 +435,8 @@ impl SwingSource {
         if let Some(u) = &units {
             self.n.request_bytes += u.bytes(0);
             self.n.response_bytes += u.bytes(1);
-            self.replays.expect(client, server, port, Arc::clone(u));
         }
+        self.replays.expect(client, server, port, units.clone());
         let plan = planned.map(|_| (rre, i));
         self.conns.insert(conn, Conn { session: s, pairs_left: pairs, plan, pair: 0, out: Outbox::default(), units });
         self.n.connections += 1;
@@ -454,8 +460,10 @@ impl SwingSource {
         if m.concurrent.is_empty() || m.counts.connections == 0 {
             return None;
         }
-        let p = m.counts.concurrent_connections as f64 / m.counts.connections as f64;
-        if !self.rng.bernoulli(p.min(1.0)) {
+        // As many concurrent connections per trace's worth of connections as
+        // the trace had: a coin per connection left a one-user trace's
+        // rate to chance (web-reddit-tls: 13 of 59, carrying half its bytes).
+        if Self::draw(&mut self.decks[class].is_concurrent, &self.concurrent_shares[class], &mut self.rng, 0.0) < 0.5 {
             return None;
         }
         let i = Self::draw(&mut self.decks[class].concurrent, &indices(m.concurrent.len()), &mut self.rng, 0.0) as usize;
@@ -628,6 +636,18 @@ fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan
 
 /// The indices 0..n as a distribution, so a deck can shuffle whole flows
 /// or sessions.
+/// A class's connections as 1 (concurrent) or 0, scaled to at most
+/// `DIST_CAP` values.
+fn concurrent_share(m: &swing::AppClass) -> Dist {
+    let n = m.counts.connections.max(1);
+    let scale = (swing::DIST_CAP as f64 / n as f64).min(1.0);
+    let total = (n as f64 * scale).round().max(1.0) as usize;
+    let ones = ((m.counts.concurrent_connections.min(n) as f64 * scale).round() as usize).min(total);
+    let mut values = vec![0.0; total - ones];
+    values.resize(total, 1.0);
+    Dist { n, values }
+}
+
 fn indices(n: usize) -> Dist {
     Dist { n: n as u64, values: (0..n).map(|i| i as f64).collect() }
 }

@@ -117,8 +117,9 @@ pub(crate) enum Param {
     RequestBytes,
     ResponseBytes,
     Think,
+    ServersPerSession,
 }
-const NPARAM: usize = 9;
+const NPARAM: usize = 10;
 
 /// Data units in model units: [offset s, direction, bytes], each side's in
 /// time order.
@@ -449,6 +450,7 @@ impl TcpClasses {
                     },
                     session_start_s: dist(Param::SessionStart),
                     rres_per_session: dist(Param::RresPerSession),
+                    servers_per_session: dist(Param::ServersPerSession),
                     inter_rre_s: dist(Param::InterRre),
                     conns_per_rre: dist(Param::ConnsPerRre),
                     inter_conn_s: dist(Param::InterConn),

@@ -82,6 +82,8 @@ pub enum Sample {
     /// An RRE starts (the first of a session included).
     RreStart,
     RresPerSession(u32),
+    /// Distinct servers the session's connections went to.
+    ServersPerSession(u32),
     ConnsPerRre(u32),
     /// Between the starts of consecutive connections of an RRE.
     InterConn(i64),
@@ -102,8 +104,21 @@ struct State {
     rre_conns: u32,
     rre_start: i64,
     prev_start: i64,
+    /// Distinct servers so far (at most `MAX_SERVERS` counted).
+    servers: Vec<u32>,
     /// The session so far, while it is kept whole.
     shape: Option<SessionShape>,
+}
+
+/// Distinct servers counted per session.
+const MAX_SERVERS: usize = 1000;
+
+impl State {
+    fn server(&mut self, h: u32) {
+        if self.servers.len() < MAX_SERVERS && !self.servers.contains(&h) {
+            self.servers.push(h);
+        }
+    }
 }
 
 /// One key's sessions, fed connections in start order.
@@ -123,6 +138,7 @@ impl SessionBuilder {
     fn new_session(&mut self, start: i64, end: i64, pairs: ConnShape, out: &mut Vec<Sample>) {
         out.push(Sample::SessionStart(start));
         out.push(Sample::RreStart);
+        let servers = vec![pairs.server];
         let shape = self.keep_shapes.then(|| SessionShape {
             start,
             pairs: pairs.size(),
@@ -135,6 +151,7 @@ impl SessionBuilder {
             rre_conns: 1,
             rre_start: start,
             prev_start: start,
+            servers,
             shape: shape.filter(|s| s.pairs <= SESSION_PAIR_CAP),
         });
     }
@@ -146,7 +163,9 @@ impl SessionBuilder {
         let Some(s) = &mut self.s else {
             return self.new_session(start, end, pairs, out);
         };
+        let server = pairs.server;
         if start - s.rre_end < th.rre_gap && start - s.prev_start < th.rre_max_interconn && s.rre_conns < th.max_conns {
+            s.server(server);
             s.rre_conns += 1;
             s.rre_end = s.rre_end.max(end);
             out.push(Sample::InterConn((start - s.prev_start).max(0)));
@@ -165,6 +184,7 @@ impl SessionBuilder {
             out.push(Sample::ConnsPerRre(s.rre_conns));
             out.push(Sample::InterRre(gap));
             out.push(Sample::RreStart);
+            s.server(server);
             s.rres += 1;
             s.rre_conns = 1;
             s.rre_end = end;
@@ -189,6 +209,7 @@ impl SessionBuilder {
         if let Some(s) = self.s.take() {
             out.push(Sample::ConnsPerRre(s.rre_conns));
             out.push(Sample::RresPerSession(s.rres));
+            out.push(Sample::ServersPerSession(s.servers.len() as u32));
             if self.keep_shapes {
                 out.push(match s.shape {
                     Some(sh) => Sample::Session(Box::new(sh)),
@@ -394,7 +415,7 @@ mod tests {
                 ConnsPerRre(2),
                 InterRre(2 * S),
                 ConnsPerRre(1),
-                RresPerSession(2)
+                RresPerSession(2), ServersPerSession(1)
             ]
         );
     }
@@ -407,11 +428,11 @@ mod tests {
         let out = run(th(), &[(0.0, 50.0), (20.0, 21.0), (51.0, 52.0)]);
         assert_eq!(
             out,
-            vec![SessionStart(0), InterConn(20 * S), ConnsPerRre(2), InterRre(S), ConnsPerRre(1), RresPerSession(2)]
+            vec![SessionStart(0), InterConn(20 * S), ConnsPerRre(2), InterRre(S), ConnsPerRre(1), RresPerSession(2), ServersPerSession(1)]
         );
         // Cut by the cap while the RRE is still running: the gap floors at 0.
         let out = run(th(), &[(0.0, 50.0), (45.0, 46.0)]);
-        assert_eq!(out, vec![SessionStart(0), ConnsPerRre(1), InterRre(0), ConnsPerRre(1), RresPerSession(2)]);
+        assert_eq!(out, vec![SessionStart(0), ConnsPerRre(1), InterRre(0), ConnsPerRre(1), RresPerSession(2), ServersPerSession(1)]);
     }
 
     #[test]
@@ -426,7 +447,7 @@ mod tests {
                 ConnsPerRre(2),
                 InterRre(55 * S / 10),
                 ConnsPerRre(1),
-                RresPerSession(2)
+                RresPerSession(2), ServersPerSession(1)
             ]
         );
     }
@@ -442,10 +463,10 @@ mod tests {
                 ConnsPerRre(1),
                 InterRre(299 * S),
                 ConnsPerRre(1),
-                RresPerSession(2),
+                RresPerSession(2), ServersPerSession(1),
                 SessionStart(601 * S),
                 ConnsPerRre(1),
-                RresPerSession(1)
+                RresPerSession(1), ServersPerSession(1)
             ]
         );
     }
@@ -476,10 +497,10 @@ mod tests {
                 InterRre(S / 20),
                 InterConn(S / 10),
                 ConnsPerRre(2),
-                RresPerSession(2),
+                RresPerSession(2), ServersPerSession(1),
                 SessionStart(4 * S / 10),
                 ConnsPerRre(1),
-                RresPerSession(1)
+                RresPerSession(1), ServersPerSession(1)
             ]
         );
     }
@@ -558,7 +579,7 @@ mod tests {
         g.sweep(400 * S);
         assert_eq!(g.live_keys(), 0);
         let got: Vec<Sample> = g.out.drain(..).map(|(_, s)| s).collect();
-        assert_eq!(got, vec![ConnsPerRre(3), RresPerSession(1)]);
+        assert_eq!(got, vec![ConnsPerRre(3), RresPerSession(1), ServersPerSession(1)]);
     }
 
     #[test]
@@ -582,9 +603,11 @@ mod tests {
                 (2, SessionStart(S)),
                 (2, ConnsPerRre(1)),
                 (2, RresPerSession(1)),
+                (2, ServersPerSession(1)),
                 (3, SessionStart(S)),
                 (3, ConnsPerRre(1)),
-                (3, RresPerSession(1))
+                (3, RresPerSession(1)),
+                (3, ServersPerSession(1))
             ]
         );
     }

@@ -67,6 +67,7 @@ impl Sink {
                     continue;
                 }
                 Sample::RresPerSession(n) => (Param::RresPerSession, n as f64),
+                Sample::ServersPerSession(n) => (Param::ServersPerSession, n as f64),
                 Sample::ConnsPerRre(n) => (Param::ConnsPerRre, n as f64),
                 Sample::InterConn(d) => (Param::InterConn, secs(d)),
                 Sample::InterRre(d) => (Param::InterRre, secs(d)),

@@ -359,6 +359,8 @@ fn sessions_and_rres_from_connection_times() {
     let first = c.sessions.iter().find(|s| s.start_s == 0.0).unwrap();
     let servers: Vec<Vec<u32>> = first.rres.iter().map(|r| r.conns.iter().map(|c| c.server).collect()).collect();
     assert_eq!(servers, vec![vec![0, 1, 0], vec![0]]);
+    // For the marginals: two servers in the first session, one in the other.
+    assert_eq!(c.servers_per_session.values, vec![1.0, 2.0]);
 
     // Client and server: the connection to the second server is a session
     // of its own.

@@ -47,6 +47,7 @@ fn model() -> Model {
             counts: ClassCounts { sessions: 4, ..Default::default() },
             session_start_s: d(&[0.0, 1.0, 2.0, 3.0]),
             rres_per_session: d(&[2.0, 2.0, 3.0, 1.0]),
+            servers_per_session: Dist::default(),
             inter_rre_s: d(&[0.5]),
             conns_per_rre: d(&[1.0, 2.0]),
             inter_conn_s: d(&[0.01]),
@@ -511,4 +512,27 @@ fn concurrent_and_pair_connections_mix_in_the_trace_share_and_keep_their_servers
     assert!(starved.is_empty(), "{} of {n} clients got nothing", starved.len());
     let received: i64 = clients.iter().map(|&i| log.bytes_received[i]).sum();
     assert_eq!(received as f64, counter(&b, "response_bytes"));
+}
+
+#[test]
+fn a_drawn_session_spreads_its_connections_over_its_servers() {
+    // One session, one RRE of 20 connections: by default (Swing) one
+    // server takes them all; with two servers per session, both do.
+    let mut m = model();
+    m.classes[0].counts.sessions = 1;
+    m.classes[0].session_start_s = d(&[0.0]);
+    m.classes[0].rres_per_session = d(&[1.0]);
+    m.classes[0].conns_per_rre = d(&[20.0]);
+    m.udp.clear();
+    let peers = |m: &Model| {
+        let b = run_model(m, "", "10s");
+        let log = &b.world.conn_log;
+        let mut p: Vec<i64> = (0..log.active.len()).filter(|&i| log.active[i]).map(|i| log.peer[i]).collect();
+        p.sort();
+        p.dedup();
+        p.len()
+    };
+    assert_eq!(peers(&m), 1);
+    m.classes[0].servers_per_session = d(&[2.0]);
+    assert_eq!(peers(&m), 2);
 }

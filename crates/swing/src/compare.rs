@@ -171,6 +171,7 @@ mod tests {
             counts: ClassCounts { bytes: [bytes, 0], ..Default::default() },
             session_start_s: Dist::default(),
             rres_per_session: Dist::default(),
+            servers_per_session: Dist::default(),
             inter_rre_s: Dist::default(),
             conns_per_rre: Dist::from_samples(vec![1.0, 2.0]),
             inter_conn_s: Dist::default(),

@@ -230,6 +230,9 @@ pub struct AppClass {
     /// Session start times, seconds from the start of the trace.
     pub session_start_s: Dist,
     pub rres_per_session: Dist,
+    /// Distinct servers a session's connections went to.
+    #[serde(default)]
+    pub servers_per_session: Dist,
     /// From the end of an RRE (its last connection's end) to the next RRE's
     /// first connection, seconds.
     pub inter_rre_s: Dist,

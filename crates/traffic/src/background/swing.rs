@@ -88,14 +88,18 @@ struct ClassDecks {
     /// Whether a drawn connection is concurrent, through a deck of the
     /// trace's share (see `concurrent_share`).
     is_concurrent: Deck,
+    servers: Deck,
 }
 
 struct Session {
     class: usize,
     client: HostId,
     /// Its servers in the order it reached them: a replayed session reaches
-    /// as many as its trace session did; a drawn one, one (Swing).
+    /// as many as its trace session did; a drawn one, `server_count`.
     servers: Vec<HostId>,
+    /// Servers a drawn session spreads its connections over, uniformly
+    /// (Swing: one per session).
+    server_count: u32,
     rres_left: u32,
     /// Connections of the current RRE still to open, and open ones.
     to_open: u32,
@@ -336,7 +340,18 @@ impl SwingSource {
     }
 
     fn new_session(&mut self, class: usize, shape: Option<usize>) -> usize {
-        let s = Session { class, client: 0, servers: Vec::new(), rres_left: 0, to_open: 0, open: 0, shape, rre: 0, next_conn: 0 };
+        let s = Session {
+            class,
+            client: 0,
+            servers: Vec::new(),
+            server_count: 1,
+            rres_left: 0,
+            to_open: 0,
+            open: 0,
+            shape,
+            rre: 0,
+            next_conn: 0,
+        };
         match self.free_sessions.pop() {
             Some(i) => {
                 self.sessions[i] = Some(s);
@@ -364,9 +379,17 @@ impl SwingSource {
                 Self::count(&mut self.decks[class].rres, d, &mut self.rng).max(1)
             }
         };
+        let server_count = match shape {
+            Some(_) => 1,
+            None => {
+                let d = &self.cfg.model.classes[class].servers_per_session;
+                Self::count(&mut self.decks[class].servers, d, &mut self.rng).max(1)
+            }
+        };
         let sess = self.sessions[s].as_mut().expect("pending session");
         sess.client = client;
         sess.servers.push(server);
+        sess.server_count = server_count;
         sess.rres_left = rres;
         self.n.sessions += 1;
         self.begin_rre(s, tp);
@@ -409,7 +432,17 @@ impl SwingSource {
         sess.next_conn += 1;
         let (class, client, more, rre) = (sess.class, sess.client, sess.to_open > 0, sess.rre);
         let port = self.port(&self.cfg.model.classes[class].ports);
-        let k = self.rre_plan(s).and_then(|r| r.conns.get(i)).map_or(0, |c| c.server);
+        let k = match self.rre_plan(s) {
+            Some(r) => r.conns.get(i).map_or(0, |c| c.server),
+            None => {
+                let n = self.sessions[s].as_ref().expect("live session").server_count;
+                if n > 1 {
+                    self.rng.below(n as u64) as u32
+                } else {
+                    0
+                }
+            }
+        };
         let server = self.server_of(s, k);
         // A replayed connection's pairs, and the gap to the next one's start.
         let planned = self.rre_plan(s).map(|r| {

@@ -9,8 +9,6 @@ fn d(v: &[f64]) -> Dist {
 
 fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
     HostParams {
-        addr: addr.into(),
-        side,
         rtt_s: Some(rtt),
         rtt_samples: 10,
         capacity_bps: Some(cap),
@@ -18,17 +16,8 @@ fn host(addr: &str, side: Side, rtt: f64, cap: f64, bytes: u64) -> HostParams {
         loss: Some(0.0),
         loss_packets: 500,
         mss: Some(1460),
-        bytes,
         packets: bytes / 1000,
-        peak_rate_bps: 0.0,
-        segments_per_ack: None,
-        bytes_per_ack: None,
-        timestamps: None,
-        sack: None,
-        initial_window: None,
-        rcv_window: None,
-        shaper: None,
-        loss_after_link: None,
+        ..HostParams::unmeasured(addr, side, bytes)
     }
 }
 

@@ -427,6 +427,35 @@ pub struct HostShaper {
     pub peaks: Vec<[f64; 2]>,
 }
 
+impl HostParams {
+    /// A host that sent `bytes` and has no estimate of anything (a base
+    /// for hand-built models).
+    pub fn unmeasured(addr: &str, side: Side, bytes: u64) -> HostParams {
+        HostParams {
+            addr: addr.into(),
+            side,
+            rtt_s: None,
+            rtt_samples: 0,
+            capacity_bps: None,
+            capacity_samples: 0,
+            loss: None,
+            loss_after_link: None,
+            loss_packets: 0,
+            mss: None,
+            bytes,
+            packets: 0,
+            peak_rate_bps: 0.0,
+            segments_per_ack: None,
+            bytes_per_ack: None,
+            timestamps: None,
+            sack: None,
+            initial_window: None,
+            rcv_window: None,
+            shaper: None,
+        }
+    }
+}
+
 impl HostShaper {
     /// Every bucket, (bit/s, bytes): the sustained one and the peaks.
     pub fn buckets(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
@@ -670,28 +699,7 @@ mod tests {
     use super::*;
 
     fn host(side: Side, rtt: Option<f64>, cap: Option<f64>, bytes: u64) -> HostParams {
-        HostParams {
-            addr: "10.0.0.1".into(),
-            side,
-            rtt_s: rtt,
-            rtt_samples: 0,
-            capacity_bps: cap,
-            capacity_samples: 0,
-            loss: None,
-            loss_packets: 0,
-            mss: None,
-            bytes,
-            packets: 0,
-            peak_rate_bps: 0.0,
-            segments_per_ack: None,
-            bytes_per_ack: None,
-            timestamps: None,
-            sack: None,
-            initial_window: None,
-            rcv_window: None,
-            shaper: None,
-            loss_after_link: None,
-        }
+        HostParams { rtt_s: rtt, capacity_bps: cap, ..HostParams::unmeasured("10.0.0.1", side, bytes) }
     }
 
     #[test]

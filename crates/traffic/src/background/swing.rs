@@ -432,8 +432,15 @@ impl SwingSource {
         sess.next_conn += 1;
         let (class, client, more, rre) = (sess.class, sess.client, sess.to_open > 0, sess.rre);
         let port = self.port(&self.cfg.model.classes[class].ports);
-        let k = match self.rre_plan(s) {
-            Some(r) => r.conns.get(i).map_or(0, |c| c.server),
+        // A replayed connection's pairs, the gap to the next one's start,
+        // and which of the session's servers it went to.
+        let planned = self.rre_plan(s).map(|r| {
+            let at = |k: usize| r.conns.get(k).map_or(0.0, |c| c.at_s);
+            let c = r.conns.get(i);
+            (c.map_or(0, |c| c.pairs.len()) as u32, (at(i + 1) - at(i)).max(0.0), c.map_or(0, |c| c.server))
+        });
+        let k = match planned {
+            Some((_, _, k)) => k,
             None => {
                 let n = self.sessions[s].as_ref().expect("live session").server_count;
                 if n > 1 {
@@ -444,13 +451,8 @@ impl SwingSource {
             }
         };
         let server = self.server_of(s, k);
-        // A replayed connection's pairs, and the gap to the next one's start.
-        let planned = self.rre_plan(s).map(|r| {
-            let at = |k: usize| r.conns.get(k).map_or(0.0, |c| c.at_s);
-            (r.conns.get(i).map_or(0, |c| c.pairs.len()) as u32, (at(i + 1) - at(i)).max(0.0))
-        });
         let pairs = match planned {
-            Some((n, _)) => n,
+            Some((n, _, _)) => n,
             None => {
                 let d = &self.cfg.model.classes[class].pairs_per_conn;
                 Self::count(&mut self.decks[class].pairs, d, &mut self.rng)
@@ -475,7 +477,7 @@ impl SwingSource {
         self.n.connections += 1;
         if more {
             let gap = match planned {
-                Some((_, g)) => Dur::from_secs_f64(g),
+                Some((_, g, _)) => Dur::from_secs_f64(g),
                 None => {
                     let d = &self.cfg.model.classes[class].inter_conn_s;
                     Self::secs(&mut self.decks[class].inter_conn, d, &mut self.rng, false)

@@ -28,6 +28,7 @@ from undertow.analysis.energy import (
     hurst,
     log2_energy_variance,
     trigamma,
+    undecimated_mean_squares,
     _chi2_sf,
 )
 from undertow.analysis.series import bin_events, read_run_series, read_timeseries
@@ -419,3 +420,66 @@ def test_windows_pool_the_coefficients_of_each_window():
     assert list(cut.n) == [2 * n for n in one.n]
     with pytest.raises(ValueError, match="window"):
         energy(x[:100], window=x.size)
+
+
+def test_shift_invariant_energy_is_the_dwt_energy_averaged_over_alignments():
+    # Every boundary-free undecimated coefficient at octave j is a DWT
+    # coefficient of the series shifted by some offset: its mean square is
+    # the DWT's mean square averaged over the 2**j alignments (each shifted
+    # DWT taken over the same span of samples, so the averages line up).
+    import pywt
+
+    rng = np.random.default_rng(11)
+    x = rng.poisson(3.0, 1024).astype(float)
+    x[300:340] += 40.0  # one burst, as a page load
+    w = pywt.Wavelet("db3")
+    got = undecimated_mean_squares(x, w, 4)
+    for j in range(1, 5):
+        hi = np.asarray(w.dec_hi)
+        # The octave-j analysis filter: lowpass j-1 times, then highpass, each upsampled.
+        f = np.array([1.0])
+        for k in range(j - 1):
+            up = np.zeros((w.dec_len - 1) * 2**k + 1)
+            up[:: 2**k] = w.dec_lo
+            f = np.convolve(f, up)
+        up = np.zeros((w.dec_len - 1) * 2 ** (j - 1) + 1)
+        up[:: 2 ** (j - 1)] = hi
+        f = np.convolve(f, up)
+        every = np.convolve(x, f, mode="valid")
+        np.testing.assert_allclose(got[j - 1], np.mean(every**2), rtol=1e-9, err_msg=f"octave {j}")
+        # And that is the mean over alignments of the decimated coefficients.
+        per_shift = [np.mean(every[s::2**j] ** 2) for s in range(2**j)]
+        assert min(per_shift) <= got[j - 1] <= max(per_shift)
+
+
+def test_shift_invariant_energy_does_not_depend_on_where_the_grid_starts():
+    # A sparse series (two bursts): the DWT energy at coarse octaves moves
+    # when the series is delayed by a few bins; the shift-invariant one
+    # hardly does (only the samples that enter or leave the edges change).
+    x = np.zeros(8192)
+    x[2000:2030] = 50.0
+    x[5000:5012] = 80.0
+    def spread(**kw):
+        rows = np.array([energy(np.concatenate([np.zeros(s), x, np.zeros(64 - s)]), levels=7, **kw).log2_energy
+                         for s in range(0, 64, 4)])
+        return (rows.max(0) - rows.min(0))[4:]
+    assert spread().max() > 1.0
+    assert spread(shift_invariant=True).max() < 0.05
+    # Unit white noise: log2 energy 0 at every octave, for both, where the
+    # estimates rest on enough coefficients; n and the intervals are the DWT's.
+    y = np.random.default_rng(5).normal(size=1 << 15)
+    a, b = energy(y), energy(y, shift_invariant=True)
+    assert list(a.n) == list(b.n)
+    np.testing.assert_allclose(b.var, a.var)
+    many = a.n >= 256
+    assert many.sum() >= 6
+    assert np.abs(a.log2_energy[many]).max() < 0.1 and np.abs(b.log2_energy[many]).max() < 0.1
+
+
+def test_shift_invariant_energy_pools_windows():
+    rng = np.random.default_rng(8)
+    x = rng.poisson(20.0, 4096).astype(float)
+    one = energy(x, shift_invariant=True)
+    pooled = energy(np.tile(x, 3), window=x.size, shift_invariant=True)
+    np.testing.assert_allclose(pooled.log2_energy + bias_correction(pooled.n), one.log2_energy + bias_correction(one.n),
+                               atol=1e-9)

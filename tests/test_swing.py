@@ -75,6 +75,23 @@ def test_options_reach_the_model(tmp_path):
     assert r.returncode == 2 and "give --unit-gap or --no-unit-gap, not both" in r.stderr
 
 
+
+def test_rtt_percentile_option(tmp_path):
+    # web-ynet-2013's main server: handshakes of about 20 ms when the
+    # client's downlink was idle, about 100 ms under load.
+    out = tmp_path / "m.json"
+    trace = str(traces_dir() / "web-ynet-2013.pcap")
+    main = lambda: next(h for h in json.loads(out.read_text())["hosts"] if h["addr"] == "212.199.202.9")
+    r = cli("extract", trace, "-o", str(out))
+    assert r.returncode == 0 and json.loads(out.read_text())["options"]["rtt_percentile"] == 50, r.stderr
+    median = main()["rtt_s"]
+    r = cli("extract", trace, "-o", str(out), "--rtt-percentile", "5")
+    assert r.returncode == 0, r.stderr
+    assert main()["rtt_s"] < 0.03 < 0.05 < median
+    r = cli("extract", trace, "-o", str(out), "--rtt-percentile", "101")
+    assert r.returncode == 2 and "rtt_percentile = 101.0: must be a percentile from 0 to 100" in r.stderr
+
+
 def test_shaper_options(tmp_path):
     out = tmp_path / "m.json"
     trace = str(traces_dir() / "tls-firefox.pcap")

@@ -118,7 +118,7 @@ def cmd_energy(args: argparse.Namespace) -> int:
             try:
                 x, b = load_series(src, d, args.what, args.bin, trace_series=_trace_series(args))
                 key = f"{name} {d}" if len(directions) > 1 else name
-                results[key] = energy(x, bin_s=b, wavelet=args.wavelet)
+                results[key] = energy(x, bin_s=b, wavelet=args.wavelet, shift_invariant=args.shift_invariant)
             except (OSError, ValueError) as e:
                 raise InputError(str(e)) from None
     print(f"log2 energy of {args.what} per {args.bin * 1e3:g} ms, wavelet {args.wavelet} (± 95% interval)")
@@ -147,7 +147,7 @@ def extract_overrides(args: argparse.Namespace) -> dict:
                       ("session_gap", "session_gap_s"), ("session_max", "session_max_s"), ("max_rres", "max_rres_per_session"),
                       ("max_conns", "max_conns_per_rre"), ("max_pairs", "max_pairs_per_conn"), ("idle_timeout", "idle_timeout_s"),
                       ("pause_gap", "pause_gap_s"), ("unit_gap", "unit_gap_s"),
-                      ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"),
+                      ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"), ("rtt_percentile", "rtt_percentile"),
                       ("capacity_percentile", "capacity_percentile"), ("capacity_min_samples", "capacity_min_samples"),
                       ("shaper_fraction", "shaper_max_fraction"), ("shaper_min_segments", "shaper_min_segments"),
                       ("loss_formula", "loss_formula"), ("loss_min_packets", "loss_min_packets"),
@@ -327,6 +327,9 @@ def parser() -> argparse.ArgumentParser:
                    help="fwd: left to right in a run, side A to B in a trace (default fwd)")
     e.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="base bin (default 1ms)")
     e.add_argument("--wavelet", default="db3", help="Daubechies wavelet, db1 (Haar) to db20 (default db3)")
+    e.add_argument("--shift-invariant", action="store_true",
+                   help="average each octave over every alignment of the dyadic grid (undecimated transform); "
+                        "intervals stay the DWT's")
     e.add_argument("--hurst", type=octaves, metavar="J1:J2", help="estimate the Hurst parameter over these octaves")
     e.add_argument("--plot", metavar="FILE.png", help="draw the energy plot")
     e.add_argument("--title", help="plot title")
@@ -360,6 +363,8 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--rtt-samples", choices=["handshake", "handshake-and-data"], help="RTT sample types (default handshake-and-data)")
     x.add_argument("--rtt-min-samples", type=int, metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
     x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")
+    x.add_argument("--rtt-percentile", type=float, metavar="P",
+                   help="percentile of a host's RTT samples taken as its RTT (default 50)")
     x.add_argument("--capacity-percentile", type=float, metavar="P", help="percentile of packet-pair samples (default 50)")
     x.add_argument("--capacity-min-samples", type=int, metavar="N", help="default 10")
     x.add_argument("--shaper-fraction", type=float, metavar="F",

@@ -141,7 +141,7 @@ impl NetAcc {
         let floor = self.hs_min.map_or(0.0, |m| m / 2.0);
         let rtts = sorted(self.rtt.items().iter().copied().filter(|&s| s >= floor));
         let rtt_seen = scale(rtts.len(), self.rtt.len(), self.rtt.seen());
-        let rtt_s = (!rtts.is_empty() && rtt_seen >= o.rtt_min_samples as u64).then(|| percentile(&rtts, 50.0));
+        let rtt_s = (!rtts.is_empty() && rtt_seen >= o.rtt_min_samples as u64).then(|| percentile(&rtts, o.rtt_percentile));
 
         // Capacity: drop pairs spaced as widely as the host's shortest RTTs
         // (they were not sent back to back), then take Swing's percentile.
@@ -240,6 +240,20 @@ mod tests {
         h.rtt_sample(0.0, 1.5, false, &mut rng); // not positive: dropped
         let n = h.finish(&opts());
         assert_eq!((n.rtt_s, n.rtt_samples), (Some(0.010), 2));
+    }
+
+    #[test]
+    fn rtt_percentile_picks_among_the_samples() {
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        for s in [0.020, 0.100, 0.090, 0.022, 0.095] {
+            h.rtt_sample(s, 1.5, true, &mut rng);
+        }
+        assert_eq!(h.finish(&opts()).rtt_s, Some(0.090));
+        let low = ExtractOptions { rtt_percentile: 0.0, ..opts() };
+        assert_eq!(h.finish(&low).rtt_s, Some(0.020));
+        let high = ExtractOptions { rtt_percentile: 100.0, ..opts() };
+        assert_eq!(h.finish(&high).rtt_s, Some(0.100));
     }
 
     #[test]

@@ -95,6 +95,9 @@ impl Compiled {
                 return Err(bad(name, v, "must be at least 1"));
             }
         }
+        if !(0.0..=100.0).contains(&o.rtt_percentile) {
+            return Err(bad("rtt_percentile", o.rtt_percentile, "must be a percentile from 0 to 100"));
+        }
         if !(0.0..=100.0).contains(&o.capacity_percentile) {
             return Err(bad("capacity_percentile", o.capacity_percentile, "must be a percentile from 0 to 100"));
         }
@@ -171,6 +174,8 @@ mod tests {
     fn bad_values_name_the_option_and_what_is_allowed() {
         let m = err(ExtractOptions { rre_gap_s: -1.0, ..Default::default() });
         assert!(m.starts_with("rre_gap_s = -1.0") && m.contains("0 or more"), "{m}");
+        let m = err(ExtractOptions { rtt_percentile: -1.0, ..Default::default() });
+        assert!(m.contains("rtt_percentile") && m.contains("0 to 100"), "{m}");
         let m = err(ExtractOptions { capacity_percentile: 120.0, ..Default::default() });
         assert!(m.contains("capacity_percentile") && m.contains("0 to 100"), "{m}");
         let m = err(ExtractOptions { max_pairs_per_conn: 0, ..Default::default() });

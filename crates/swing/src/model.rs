@@ -107,6 +107,9 @@ pub struct ExtractOptions {
     pub rtt_min_samples: u32,
     /// RTT samples above this are discarded.
     pub rtt_max_s: f64,
+    /// Percentile of a host's RTT samples taken as its RTT.
+    #[serde(default = "default_rtt_percentile")]
+    pub rtt_percentile: f64,
     /// Percentile of a host's packet-pair samples taken as its capacity.
     pub capacity_percentile: f64,
     pub capacity_min_samples: u32,
@@ -649,6 +652,7 @@ impl Default for ExtractOptions {
             rtt_samples: RttSamples::HandshakeAndData,
             rtt_min_samples: 2,
             rtt_max_s: 1.5,
+            rtt_percentile: default_rtt_percentile(),
             capacity_percentile: 50.0,
             capacity_min_samples: 10,
             shaper_max_fraction: default_shaper_max_fraction(),
@@ -661,6 +665,10 @@ impl Default for ExtractOptions {
             sides: SideRule::Auto,
         }
     }
+}
+
+fn default_rtt_percentile() -> f64 {
+    50.0
 }
 
 /// Well-known server ports and their class names.

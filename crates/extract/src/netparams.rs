@@ -230,7 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn rtt_is_the_lower_median_once_there_are_enough_samples() {
+    fn rtt_needs_enough_samples_in_range() {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
         h.rtt_sample(0.030, 1.5, false, &mut rng);
@@ -249,7 +249,10 @@ mod tests {
         for s in [0.020, 0.100, 0.090, 0.022, 0.095] {
             h.rtt_sample(s, 1.5, true, &mut rng);
         }
-        assert_eq!(h.finish(&opts()).rtt_s, Some(0.090));
+        // The default 10th percentile: the idle handshakes, not the queue.
+        assert_eq!(h.finish(&opts()).rtt_s, Some(0.020));
+        let median = ExtractOptions { rtt_percentile: 50.0, ..opts() };
+        assert_eq!(h.finish(&median).rtt_s, Some(0.090));
         let low = ExtractOptions { rtt_percentile: 0.0, ..opts() };
         assert_eq!(h.finish(&low).rtt_s, Some(0.020));
         let high = ExtractOptions { rtt_percentile: 100.0, ..opts() };
@@ -268,12 +271,13 @@ mod tests {
         for _ in 0..20 {
             h.rtt_sample(0.0003, 1.5, false, &mut rng);
         }
-        let n = h.finish(&opts());
+        let median = ExtractOptions { rtt_percentile: 50.0, ..opts() };
+        let n = h.finish(&median);
         assert_eq!((n.rtt_s, n.rtt_samples), (Some(0.100), 3));
         // Data samples around the handshake (delayed ACKs) count.
         h.rtt_sample(0.300, 1.5, false, &mut rng);
         h.rtt_sample(0.300, 1.5, false, &mut rng);
-        assert_eq!(h.finish(&opts()).rtt_s, Some(0.110));
+        assert_eq!(h.finish(&median).rtt_s, Some(0.110));
     }
 
     #[test]

@@ -86,7 +86,7 @@ fn http_like_exchange_gives_every_layer() {
     assert_eq!((c.pairs_per_conn.values.clone(), c.conns_per_rre.values.clone()), (vec![2.0], vec![1.0]));
     assert_eq!((c.rres_per_session.values.clone(), c.session_start_s.values.clone()), (vec![1.0], vec![0.0]));
     assert!(c.inter_conn_s.is_empty() && c.inter_rre_s.is_empty());
-    // Think time minus the client's median RTT (10 ms).
+    // Think time minus the client's RTT (10 ms).
     assert!(close(c.think_s.values[0], 2.0 - 1.0802 - 0.010), "{:?}", c.think_s);
     assert_eq!(m.link.dirs[0].bytes, k.bytes[0]);
     assert_eq!((m.link.dirs[1].packets, m.link.dirs[1].tcp_bytes), (6, k.bytes[1]));
@@ -98,7 +98,8 @@ fn http_like_exchange_gives_every_layer() {
     let (hc, hs) = (h("10.0.0.1"), h("93.184.216.34"));
     assert_eq!((hc.side, hs.side), (Side::A, Side::B));
     assert_eq!((hs.rtt_samples, hc.rtt_samples), (3, 3));
-    assert!(close(hs.rtt_s.unwrap(), 0.039) && close(hc.rtt_s.unwrap(), 0.010));
+    // The 10th percentile of the server's 30, 39 and 40 ms: the handshake.
+    assert!(close(hs.rtt_s.unwrap(), 0.030) && close(hc.rtt_s.unwrap(), 0.010));
     assert_eq!((hc.mss, hs.mss), (Some(1460), Some(1400)));
     // One packet pair: 1460 B 0.1 ms apart; more than 10 are needed.
     assert_eq!((hs.capacity_samples, hs.capacity_bps), (1, None));

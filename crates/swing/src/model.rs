@@ -107,8 +107,9 @@ pub struct ExtractOptions {
     pub rtt_min_samples: u32,
     /// RTT samples above this are discarded.
     pub rtt_max_s: f64,
-    /// Percentile of a host's RTT samples taken as its RTT.
-    #[serde(default = "default_rtt_percentile")]
+    /// Percentile of a host's RTT samples taken as its RTT (models written
+    /// before the option took the median).
+    #[serde(default = "median")]
     pub rtt_percentile: f64,
     /// Percentile of a host's packet-pair samples taken as its capacity.
     pub capacity_percentile: f64,
@@ -667,7 +668,13 @@ impl Default for ExtractOptions {
     }
 }
 
+/// The 10th percentile: a host's RTT as propagation delay with little
+/// queueing (see docs/swing-model.md).
 fn default_rtt_percentile() -> f64 {
+    10.0
+}
+
+fn median() -> f64 {
     50.0
 }
 

@@ -364,7 +364,7 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--rtt-min-samples", type=int, metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
     x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")
     x.add_argument("--rtt-percentile", type=float, metavar="P",
-                   help="percentile of a host's RTT samples taken as its RTT (default 50)")
+                   help="percentile of a host's RTT samples taken as its RTT (default 10; Swing: 50)")
     x.add_argument("--capacity-percentile", type=float, metavar="P", help="percentile of packet-pair samples (default 50)")
     x.add_argument("--capacity-min-samples", type=int, metavar="N", help="default 10")
     x.add_argument("--shaper-fraction", type=float, metavar="F",

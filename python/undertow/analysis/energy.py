@@ -272,7 +272,7 @@ def detail_coefficients(x, wavelet: str = "db3", levels: int | None = None,
     return out
 
 
-def undecimated_mean_squares(x, wavelet, levels: int) -> np.ndarray:
+def undecimated_mean_squares(x, wavelet, levels: int, window: int | None = None) -> np.ndarray:
     """Mean squared detail coefficient at octaves ``1 .. levels``, over every shift of the grid.
 
     ``pywt.swt`` (undecimated, unnormalised) gives at each octave ``j`` one
@@ -283,27 +283,33 @@ def undecimated_mean_squares(x, wavelet, levels: int) -> np.ndarray:
     normalisation). Coefficients whose filter reaches outside ``x`` are
     discarded: they are found by running the transform, with the filters'
     absolute values, on a mask that is 1 outside ``x`` and 0 inside.
+
+    ``window``: cut ``x`` into consecutive windows of this many samples (an
+    incomplete last one is dropped) and average their mean squares; the
+    windows share one mask.
     """
     pywt = _pywt()
     w = _wavelet(wavelet) if isinstance(wavelet, str) else wavelet
     a = np.asarray(x, dtype=np.float64).ravel()
-    m = a.size
+    m = a.size if window is None else int(window)
     span = 1 << levels
     # Room for the widest filter, so the periodic wrap only ever meets padding.
     support = (w.dec_len - 1) * (span - 1) + 1
     total = -(-(m + support) // span) * span
-    padded = np.zeros(total)
-    padded[:m] = a
     mask = np.ones(total)
     mask[:m] = 0.0
     absw = pywt.Wavelet("abs", filter_bank=[np.abs(f).tolist() for f in w.filter_bank])
-    details = pywt.swt(padded, w, level=levels, trim_approx=True, norm=False)[1:][::-1]
-    reach = pywt.swt(mask, absw, level=levels, trim_approx=True, norm=False)[1:][::-1]
-    out = np.empty(levels)
-    for j, (d, r) in enumerate(zip(details, reach)):
-        clean = d[r == 0.0]
-        out[j] = np.mean(np.square(clean)) if clean.size else np.nan
-    return out
+    clean = [r == 0.0 for r in pywt.swt(mask, absw, level=levels, trim_approx=True, norm=False)[1:][::-1]]
+    sums = np.zeros(levels)
+    windows = range(0, a.size - m + 1, m)
+    padded = np.zeros(total)
+    for i in windows:
+        padded[:m] = a[i:i + m]
+        details = pywt.swt(padded, w, level=levels, trim_approx=True, norm=False)[1:][::-1]
+        sums += [np.sum(np.square(d[c])) for d, c in zip(details, clean)]
+    counts = np.array([c.sum() for c in clean]) * len(windows)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def energy(x, bin_s: float = 0.001, wavelet: str = "db3", levels: int | None = None,
@@ -373,13 +379,10 @@ def energy(x, bin_s: float = 0.001, wavelet: str = "db3", levels: int | None = N
             f"{wavelet} with {max(1, int(min_coeffs))} boundary-free coefficients"
         )
     n = np.array([d.size for d in details], dtype=np.int64)
-    mu = np.array([np.mean(np.square(d)) for d in details])
     if shift_invariant:
-        a = np.asarray(x, dtype=np.float64).ravel()
-        step = a.size if window is None else int(window)
-        parts = [undecimated_mean_squares(a[i:i + step], w, n.size) for i in range(0, a.size - step + 1, step)]
-        # Pooled like the DWT coefficients: each window weighs by its length.
-        mu = np.mean(parts, axis=0)
+        mu = undecimated_mean_squares(x, w, n.size, window)
+    else:
+        mu = np.array([np.mean(np.square(d)) for d in details])
     with np.errstate(divide="ignore"):
         raw = np.log2(mu)  # -inf where the energy is exactly 0 (a constant series)
     y = raw - bias_correction(n)

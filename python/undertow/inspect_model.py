@@ -83,11 +83,13 @@ def summary(m: dict) -> str:
 
         rows.append([c["name"], med(c["rres_per_session"]), med(c["conns_per_rre"]), med(c["pairs_per_conn"]),
                      med(c["request_bytes"], f="{:.0f}"), med(c["response_bytes"], f="{:.0f}"),
-                     med(c["think_s"], 1e3, "{:.0f}"), med(c["inter_rre_s"], 1e3, "{:.0f}")])
+                     med(c["think_s"], 1e3, "{:.0f}"), med(c["inter_rre_s"], 1e3, "{:.0f}"),
+                     med(c.get("server_s", {"values": []}), 1e3, "{:.0f}"),
+                     med(c.get("connect_wait_s", {"values": []}), 1e3, "{:.0f}")])
     if rows:
         out.append("\nmedians per class:")
         out.append(render(["class", "RREs/session", "conns/RRE", "pairs/conn", "request B", "response B",
-                           "think ms", "inter-RRE ms"], rows))
+                           "think ms", "inter-RRE ms", "server ms", "first wait ms"], rows))
 
     rows = []
     for side in ("a", "b"):

@@ -239,7 +239,8 @@ def text(v: Validation) -> str:
     out += ["", "application mix (share of bytes):", render(["class", "original", "regenerated"], rows)]
     rows = []
     for key, label in (("request_bytes", "request size"), ("response_bytes", "response size"),
-                       ("conns_per_rre", "connections per RRE"), ("rtt", "host RTT")):
+                       ("conns_per_rre", "connections per RRE"), ("rtt", "host RTT"),
+                       ("server_s", "server time"), ("connect_wait_s", "wait before first request")):
         k = c[key]
         d = "-" if k["distance"] is None else f"{k['distance']:.3f}"
         rows.append([label, d, str(k["n_original"]), str(k["n_regenerated"])])

@@ -6,7 +6,7 @@
 //! id and split by side when the model is written; the exact counts behind
 //! each distribution (`Dist::n`) are kept per (class, client host).
 
-use crate::grouping::{AduShape, SessionShape};
+use crate::grouping::{AduShape, PairShape, SessionShape};
 use crate::options::secs;
 use crate::reservoir::{Reservoir, DIST_RESERVOIR};
 use rustc_hash::FxHashMap;
@@ -118,8 +118,10 @@ pub(crate) enum Param {
     ResponseBytes,
     Think,
     ServersPerSession,
+    ConnectWait,
+    ServerTime,
 }
-const NPARAM: usize = 10;
+const NPARAM: usize = 12;
 
 /// Data units in model units: [offset s, direction, bytes], each side's in
 /// time order.
@@ -127,6 +129,15 @@ fn adus_secs(a: &[AduShape]) -> Vec<[f64; 3]> {
     let mut v: Vec<[f64; 3]> = a.iter().map(|&(t, d, b)| [secs(t), d as f64, b.max(1) as f64]).collect();
     v.sort_by(|x, y| x[1].total_cmp(&y[1]).then(x[0].total_cmp(&y[0])));
     v
+}
+
+/// Each pair's server time in seconds, -1 where it is unknown; empty when
+/// all are 0.
+fn server_times(pairs: &[PairShape]) -> Vec<f64> {
+    if pairs.iter().all(|p| p.3 == 0) {
+        return Vec::new();
+    }
+    pairs.iter().map(|p| if p.3 < 0 { -1.0 } else { ns_round(secs(p.3)) }).collect()
 }
 
 /// Seconds rounded to whole nanoseconds (the trace's resolution), so sums
@@ -225,11 +236,13 @@ impl Finish<'_> {
                                 .pairs
                                 .iter()
                                 .enumerate()
-                                .map(|(j, &(req, rsp, think))| {
-                                    let t = if j == 0 { 0.0 } else { self.minus_rtt(secs(think), host) };
+                                .map(|(j, &(req, rsp, think, _))| {
+                                    // A first request's wait was measured at the client's side.
+                                    let t = if j == 0 { ns_round(secs(think).max(0.0)) } else { self.minus_rtt(secs(think), host) };
                                     [req.max(1) as f64, rsp.max(1) as f64, t]
                                 })
                                 .collect(),
+                            server_s: server_times(&conn.pairs),
                         })
                         .collect(),
                 })
@@ -458,6 +471,8 @@ impl TcpClasses {
                     request_bytes: dist(Param::RequestBytes),
                     response_bytes: dist(Param::ResponseBytes),
                     think_s: dist(Param::Think),
+                    connect_wait_s: dist(Param::ConnectWait),
+                    server_s: dist(Param::ServerTime),
                     concurrent: acc
                         .concurrent
                         .items()

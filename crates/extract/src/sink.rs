@@ -3,11 +3,11 @@
 //! the session grouper, the grouper's samples back into the class stores.
 
 use crate::classes::{Param, TcpClasses};
-use crate::exchanges::Pair;
+use crate::exchanges::{Element, Pair};
 use crate::grouping::{Grouper, Sample};
 use crate::options::secs;
 use crate::record::ConnRecord;
-use crate::tcpflow::{Conn, ADU_CAP};
+use crate::tcpflow::{Conn, Held, ADU_CAP};
 use units::Rng;
 
 /// TCP counters for the report.
@@ -99,9 +99,26 @@ impl Sink {
         // From the end of the previous pair to this one's first packet: a
         // client's think time, or a server's pause before a pair it starts.
         let think_ns = c.last_pair_end.map(|prev| p.start() - prev);
+        // A connection's first request may wait after the handshake (a
+        // browser's preconnect). Both ends of that wait pass the capture
+        // from the client, so it needs no RTT correction.
+        let wait_ns = match (c.last_pair_end, p.req, c.hs.connected()) {
+            (None, Some(r), Some(a)) => Some((r.start - a).max(0)),
+            _ => None,
+        };
+        // The server's time: from the request's last packet to the
+        // response's first, less the capture-to-server round trip. Not
+        // when the request was retransmitted before the response came: the
+        // wait was then the loss recovery's, which the simulator adds itself
+        // (app-alexa's phone retransmitted a quarter of its segments).
+        let recovered = |q: Element, r: Element| c.dirs[0].recovered_at.is_some_and(|t| t >= q.start && t <= r.start);
+        let server_ns = match (p.req, p.resp, c.hs.server_rtt()) {
+            (Some(q), Some(r), Some(rtt)) if !recovered(q, r) => Some((r.start - q.end - rtt).max(0)),
+            _ => None,
+        };
         c.last_pair_end = Some(p.end());
         if self.keep_shapes {
-            c.shape.pairs.push((req, resp, think_ns.unwrap_or(0)));
+            c.shape.pairs.push((req, resp, think_ns.or(wait_ns).unwrap_or(0), server_ns.unwrap_or(-1)));
         }
         for (dir, e) in [p.req, p.resp].into_iter().enumerate() {
             let Some(e) = e else { continue };
@@ -123,7 +140,7 @@ impl Sink {
         self.stats.pairs += 1;
         // The pair's samples wait for the chunk's end: a connection that
         // turns out concurrent is described by its data units instead.
-        c.held.push((p, think_ns));
+        c.held.push(Held { pair: p, think_ns, wait_ns, server_ns });
         if c.held.len() > ADU_CAP {
             c.split = true;
             self.flush_pairs(c);
@@ -136,15 +153,18 @@ impl Sink {
     /// The held pairs' samples into the marginals.
     fn flush_pairs(&mut self, c: &mut Conn) {
         let (class, host) = (c.class, c.hosts[0]);
-        for (p, think_ns) in c.held.drain(..) {
-            let req = p.req.map_or(0, |e| e.bytes);
-            let resp = p.resp.map_or(0, |e| e.bytes);
-            let s = [
-                (Param::RequestBytes, req.max(1) as f64),
-                (Param::ResponseBytes, resp.max(1) as f64),
-                (Param::Think, think_ns.map_or(0.0, secs)),
-            ];
-            self.classes.samples(class, host, &s[..if think_ns.is_some() { 3 } else { 2 }], &mut self.rng);
+        for h in c.held.drain(..) {
+            let req = h.pair.req.map_or(0, |e| e.bytes);
+            let resp = h.pair.resp.map_or(0, |e| e.bytes);
+            let mut s = [(Param::RequestBytes, req.max(1) as f64), (Param::ResponseBytes, resp.max(1) as f64), (Param::Think, 0.0), (Param::Think, 0.0), (Param::Think, 0.0)];
+            let mut n = 2;
+            for (p, t) in [(Param::Think, h.think_ns), (Param::ConnectWait, h.wait_ns), (Param::ServerTime, h.server_ns)] {
+                if let Some(t) = t {
+                    s[n] = (p, secs(t));
+                    n += 1;
+                }
+            }
+            self.classes.samples(class, host, &s[..n], &mut self.rng);
         }
     }
 

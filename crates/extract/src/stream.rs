@@ -52,6 +52,8 @@ pub(crate) struct Dir {
     pub timing: Option<(i64, i64)>,
     pub retx: u64,
     pub fills: u64,
+    /// When the last retransmission (or hole fill) of this direction was seen.
+    pub recovered_at: Option<i64>,
     /// Highest offset the peer has acknowledged.
     pub acked: i64,
     /// The first flight while it is being counted; `flight_done` once it

@@ -67,6 +67,21 @@ impl Handshake {
         Some((field as u64) << shift)
     }
 
+    /// The client's handshake ACK: when its application learnt it was connected.
+    pub(crate) fn connected(&self) -> Option<i64> {
+        self.ack
+    }
+
+    /// SYN to SYN/ACK, both seen once: the round trip from the capture to
+    /// the server, which a response's first byte takes on top of the
+    /// server's own time.
+    pub(crate) fn server_rtt(&self) -> Option<i64> {
+        match (self.syn, self.synack, self.syns, self.synacks) {
+            (Some(s), Some(sa), 1, 1) if sa >= s => Some(sa - s),
+            _ => None,
+        }
+    }
+
     /// SYN to the handshake's ACK, both seen once: the path's round trip.
     fn rtt(&self) -> Option<i64> {
         match (self.syn, self.ack, self.syns, self.synacks) {
@@ -110,8 +125,21 @@ pub(crate) struct Conn {
     pub elems: Vec<(i64, u8, u64)>,
     /// Split into chunks, or too many pairs to hold: never concurrent.
     pub split: bool,
-    /// The chunk's pairs (with their think time) not yet sampled.
-    pub held: Vec<(Pair, Option<i64>)>,
+    /// The chunk's pairs (with their times) not yet sampled.
+    pub held: Vec<Held>,
+}
+
+/// A pair waiting for its connection's chunk to end, with the times that
+/// go with it (ns; `None` where there is none).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Held {
+    pub pair: Pair,
+    /// From the previous pair's end: a client's think time.
+    pub think_ns: Option<i64>,
+    /// The connection's first request's wait after the handshake.
+    pub wait_ns: Option<i64>,
+    /// The server's time before its response.
+    pub server_ns: Option<i64>,
 }
 
 /// Bytes in flight under which a sender cannot have been held back by its
@@ -646,6 +674,7 @@ fn on_packet(
             None => s0,
         };
         if e0 <= floor {
+            dd.recovered_at = Some(t);
             if let Some(delay) = dd.fill(s0, e0, t) {
                 dd.fills += 1;
                 hosts.get(src).net.fill(secs(delay), rh);

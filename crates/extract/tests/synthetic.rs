@@ -88,6 +88,13 @@ fn http_like_exchange_gives_every_layer() {
     assert!(c.inter_conn_s.is_empty() && c.inter_rre_s.is_empty());
     // Think time minus the client's RTT (10 ms).
     assert!(close(c.think_s.values[0], 2.0 - 1.0802 - 0.010), "{:?}", c.think_s);
+    // The first request went 1 ms after the handshake's ACK; the server
+    // answered 39 and 40 ms after the requests, 30 ms of it the round trip
+    // from the capture.
+    assert_eq!(c.connect_wait_s.n, 1);
+    assert!(close(c.connect_wait_s.values[0], 0.001), "{:?}", c.connect_wait_s);
+    assert_eq!(c.server_s.n, 2);
+    assert!(close(c.server_s.values[0], 0.009) && close(c.server_s.values[1], 0.010), "{:?}", c.server_s);
     assert_eq!(m.link.dirs[0].bytes, k.bytes[0]);
     assert_eq!((m.link.dirs[1].packets, m.link.dirs[1].tcp_bytes), (6, k.bytes[1]));
 
@@ -519,8 +526,13 @@ fn segments_per_ack_and_whole_sessions_are_in_the_model() {
     let conn = &sessions[0].rres[0].conns[0];
     assert_eq!(conn.pairs.len(), 2);
     assert_eq!((conn.pairs[0][0], conn.pairs[0][1]), (300.0, 60.0 * 1460.0));
-    // The think time is less the client's RTT, as the marginal's.
+    // The think time is less the client's RTT, as the marginal's; the
+    // first pair's is its wait after the handshake; the server took 9 and
+    // 10 ms beyond the 30 ms round trip.
     assert_eq!(conn.pairs[1][2], m.classes[0].think_s.values[0]);
+    assert!(close(conn.pairs[0][2], 0.001), "{:?}", conn.pairs);
+    assert_eq!(conn.server_s.len(), 2);
+    assert!(close(conn.server_s[0], 0.009) && close(conn.server_s[1], 0.010), "{:?}", conn.server_s);
     let none = run_with_no_sessions();
     assert!(none.classes[0].sessions.is_empty());
 }

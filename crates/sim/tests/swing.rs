@@ -44,6 +44,8 @@ fn model() -> Model {
             request_bytes: d(&[300.0, 500.0]),
             response_bytes: d(&[10_000.0, 50_000.0]),
             think_s: d(&[0.2]),
+            connect_wait_s: Dist::default(),
+            server_s: Dist::default(),
             concurrent: vec![],
             request_writes: vec![],
             response_writes: vec![],
@@ -181,7 +183,7 @@ fn bad_model_files_are_reported() {
 }
 
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {
-    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![], server: 0 }
+    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![], server: 0, server_s: vec![] }
 }
 
 /// The test model with two whole sessions kept: one of two RREs (two
@@ -524,4 +526,58 @@ fn a_drawn_session_spreads_its_connections_over_its_servers() {
     assert_eq!(peers(&m), 1);
     m.classes[0].servers_per_session = d(&[2.0]);
     assert_eq!(peers(&m), 2);
+}
+
+/// One session of one connection carrying two 10 kB responses.
+fn one_connection() -> Model {
+    let mut m = model();
+    let c = &mut m.classes[0];
+    c.counts.sessions = 1;
+    c.session_start_s = d(&[0.0]);
+    c.rres_per_session = d(&[1.0]);
+    c.conns_per_rre = d(&[1.0]);
+    c.pairs_per_conn = d(&[2.0]);
+    c.response_bytes = d(&[10_000.0]);
+    c.think_s = d(&[0.0]);
+    c.sessions = vec![SessionSample {
+        start_s: 0.0,
+        rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[300.0, 10_000.0, 0.0], [300.0, 10_000.0, 0.0]])] }],
+    }];
+    m.udp.clear();
+    m
+}
+
+/// How long the run's only connection lasted (the application's part: TIME_WAIT off).
+fn lifetime(m: &Model, extra: &str) -> f64 {
+    let b = run_model(m, extra, "5s");
+    let log = &b.world.conn_log;
+    let spans: Vec<f64> = (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| log.closed_s[i] - log.opened_s[i]).collect();
+    assert_eq!(spans.len(), 1, "{spans:?}");
+    spans[0] - sim::world::TIME_WAIT.as_secs_f64()
+}
+
+#[test]
+fn first_request_waits_and_server_times_delay_the_exchanges() {
+    for structure in ["structure = \"sessions\"", ""] {
+        let plain = one_connection();
+        let base = lifetime(&plain, structure);
+        // Replayed: the first request 0.25 s after the handshake, the server
+        // 0.1 and 0.2 s before its responses; drawn: the same wait, 0.15 s
+        // each time.
+        let mut timed = one_connection();
+        timed.classes[0].sessions[0].rres[0].conns[0].pairs[0][2] = 0.25;
+        timed.classes[0].sessions[0].rres[0].conns[0].server_s = vec![0.1, 0.2];
+        timed.classes[0].connect_wait_s = d(&[0.25]);
+        timed.classes[0].server_s = d(&[0.15]);
+        let slower = lifetime(&timed, structure) - base;
+        // The exchanges' own round trips are about the same (a server
+        // that waits acknowledges the request on its own, which moves the
+        // close by well under a millisecond); a sender idle for longer than
+        // its RTO may restart from its initial window, a few round trips
+        // (60 ms) at most.
+        assert!((0.545..0.55 + 0.2).contains(&slower), "{structure}: {slower}");
+        // zero_think drops the client's wait, not the server's time.
+        let quick = lifetime(&timed, &format!("{structure}\nzero_think = true")) - base;
+        assert!((0.295..0.3 + 0.2).contains(&quick), "{structure} zero_think: {quick}");
+    }
 }

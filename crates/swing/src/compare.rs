@@ -52,6 +52,10 @@ pub struct Comparison {
     pub conns_per_rre: Ks,
     /// Over the per-host RTT estimates of both sides.
     pub rtt: Ks,
+    /// Servers' times before their responses, and connections' waits
+    /// before their first request.
+    pub server_s: Ks,
+    pub connect_wait_s: Ks,
 }
 
 /// All classes' values of one parameter, each value repeated in proportion
@@ -153,6 +157,8 @@ pub fn compare(original: &Model, regenerated: &Model) -> Comparison {
         response_bytes: ks(&sizes(original, 1.0), &sizes(regenerated, 1.0)),
         conns_per_rre: ks(&pooled(original, |c| &c.conns_per_rre), &pooled(regenerated, |c| &c.conns_per_rre)),
         rtt: ks(&rtts(original), &rtts(regenerated)),
+        server_s: ks(&pooled(original, |c| &c.server_s), &pooled(regenerated, |c| &c.server_s)),
+        connect_wait_s: ks(&pooled(original, |c| &c.connect_wait_s), &pooled(regenerated, |c| &c.connect_wait_s)),
     }
 }
 
@@ -179,6 +185,8 @@ mod tests {
             request_bytes: request,
             response_bytes: Dist::from_samples(vec![100.0]),
             think_s: Dist::default(),
+            connect_wait_s: Dist::default(),
+            server_s: Dist::default(),
             concurrent: vec![],
             request_writes: vec![],
             response_writes: vec![],

@@ -249,6 +249,16 @@ pub struct AppClass {
     /// Request think time: from the end of a response to the next request on
     /// the same connection, seconds.
     pub think_s: Dist,
+    /// From a connection's handshake to its first request, seconds (a
+    /// browser's preconnect waits for the page that needs it). Empty in
+    /// models written before it was measured: no wait.
+    #[serde(default)]
+    pub connect_wait_s: Dist,
+    /// The server's time before it answers: from a request's last packet to
+    /// its response's first, less the capture-to-server round trip of the
+    /// connection's handshake, seconds. Empty: the server answers at once.
+    #[serde(default)]
+    pub server_s: Dist,
     /// Requests and responses as observed `[bytes, application writes]`
     /// (writes end at PSH flags), sorted by bytes; see `write_size`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -294,8 +304,15 @@ pub struct ConnSample {
     /// From the RRE's first connection's start, seconds.
     pub at_s: f64,
     /// [request bytes, response bytes, think time before the request in
-    /// seconds (less the client's RTT; 0 for the first)].
+    /// seconds (less the client's RTT; for the first, its wait after the
+    /// handshake)].
     pub pairs: Vec<[f64; 3]>,
+    /// Each pair's server time, seconds (see `AppClass::server_s`); -1
+    /// where it could not be measured (the handshake was missed, or the
+    /// request was retransmitted), for the generator to draw; empty when
+    /// all are 0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_s: Vec<f64>,
     /// A concurrent connection (both sides sent at once: HTTP/2,
     /// pipelining): each side's data units at their own times, as Tmix
     /// replays them, instead of the pairs (see `AppClass::concurrent`).
@@ -586,6 +603,8 @@ impl Model {
                 ("pairs_per_conn", &c.pairs_per_conn, pairs),
                 ("request_bytes", &c.request_bytes, pairs),
                 ("response_bytes", &c.response_bytes, pairs),
+                ("connect_wait_s", &c.connect_wait_s, false),
+                ("server_s", &c.server_s, false),
             ] {
                 if d.values.is_empty() && c.counts.connections > 0 && needed {
                     return Err(format!("class {:?}: {name} has no values", c.name));
@@ -599,6 +618,14 @@ impl Model {
                     || w.windows(2).any(|p| p[0][0] > p[1][0])
                 {
                     return Err(format!("class {:?}: {name} must hold [bytes ≥ 1, writes ≥ 1] sorted by bytes", c.name));
+                }
+            }
+            for k in c.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter())) {
+                if !k.server_s.is_empty() && k.server_s.len() != k.pairs.len() {
+                    return Err(format!("class {:?}: a session connection has {} pairs but {} server times", c.name, k.pairs.len(), k.server_s.len()));
+                }
+                if k.server_s.iter().any(|&v| !(v.is_finite() && (v >= 0.0 || v == -1.0))) {
+                    return Err(format!("class {:?}: server_s must hold seconds ≥ 0, or -1 for unknown", c.name));
                 }
             }
             let units = c.concurrent.iter().chain(c.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter().map(|k| &k.adus))));

@@ -20,6 +20,7 @@
 //! connections stay early. Swing's independent draws are the default.
 
 use super::replay::{Replays, UnitPlan};
+use crate::responder::{parse_request, request_mark};
 use crate::{outbox, App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -66,6 +67,7 @@ const KIND_REQUEST: u64 = 4;
 const KIND_RRE: u64 = 5;
 const KIND_UDP: u64 = 6;
 const KIND_UNIT: u64 = 7;
+const KIND_RESPOND: u64 = 8;
 
 fn token(kind: u64, idx: u64) -> u64 {
     kind << 56 | idx
@@ -83,6 +85,8 @@ struct ClassDecks {
     request: Deck,
     response: Deck,
     think: Deck,
+    connect_wait: Deck,
+    server_time: Deck,
     session: Deck,
     concurrent: Deck,
     /// Whether a drawn connection is concurrent, through a deck of the
@@ -206,7 +210,7 @@ impl SwingSource {
             udp: Vec::new(),
             thinking: Vec::new(),
             thinking_free: Vec::new(),
-            server: Responder::default(),
+            server: Responder::with_timers(KIND_RESPOND),
             class_of_port: HashMap::new(),
             replays: Replays::new(KIND_UNIT),
             n: Counters::default(),
@@ -509,14 +513,17 @@ impl SwingSource {
     fn request(&mut self, conn: ConnId, tp: &mut dyn Transport) {
         let Some(c) = self.conns.get(&conn) else { return };
         let class = self.sessions[c.session].as_ref().expect("live session").class;
-        let planned = self.conn_plan(c).and_then(|p| p.pairs.get(c.pair)).map(|p| (p[0], p[1]));
-        let (req, rsp) = match planned {
-            Some(x) => x,
+        let planned = self.conn_plan(c).and_then(|p| Some((*p.pairs.get(c.pair)?, p.server_s.get(c.pair).copied().unwrap_or(0.0))));
+        let m = &self.cfg.model.classes[class];
+        let d = &mut self.decks[class];
+        let (req, rsp, server) = match planned {
+            // A server time the trace could not measure is drawn.
+            Some((p, server)) if server < 0.0 => (p[0], p[1], Self::secs(&mut d.server_time, &m.server_s, &mut self.rng, false)),
+            Some((p, server)) => (p[0], p[1], Dur::from_secs_f64(server)),
             None => {
-                let m = &self.cfg.model.classes[class];
-                let d = &mut self.decks[class];
                 let req = Self::draw(&mut d.request, &m.request_bytes, &mut self.rng, 1.0);
-                (req, Self::draw(&mut d.response, &m.response_bytes, &mut self.rng, 1.0))
+                let rsp = Self::draw(&mut d.response, &m.response_bytes, &mut self.rng, 1.0);
+                (req, rsp, Self::secs(&mut d.server_time, &m.server_s, &mut self.rng, false))
             }
         };
         let (req, rsp) = (req.max(1.0) as u64, (rsp * self.cfg.response_scale).round().max(1.0) as u64);
@@ -526,8 +533,21 @@ impl SwingSource {
         self.n.request_bytes += req;
         if let Some(c) = self.conns.get_mut(&conn) {
             let w = Self::write_size(&self.cfg.model, &mut self.rng, class, 0, req);
-            c.out.send(tp, conn, req, Some(rsp), w);
+            c.out.send(tp, conn, req, Some(request_mark(rsp, server)), w);
         }
+    }
+
+    /// Sends `conn`'s next request after `think`.
+    fn think(&mut self, conn: ConnId, think: Dur, tp: &mut dyn Transport) {
+        let slot = match self.thinking_free.pop() {
+            Some(i) => i,
+            None => {
+                self.thinking.push(None);
+                self.thinking.len() - 1
+            }
+        };
+        self.thinking[slot] = Some(conn);
+        tp.set_timer(tp.now() + think, token(KIND_REQUEST, slot as u64));
     }
 
     fn conn_done(&mut self, conn: ConnId, tp: &mut dyn Transport) {
@@ -719,7 +739,7 @@ impl App for SwingSource {
         };
         if self.server.on_event(&ev, tp, &mut server_write) {
             if let Event::Message { msg, .. } = ev {
-                self.n.response_bytes += msg;
+                self.n.response_bytes += parse_request(msg).0;
             }
             return;
         }
@@ -748,7 +768,23 @@ impl App for SwingSource {
                     self.replays.start(conn, u, tp, &mut |c, d, b| Self::write_size(model, rng, c, d, b));
                 }
                 Some(c) if c.pairs_left == 0 => tp.close(conn),
-                Some(_) => self.request(conn, tp),
+                Some(c) => {
+                    // The first request waits after the handshake as the trace's did.
+                    let wait = match self.conn_plan(c).and_then(|p| p.pairs.first()) {
+                        _ if self.cfg.zero_think => Dur::ZERO,
+                        Some(p) => Dur::from_secs_f64(p[2].max(0.0)),
+                        None => {
+                            let class = self.sessions[c.session].as_ref().expect("live session").class;
+                            let d = &self.cfg.model.classes[class].connect_wait_s;
+                            Self::secs(&mut self.decks[class].connect_wait, d, &mut self.rng, false)
+                        }
+                    };
+                    if wait > Dur::ZERO {
+                        self.think(conn, wait, tp);
+                    } else {
+                        self.request(conn, tp);
+                    }
+                }
                 None => {}
             },
             Event::Message { conn, .. } => {
@@ -772,15 +808,7 @@ impl App for SwingSource {
                         Self::secs(&mut self.decks[class].think, d, &mut self.rng, self.cfg.zero_think)
                     }
                 };
-                let slot = match self.thinking_free.pop() {
-                    Some(i) => i,
-                    None => {
-                        self.thinking.push(None);
-                        self.thinking.len() - 1
-                    }
-                };
-                self.thinking[slot] = Some(conn);
-                tp.set_timer(tp.now() + think, token(KIND_REQUEST, slot as u64));
+                self.think(conn, think, tp);
             }
             Event::Writable(conn) => {
                 if let Some(c) = self.conns.get_mut(&conn) {

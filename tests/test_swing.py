@@ -158,7 +158,8 @@ def test_validate_reports_every_figure(espn_validation):
     for f in ["validation.json", "energy.png", "regenerated.json", "run/summary.json", "run/bottleneck.pcap"]:
         assert (d / "v" / f).exists(), f
     for words in ["rate A to B", "packets/s B to A", "application mix", "request size", "response size",
-                  "connections per RRE", "host RTT", "log2 energy difference"]:
+                  "connections per RRE", "host RTT", "server time", "wait before first request", "idle before close",
+                  "log2 energy difference"]:
         assert words in out
     v = json.loads((d / "v" / "validation.json").read_text())
     c = v["comparison"]

@@ -240,7 +240,8 @@ def text(v: Validation) -> str:
     rows = []
     for key, label in (("request_bytes", "request size"), ("response_bytes", "response size"),
                        ("conns_per_rre", "connections per RRE"), ("rtt", "host RTT"),
-                       ("server_s", "server time"), ("connect_wait_s", "wait before first request")):
+                       ("server_s", "server time"), ("connect_wait_s", "wait before first request"),
+                       ("close_wait_s", "idle before close")):
         k = c[key]
         d = "-" if k["distance"] is None else f"{k['distance']:.3f}"
         rows.append([label, d, str(k["n_original"]), str(k["n_regenerated"])])

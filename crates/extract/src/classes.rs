@@ -120,8 +120,9 @@ pub(crate) enum Param {
     ServersPerSession,
     ConnectWait,
     ServerTime,
+    CloseWait,
 }
-const NPARAM: usize = 12;
+const NPARAM: usize = 13;
 
 /// Data units in model units: [offset s, direction, bytes], each side's in
 /// time order.
@@ -243,6 +244,7 @@ impl Finish<'_> {
                                 })
                                 .collect(),
                             server_s: server_times(&conn.pairs),
+                            close_s: ns_round(secs(conn.linger)),
                         })
                         .collect(),
                 })
@@ -473,6 +475,7 @@ impl TcpClasses {
                     think_s: dist(Param::Think),
                     connect_wait_s: dist(Param::ConnectWait),
                     server_s: dist(Param::ServerTime),
+                    close_wait_s: dist(Param::CloseWait),
                     concurrent: acc
                         .concurrent
                         .items()

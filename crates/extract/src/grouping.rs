@@ -50,6 +50,8 @@ pub struct ConnShape {
     pub adus: Vec<AduShape>,
     /// The server's host id.
     pub server: u32,
+    /// From the last pair's end to the close (ns; 0 when unknown).
+    pub linger: i64,
 }
 
 impl ConnShape {
@@ -513,7 +515,7 @@ mod tests {
         let mut out = vec![];
         // Two connections in one RRE (the second 0.5 s after the first),
         // then an RRE 3 s after the first one's end, then a new session.
-        let c = |pairs: Vec<PairShape>| ConnShape { pairs, adus: vec![], server: 0 };
+        let c = |pairs: Vec<PairShape>| ConnShape { pairs, ..Default::default() };
         b.add(0, S, c(vec![(300, 5000, 0, 0)]), &mut out);
         b.add(S / 2, 2 * S, c(vec![(200, 100, 0, 0), (250, 90_000, S / 10, 0)]), &mut out);
         b.add(5 * S, 6 * S, c(vec![(100, 10, 0, 0)]), &mut out);

@@ -88,7 +88,7 @@ impl Sink {
             // keeps start order.
             let token = self.grouper.open(c.gkey, p.start());
             let end = c.chunk_end;
-            self.end_chunk(c, end);
+            self.end_chunk(c, end, None);
             c.token = token;
             c.chunk_pairs = 0;
         }
@@ -168,7 +168,10 @@ impl Sink {
         }
     }
 
-    pub(crate) fn end_chunk(&mut self, c: &mut Conn, end: i64) {
+    /// Ends the current chunk of `c` at `end`; `linger` (ns): from its last
+    /// pair's end to its close, for the connection's last chunk when it
+    /// closed with FIN or RST.
+    pub(crate) fn end_chunk(&mut self, c: &mut Conn, end: i64, linger: Option<i64>) {
         match c.adus() {
             Some(adus) => {
                 if self.keep_shapes {
@@ -180,8 +183,10 @@ impl Sink {
             }
             None => {
                 self.flush_pairs(c);
-                let s = [(Param::PairsPerConn, c.chunk_pairs as f64)];
-                self.classes.samples(c.class, c.hosts[0], &s, &mut self.rng).connections += 1;
+                let s = [(Param::PairsPerConn, c.chunk_pairs as f64), (Param::CloseWait, linger.map_or(0.0, secs))];
+                let n = if linger.is_some() { 2 } else { 1 };
+                self.classes.samples(c.class, c.hosts[0], &s[..n], &mut self.rng).connections += 1;
+                c.shape.linger = linger.unwrap_or(0);
             }
         }
         c.shape.server = c.hosts[1];

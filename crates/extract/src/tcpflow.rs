@@ -127,6 +127,8 @@ pub(crate) struct Conn {
     pub split: bool,
     /// The chunk's pairs (with their times) not yet sampled.
     pub held: Vec<Held>,
+    /// The first FIN or RST seen, either way.
+    pub closing_at: Option<i64>,
 }
 
 /// A pair waiting for its connection's chunk to end, with the times that
@@ -389,6 +391,7 @@ impl Tcp {
             elems: Vec::new(),
             split: false,
             held: Vec::new(),
+            closing_at: None,
         };
         let idx = place(&mut self.conns, &mut self.free, c);
         self.map.insert(key, idx);
@@ -414,7 +417,14 @@ impl Tcp {
         }
         if c.chunk_pairs > 0 {
             let end = end.max(c.chunk_end);
-            sink.end_chunk(c, end);
+            // How long the connection stayed open after its last exchange
+            // (an idle keep-alive) before a side closed it; unknown when
+            // the trace ended or the connection went idle first.
+            let linger = match why {
+                EndReason::Fin | EndReason::Rst => c.closing_at.map(|f| (f - c.chunk_end).max(0)),
+                _ => None,
+            };
+            sink.end_chunk(c, end, linger);
         } else {
             sink.grouper.cancel(c.gkey, c.token);
             sink.pump();
@@ -747,6 +757,9 @@ fn on_packet(
             dd.fin_off = Some(dd.off(p.seq.wrapping_add(syn)) + len as i64);
         }
         c.fin[d] = true;
+    }
+    if (f.fin() || f.rst()) && c.closing_at.is_none() {
+        c.closing_at = Some(t);
     }
     if f.rst() {
         Some(EndReason::Rst)

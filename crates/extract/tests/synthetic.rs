@@ -95,6 +95,9 @@ fn http_like_exchange_gives_every_layer() {
     assert!(close(c.connect_wait_s.values[0], 0.001), "{:?}", c.connect_wait_s);
     assert_eq!(c.server_s.n, 2);
     assert!(close(c.server_s.values[0], 0.009) && close(c.server_s.values[1], 0.010), "{:?}", c.server_s);
+    // The client's FIN came 0.96 s after the last response.
+    assert_eq!(c.close_wait_s.n, 1);
+    assert!(close(c.close_wait_s.values[0], 0.96), "{:?}", c.close_wait_s);
     assert_eq!(m.link.dirs[0].bytes, k.bytes[0]);
     assert_eq!((m.link.dirs[1].packets, m.link.dirs[1].tcp_bytes), (6, k.bytes[1]));
 
@@ -533,6 +536,7 @@ fn segments_per_ack_and_whole_sessions_are_in_the_model() {
     assert!(close(conn.pairs[0][2], 0.001), "{:?}", conn.pairs);
     assert_eq!(conn.server_s.len(), 2);
     assert!(close(conn.server_s[0], 0.009) && close(conn.server_s[1], 0.010), "{:?}", conn.server_s);
+    assert!(close(conn.close_s, 0.96), "{}", conn.close_s);
     let none = run_with_no_sessions();
     assert!(none.classes[0].sessions.is_empty());
 }

@@ -46,6 +46,7 @@ fn model() -> Model {
             think_s: d(&[0.2]),
             connect_wait_s: Dist::default(),
             server_s: Dist::default(),
+            close_wait_s: Dist::default(),
             concurrent: vec![],
             request_writes: vec![],
             response_writes: vec![],
@@ -183,7 +184,7 @@ fn bad_model_files_are_reported() {
 }
 
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {
-    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![], server: 0, server_s: vec![] }
+    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![], server: 0, server_s: vec![], close_s: 0.0 }
 }
 
 /// The test model with two whole sessions kept: one of two RREs (two
@@ -557,26 +558,30 @@ fn lifetime(m: &Model, extra: &str) -> f64 {
 }
 
 #[test]
-fn first_request_waits_and_server_times_delay_the_exchanges() {
+fn first_request_waits_server_times_and_idle_closes_delay_the_exchanges() {
     for structure in ["structure = \"sessions\"", ""] {
         let plain = one_connection();
         let base = lifetime(&plain, structure);
         // Replayed: the first request 0.25 s after the handshake, the server
-        // 0.1 and 0.2 s before its responses; drawn: the same wait, 0.15 s
-        // each time.
+        // 0.1 and 0.2 s before its responses, and the close 0.4 s after the
+        // last; drawn: the same wait and close, 0.15 s each time.
         let mut timed = one_connection();
-        timed.classes[0].sessions[0].rres[0].conns[0].pairs[0][2] = 0.25;
-        timed.classes[0].sessions[0].rres[0].conns[0].server_s = vec![0.1, 0.2];
+        let k = &mut timed.classes[0].sessions[0].rres[0].conns[0];
+        k.pairs[0][2] = 0.25;
+        k.server_s = vec![0.1, 0.2];
+        k.close_s = 0.4;
         timed.classes[0].connect_wait_s = d(&[0.25]);
         timed.classes[0].server_s = d(&[0.15]);
+        timed.classes[0].close_wait_s = d(&[0.4]);
         let slower = lifetime(&timed, structure) - base;
         // The exchanges' own round trips are about the same (a server
         // that waits acknowledges the request on its own, which moves the
         // close by well under a millisecond); a sender idle for longer than
         // its RTO may restart from its initial window, a few round trips
         // (60 ms) at most.
-        assert!((0.545..0.55 + 0.2).contains(&slower), "{structure}: {slower}");
-        // zero_think drops the client's wait, not the server's time.
+        assert!((0.945..0.95 + 0.2).contains(&slower), "{structure}: {slower}");
+        // zero_think drops the client's wait and idle close, not the
+        // server's time.
         let quick = lifetime(&timed, &format!("{structure}\nzero_think = true")) - base;
         assert!((0.295..0.3 + 0.2).contains(&quick), "{structure} zero_think: {quick}");
     }

@@ -52,10 +52,11 @@ pub struct Comparison {
     pub conns_per_rre: Ks,
     /// Over the per-host RTT estimates of both sides.
     pub rtt: Ks,
-    /// Servers' times before their responses, and connections' waits
-    /// before their first request.
+    /// Servers' times before their responses, connections' waits before
+    /// their first request and idle times before their close.
     pub server_s: Ks,
     pub connect_wait_s: Ks,
+    pub close_wait_s: Ks,
 }
 
 /// All classes' values of one parameter, each value repeated in proportion
@@ -159,6 +160,7 @@ pub fn compare(original: &Model, regenerated: &Model) -> Comparison {
         rtt: ks(&rtts(original), &rtts(regenerated)),
         server_s: ks(&pooled(original, |c| &c.server_s), &pooled(regenerated, |c| &c.server_s)),
         connect_wait_s: ks(&pooled(original, |c| &c.connect_wait_s), &pooled(regenerated, |c| &c.connect_wait_s)),
+        close_wait_s: ks(&pooled(original, |c| &c.close_wait_s), &pooled(regenerated, |c| &c.close_wait_s)),
     }
 }
 
@@ -187,6 +189,7 @@ mod tests {
             think_s: Dist::default(),
             connect_wait_s: Dist::default(),
             server_s: Dist::default(),
+            close_wait_s: Dist::default(),
             concurrent: vec![],
             request_writes: vec![],
             response_writes: vec![],

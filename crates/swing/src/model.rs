@@ -259,6 +259,11 @@ pub struct AppClass {
     /// connection's handshake, seconds. Empty: the server answers at once.
     #[serde(default)]
     pub server_s: Dist,
+    /// How long a connection that closed with FIN or RST stayed open after
+    /// its last exchange (an idle keep-alive), seconds. Empty: it closes
+    /// at once.
+    #[serde(default)]
+    pub close_wait_s: Dist,
     /// Requests and responses as observed `[bytes, application writes]`
     /// (writes end at PSH flags), sorted by bytes; see `write_size`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -313,6 +318,10 @@ pub struct ConnSample {
     /// all are 0.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_s: Vec<f64>,
+    /// From the last pair's end to the close, seconds (see
+    /// `AppClass::close_wait_s`; 0 when the trace did not see it close).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub close_s: f64,
     /// A concurrent connection (both sides sent at once: HTTP/2,
     /// pipelining): each side's data units at their own times, as Tmix
     /// replays them, instead of the pairs (see `AppClass::concurrent`).
@@ -326,6 +335,10 @@ pub struct ConnSample {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// One observed UDP flow (sampled as a whole, so its parts stay consistent).
@@ -605,6 +618,7 @@ impl Model {
                 ("response_bytes", &c.response_bytes, pairs),
                 ("connect_wait_s", &c.connect_wait_s, false),
                 ("server_s", &c.server_s, false),
+                ("close_wait_s", &c.close_wait_s, false),
             ] {
                 if d.values.is_empty() && c.counts.connections > 0 && needed {
                     return Err(format!("class {:?}: {name} has no values", c.name));
@@ -626,6 +640,9 @@ impl Model {
                 }
                 if k.server_s.iter().any(|&v| !(v.is_finite() && (v >= 0.0 || v == -1.0))) {
                     return Err(format!("class {:?}: server_s must hold seconds ≥ 0, or -1 for unknown", c.name));
+                }
+                if !(k.close_s.is_finite() && k.close_s >= 0.0) {
+                    return Err(format!("class {:?}: close_s must be seconds ≥ 0", c.name));
                 }
             }
             let units = c.concurrent.iter().chain(c.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter().map(|k| &k.adus))));

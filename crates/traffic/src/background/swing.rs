@@ -68,6 +68,7 @@ const KIND_RRE: u64 = 5;
 const KIND_UDP: u64 = 6;
 const KIND_UNIT: u64 = 7;
 const KIND_RESPOND: u64 = 8;
+const KIND_CLOSE: u64 = 9;
 
 fn token(kind: u64, idx: u64) -> u64 {
     kind << 56 | idx
@@ -87,6 +88,7 @@ struct ClassDecks {
     think: Deck,
     connect_wait: Deck,
     server_time: Deck,
+    close_wait: Deck,
     session: Deck,
     concurrent: Deck,
     /// Whether a drawn connection is concurrent, through a deck of the
@@ -175,7 +177,8 @@ pub struct SwingSource {
     free_sessions: Vec<usize>,
     conns: HashMap<ConnId, Conn>,
     udp: Vec<Option<UdpSend>>,
-    /// Connections waiting out a think time before their next request.
+    /// Connections waiting out a think time before their next request, or
+    /// an idle time before their close.
     thinking: Vec<Option<ConnId>>,
     thinking_free: Vec<usize>,
     server: Responder,
@@ -537,8 +540,9 @@ impl SwingSource {
         }
     }
 
-    /// Sends `conn`'s next request after `think`.
-    fn think(&mut self, conn: ConnId, think: Dur, tp: &mut dyn Transport) {
+    /// After `think`, sends `conn`'s next request (`KIND_REQUEST`) or
+    /// closes it (`KIND_CLOSE`).
+    fn wait(&mut self, conn: ConnId, think: Dur, kind: u64, tp: &mut dyn Transport) {
         let slot = match self.thinking_free.pop() {
             Some(i) => i,
             None => {
@@ -547,7 +551,7 @@ impl SwingSource {
             }
         };
         self.thinking[slot] = Some(conn);
-        tp.set_timer(tp.now() + think, token(KIND_REQUEST, slot as u64));
+        tp.set_timer(tp.now() + think, token(kind, slot as u64));
     }
 
     fn conn_done(&mut self, conn: ConnId, tp: &mut dyn Transport) {
@@ -751,10 +755,14 @@ impl App for SwingSource {
                     KIND_SESSION => self.begin_session(idx as usize, tp),
                     KIND_OPEN => self.open_conn(idx as usize, tp),
                     KIND_RRE => self.begin_rre(idx as usize, tp),
-                    KIND_REQUEST => {
+                    KIND_REQUEST | KIND_CLOSE => {
                         if let Some(conn) = self.thinking.get_mut(idx as usize).and_then(Option::take) {
                             self.thinking_free.push(idx as usize);
-                            self.request(conn, tp);
+                            if kind == KIND_REQUEST {
+                                self.request(conn, tp);
+                            } else if self.conns.contains_key(&conn) {
+                                tp.close(conn);
+                            }
                         }
                     }
                     KIND_UDP => self.udp_packet(idx as usize, tp),
@@ -780,7 +788,7 @@ impl App for SwingSource {
                         }
                     };
                     if wait > Dur::ZERO {
-                        self.think(conn, wait, tp);
+                        self.wait(conn, wait, KIND_REQUEST, tp);
                     } else {
                         self.request(conn, tp);
                     }
@@ -793,7 +801,23 @@ impl App for SwingSource {
                 self.n.pairs += 1;
                 c.pairs_left = c.pairs_left.saturating_sub(1);
                 if c.pairs_left == 0 {
-                    tp.close(conn);
+                    // Open a while longer, idle, as the trace's connection
+                    // was before it closed (keep-alive): the RRE ends then.
+                    let c = &self.conns[&conn];
+                    let class = self.sessions[c.session].as_ref().expect("live session").class;
+                    let linger = match self.conn_plan(c).map(|p| p.close_s) {
+                        _ if self.cfg.zero_think => Dur::ZERO,
+                        Some(s) => Dur::from_secs_f64(s.max(0.0)),
+                        None => {
+                            let d = &self.cfg.model.classes[class].close_wait_s;
+                            Self::secs(&mut self.decks[class].close_wait, d, &mut self.rng, false)
+                        }
+                    };
+                    if linger > Dur::ZERO {
+                        self.wait(conn, linger, KIND_CLOSE, tp);
+                    } else {
+                        tp.close(conn);
+                    }
                     return;
                 }
                 let session = c.session;
@@ -808,7 +832,7 @@ impl App for SwingSource {
                         Self::secs(&mut self.decks[class].think, d, &mut self.rng, self.cfg.zero_think)
                     }
                 };
-                self.think(conn, think, tp);
+                self.wait(conn, think, KIND_REQUEST, tp);
             }
             Event::Writable(conn) => {
                 if let Some(c) = self.conns.get_mut(&conn) {

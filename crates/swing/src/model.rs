@@ -816,4 +816,19 @@ mod tests {
         let back: ExtractOptions = serde_json::from_str(&s).unwrap();
         assert_eq!(back, o);
     }
+
+    #[test]
+    fn models_written_before_the_timing_fields_still_load() {
+        // A session connection and a class as an earlier version wrote
+        // them: no server times, waits or closes.
+        let conn: ConnSample = serde_json::from_str(r#"{"at_s": 0.5, "pairs": [[300, 5000, 0], [200, 100, 0.1]]}"#).unwrap();
+        assert!(conn.server_s.is_empty() && conn.close_s == 0.0 && conn.server == 0);
+        let empty = r#"{"n": 0, "values": []}"#;
+        let fields = ["session_start_s", "rres_per_session", "inter_rre_s", "conns_per_rre", "inter_conn_s", "pairs_per_conn",
+            "request_bytes", "response_bytes", "think_s"];
+        let dists: Vec<String> = fields.iter().map(|f| format!("\"{f}\": {empty}")).collect();
+        let class = format!(r#"{{"name": "HTTP", "ports": [80], "clients": "a", "counts": {{"sessions": 0, "rres": 0, "connections": 0, "pairs": 0, "request_bytes": 0, "response_bytes": 0, "bytes": [0, 0], "packets": [0, 0]}}, {}}}"#, dists.join(", "));
+        let c: AppClass = serde_json::from_str(&class).unwrap_or_else(|e| panic!("{e}: {class}"));
+        assert!(c.connect_wait_s.is_empty() && c.server_s.is_empty() && c.close_wait_s.is_empty());
+    }
 }

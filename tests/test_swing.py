@@ -223,7 +223,7 @@ def test_validate_flags_one_direction_traces(tmp_path):
 # holds today is asserted, trace by trace; the rest is printed (pytest -s).
 REALISM = {
     # trace: (rate within 10% both ways, energy within 1.0 at every octave 2 ms-4 s)
-    "web-ynet-2013.pcap": (True, False),
+    "web-ynet-2013.pcap": (True, True),
     "web-espn-2010.pcapng": (True, True),
     "web-reddit-tls.pcap": (True, True),
     "app-alexa.pcapng": (True, False),

@@ -96,7 +96,7 @@ def summary(m: dict) -> str:
         hosts = [h for h in m["hosts"] if h["side"] == side]
         for label, key, scale, fmt in (("RTT ms", "rtt_s", 1e3, "{:.3g}"), ("capacity Mbit/s", "capacity_bps", 1e-6, "{:.3g}"),
                                        ("loss %", "loss", 100, "{:.3g}"), ("initial window", "initial_window", 1, "{:.3g}"),
-                                       ("bytes per ACK", "bytes_per_ack", 1, "{:.0f}")):
+                                       ("bytes per ACK", "bytes_per_ack", 1, "{:.0f}"), ("bunched %", "bunched", 100, "{:.3g}")):
             vals = [h[key] for h in hosts if h.get(key) is not None]
             rows.append([side.upper(), label, *_q(vals, scale, fmt), f"of {len(hosts)}"])
         shaped = [h["shaper"] for h in hosts if h.get("shaper")]

@@ -85,6 +85,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 rtt_samples: n.rtt_samples,
                 capacity_bps: n.capacity_bps,
                 capacity_samples: n.capacity_samples,
+                bunched: n.bunched,
                 loss: n.loss,
                 loss_packets: n.loss_packets,
                 mss: n.mss,

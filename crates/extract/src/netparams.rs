@@ -17,6 +17,9 @@ const DEFAULT_RTT_S: f64 = 0.1;
 /// Swing's packet-pair clamp (`emgip`).
 pub(crate) const MIN_CAPACITY_BPS: f64 = 100e3;
 pub(crate) const MAX_CAPACITY_BPS: f64 = 500e6;
+/// A pair faster than this many times the host's capacity arrived bunched.
+pub(crate) const BUNCHED_FACTOR: f64 = 2.0;
+
 /// Swing's minimum payload for a packet pair (`estimatecapacity3.c`).
 pub(crate) const PAIR_MIN_PAYLOAD: u32 = 500;
 
@@ -26,6 +29,14 @@ pub(crate) struct NetAcc {
     rtt: Reservoir<f64>,
     /// Packet pairs sent by this host: (bit/s, spacing in s).
     pairs: Reservoir<(f64, f64)>,
+    /// Consecutive new-data segments of equal size it sent, over all its
+    /// connections and whatever came between: their rate (bit/s), for the
+    /// share that arrived bunched. (Packet pairs over-count bunched
+    /// arrivals: a receiver that ACKs every segment sends an ACK between
+    /// two that arrive spaced, which ends the pair, but none between two
+    /// that arrive together.)
+    arrivals: Reservoir<f64>,
+    last_arrival: Option<(i64, u32)>,
     mss: Reservoir<u16>,
     /// First flights' segment counts (initial windows).
     iw: Reservoir<u32>,
@@ -64,6 +75,8 @@ pub(crate) struct HostNet {
     pub rtt_samples: u64,
     pub capacity_bps: Option<f64>,
     pub capacity_samples: u64,
+    /// Share of the capacity's pairs faster than `BUNCHED_FACTOR` times it.
+    pub bunched: Option<f64>,
     pub loss: Option<f64>,
     pub loss_packets: u64,
     pub mss: Option<u32>,
@@ -105,6 +118,20 @@ impl NetAcc {
         }
     }
 
+    /// A new-data segment of `payload` bytes from this host arrived at `t` (ns).
+    pub(crate) fn arrival(&mut self, payload: u32, t: i64, rng: &mut Rng) {
+        if payload < PAIR_MIN_PAYLOAD {
+            return;
+        }
+        if let Some((t0, len)) = self.last_arrival {
+            if len == payload && t > t0 {
+                let bps = (payload as f64 + 40.0) * 8.0 / ((t - t0) as f64 * 1e-9);
+                self.arrivals.push(bps, HOST_RESERVOIR, rng);
+            }
+        }
+        self.last_arrival = Some((t, payload));
+    }
+
     /// A window of `bytes` the host advertised while receiving data.
     pub(crate) fn window_sample(&mut self, bytes: u64, rng: &mut Rng) {
         self.windows.push(bytes, HOST_RESERVOIR, rng);
@@ -131,7 +158,7 @@ impl NetAcc {
 
     /// Stored values, for the memory accounting.
     pub(crate) fn stored(&self) -> usize {
-        self.rtt.len() + self.pairs.len() + self.mss.len() + self.fills.len()
+        self.rtt.len() + self.pairs.len() + self.arrivals.len() + self.mss.len() + self.fills.len()
     }
 
     pub(crate) fn finish(&self, o: &ExtractOptions) -> HostNet {
@@ -150,6 +177,16 @@ impl NetAcc {
         let capacity_samples = scale(kept.len(), self.pairs.len(), self.pairs.seen());
         let capacity_bps = (capacity_samples > o.capacity_min_samples as u64 && !kept.is_empty())
             .then(|| percentile(&kept, o.capacity_percentile));
+        // Of its consecutive segments that arrived at the capacity or
+        // faster (sent back to back), those closer than half a packet's
+        // time at it: the path delivered them together (frame aggregation,
+        // receive batching), which a link of that capacity cannot do.
+        let bunched = capacity_bps.and_then(|c| {
+            let a = self.arrivals.items();
+            let fast = a.iter().filter(|&&b| b > BUNCHED_FACTOR * c).count();
+            let paced = a.iter().filter(|&&b| b <= BUNCHED_FACTOR * c && b >= c / 1.5).count();
+            (fast + paced > 0).then(|| fast as f64 / (fast + paced) as f64)
+        });
 
         let thr = rtt_s.unwrap_or(DEFAULT_RTT_S);
         let late = self.fills.items().iter().filter(|d| **d >= thr).count();
@@ -189,6 +226,7 @@ impl NetAcc {
             rtt_samples: rtt_seen,
             capacity_bps,
             capacity_samples,
+            bunched,
             loss,
             loss_packets,
             mss,
@@ -292,6 +330,34 @@ mod tests {
     }
 
     #[test]
+    fn bunched_share_of_segments_sent_back_to_back() {
+        let mut rng = Rng::stream(1, "t");
+        let mut h = NetAcc::default();
+        for _ in 0..4 {
+            h.rtt_sample(0.020, 1.5, true, &mut rng);
+        }
+        // Capacity 12 Mbit/s: 1460-byte pairs 1 ms apart.
+        for _ in 0..12 {
+            h.pair_sample(1460, 1e-3, &mut rng);
+        }
+        // After a first segment, 30 a packet time apart, 10 within 10 µs
+        // of the one before, 5 a long way after theirs (not sent back to
+        // back), and small ones that do not count.
+        let ms = 1_000_000;
+        let mut t = 0;
+        for i in 0..46 {
+            t += if i <= 30 { ms } else if i <= 40 { 10_000 } else { 50 * ms };
+            h.arrival(1460, t, &mut rng);
+            h.arrival(100, t, &mut rng);
+        }
+        let n = h.finish(&opts());
+        assert_eq!(n.capacity_bps, Some(1500.0 * 8.0 / 1e-3));
+        assert_eq!(n.bunched, Some(0.25));
+        // Without a capacity, nothing to compare with.
+        assert_eq!(NetAcc::default().finish(&opts()).bunched, None);
+    }
+
+    #[test]
     fn capacity_filters_by_rtt_then_takes_the_chosen_percentile() {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
@@ -314,7 +380,7 @@ mod tests {
         assert_eq!(h.finish(&opts()).capacity_bps, Some(1500.0 * 8.0 / 7e-3));
         // At capacity_min_samples = 12 (needs more than 12), no estimate.
         let n = h.finish(&ExtractOptions { capacity_min_samples: 12, ..opts() });
-        assert_eq!(n.capacity_bps, None);
+        assert_eq!((n.capacity_bps, n.bunched), (None, None));
     }
 
     #[test]

@@ -719,6 +719,7 @@ fn on_packet(
                 if dd.timing.is_none() {
                     dd.timing = Some((e0, t));
                 }
+                hosts.get(src).net.arrival(len, t, rh);
                 if let Some(pv) = dd.prev {
                     if pv.len == len && len >= PAIR_MIN_PAYLOAD && pv.ack == p.ack && t > pv.t {
                         hosts.get(src).net.pair_sample(len, secs(t - pv.t), rh);

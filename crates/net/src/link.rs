@@ -3,7 +3,7 @@
 
 use crate::loss::Loss;
 use crate::queue::{DropReason, QueueLimit, Waiting};
-use units::{Dur, Rate, Time};
+use units::{Dur, Rate, Rng, Time};
 
 #[derive(Clone, Debug)]
 pub struct LinkConfig {
@@ -15,6 +15,19 @@ pub struct LinkConfig {
     /// `rate`, but no more than each bucket's `burst` bytes above its rate
     /// in any interval (a concave arrival curve, one bucket per piece).
     pub shapers: Vec<Shaper>,
+    /// Packets delivered in pairs: a packet that waited in the queue and
+    /// does not complete a pair is, with probability `p`, held back until
+    /// the packet after it has been serialised too, and both arrive at once
+    /// (a Wi-Fi aggregate, a receiver's batched interrupts). A share
+    /// p / (1 + p) of consecutive packets then arrive together; the average
+    /// rate is unchanged.
+    pub bunching: Option<Bunching>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Bunching {
+    pub p: f64,
+    pub rng: Rng,
 }
 
 /// A token bucket of `burst` bytes filled at `rate`, as a cloud host's
@@ -59,12 +72,17 @@ pub struct Link {
     /// When each shaper's bucket was (or will be) empty, extrapolating its
     /// fill backwards: it holds min(burst, rate x (t - empty_at)) at t.
     empty_at: Vec<Time>,
+    /// When the last accepted packet leaves (before the propagation delay):
+    /// no later packet leaves earlier.
+    last_out: Time,
+    /// The last packet was held for the next (bunching).
+    held: bool,
 }
 
 impl Link {
     pub fn new(cfg: LinkConfig) -> Link {
         let empty_at = vec![Time::ZERO; cfg.shapers.len()];
-        Link { cfg, busy_until: Time::ZERO, waiting: Waiting::default(), stats: LinkStats::default(), empty_at }
+        Link { cfg, busy_until: Time::ZERO, waiting: Waiting::default(), stats: LinkStats::default(), empty_at, last_out: Time::ZERO, held: false }
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -106,6 +124,17 @@ impl Link {
             }
         }
         self.busy_until = start + tx;
+        let mut out = self.busy_until;
+        if let Some(b) = &mut self.cfg.bunching {
+            // Held for one more packet of its size: the next one, when the
+            // queue has it, leaves with it and completes the pair.
+            self.held = !self.held && start > now && b.rng.bernoulli(b.p);
+            if self.held {
+                out = out + tx;
+            }
+        }
+        out = out.max(self.last_out);
+        self.last_out = out;
         for (sh, empty) in self.cfg.shapers.iter().zip(&mut self.empty_at) {
             // A bucket never holds more than `burst`: an empty-at more than
             // a full bucket's fill before departure is clamped there.
@@ -115,7 +144,7 @@ impl Link {
         self.stats.accepted_pkts += 1;
         self.stats.accepted_bytes += len as u64;
         self.stats.queue_delay_sum += start - now;
-        Verdict::Deliver(self.busy_until + self.cfg.delay)
+        Verdict::Deliver(out + self.cfg.delay)
     }
 
     /// Packets waiting (not in service) at `now`.
@@ -143,6 +172,7 @@ mod tests {
             queue,
             loss: Loss::None,
             shapers: vec![],
+            bunching: None,
         })
     }
 
@@ -202,6 +232,7 @@ mod tests {
             queue: QueueLimit::Packets(1_000_000),
             loss: Loss::bernoulli(0.02, Rng::stream(3, "loss")),
             shapers: vec![],
+            bunching: None,
         });
         let n = 200_000u64;
         let lost = (0..n)
@@ -218,6 +249,7 @@ mod tests {
             queue: QueueLimit::Packets(1000),
             loss: Loss::None,
             shapers: vec![Shaper { rate: Rate::mbps(12), burst }],
+            bunching: None,
         })
     }
 
@@ -270,6 +302,7 @@ mod tests {
             queue: QueueLimit::Packets(2),
             loss: Loss::None,
             shapers: vec![Shaper { rate: Rate::mbps(12), burst: 1500 }],
+            bunching: None,
         });
         let t = Time(1_000_000_000);
         // One in service, two waiting for tokens; the fourth is dropped,
@@ -289,6 +322,7 @@ mod tests {
             queue: QueueLimit::Packets(1000),
             loss: Loss::None,
             shapers: vec![Shaper { rate: Rate::mbps(48), burst: 3000 }, Shaper { rate: Rate::mbps(12), burst: 9000 }],
+            bunching: None,
         });
         let t = Time(1_000_000_000);
         let d = departures(&mut l, t, 200);
@@ -307,5 +341,43 @@ mod tests {
         assert_eq!(d[1] - d[0], 125_000);
         assert_eq!(d[3] - d[2], 250_000);
         assert_eq!(d[199] - d[150], 49 * 1_000_000);
+    }
+
+    fn bunched(p: f64) -> Link {
+        Link::new(LinkConfig {
+            rate: Rate::mbps(12),
+            delay: Dur::from_millis(5),
+            queue: QueueLimit::Packets(100_000),
+            loss: Loss::None,
+            shapers: vec![],
+            bunching: Some(Bunching { p, rng: Rng::stream(7, "bunching") }),
+        })
+    }
+
+    #[test]
+    fn bunching_delivers_queued_packets_in_pairs_at_the_same_rate() {
+        // 10,000 packets of 1500 B at once: 1 ms each at 12 Mbit/s.
+        let mut l = bunched(0.3);
+        let out = departures(&mut l, Time::ZERO, 10_000);
+        // In order, and the last leaves when it would have (or a packet
+        // time later, if it was held too).
+        assert!(out.windows(2).all(|w| w[0] <= w[1]));
+        let end = 5_000_000 + 10_000 * 1_000_000;
+        assert!((end..=end + 1_000_000).contains(out.last().unwrap()));
+        // A share 0.3 / 1.3 leave with the next one; the rest a packet time
+        // apart, and never three at once.
+        let together = out.windows(2).filter(|w| w[0] == w[1]).count() as f64 / 9_999.0;
+        assert!((together - 0.3 / 1.3).abs() < 0.02, "{together}");
+        assert!(out.windows(3).all(|w| w[0] < w[2]));
+        assert!(out.windows(2).all(|w| w[1] - w[0] <= 2_000_000));
+        // A packet that finds the link idle is never held.
+        let mut idle = bunched(1.0);
+        let spaced: Vec<u64> = (0..100u64)
+            .map(|i| match idle.offer(Time(i * 2_000_000), 1500) {
+                Verdict::Deliver(t) => t.0 - i * 2_000_000,
+                v => panic!("{v:?}"),
+            })
+            .collect();
+        assert!(spaced.iter().all(|&d| d == 6_000_000), "{spaced:?}");
     }
 }

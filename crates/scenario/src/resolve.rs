@@ -20,6 +20,10 @@ pub struct LinkParams {
     /// Token buckets behind the serialiser (swing hosts whose trace host
     /// sent faster than it could sustain).
     pub shapers: Vec<net::Shaper>,
+    /// Share of queued packets delivered together with the next
+    /// (`net::LinkConfig::bunching`; swing hosts whose trace host's packet
+    /// pairs arrived bunched).
+    pub bunching: f64,
 }
 
 /// Access link and TCP settings shared by a group of hosts.
@@ -178,7 +182,7 @@ fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
     if loss >= 1.0 {
         return Err(err(format!("{field}.loss"), "a loss of 100% lets nothing through: expected less than 100%"));
     }
-    Ok(LinkParams { rate, delay, queue: q, loss, shapers: vec![] })
+    Ok(LinkParams { rate, delay, queue: q, loss, shapers: vec![], bunching: 0.0 })
 }
 
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {

@@ -39,14 +39,18 @@ struct Builder {
     side_count: [u32; 2],
 }
 
-fn link_config(p: &LinkParams, rng: Rng) -> LinkConfig {
-    LinkConfig { rate: p.rate, delay: p.delay, queue: p.queue, loss: Loss::bernoulli(p.loss, rng), shapers: p.shapers.clone() }
+fn link_config(p: &LinkParams, rng: Rng, bunch_rng: Rng) -> LinkConfig {
+    // The bunching draws have a stream of their own, so a link's losses
+    // are the same with or without it.
+    let bunching = (p.bunching > 0.0).then_some(net::Bunching { p: p.bunching, rng: bunch_rng });
+    LinkConfig { rate: p.rate, delay: p.delay, queue: p.queue, loss: Loss::bernoulli(p.loss, rng), shapers: p.shapers.clone(), bunching }
 }
 
 impl Builder {
     fn add_link(&mut self, name: String, p: &LinkParams, to: NodeRef) -> u32 {
         let rng = Rng::stream(self.seed, &format!("link/{name}"));
-        self.world.links.push(LinkSlot { link: Link::new(link_config(p, rng)), to, name, monitor: None });
+        let bunch_rng = Rng::stream(self.seed, &format!("link/{name}/bunching"));
+        self.world.links.push(LinkSlot { link: Link::new(link_config(p, rng, bunch_rng)), to, name, monitor: None });
         (self.world.links.len() - 1) as u32
     }
 
@@ -133,7 +137,13 @@ impl Builder {
                     None => Dur::from_secs_f64(t.rtt_s / 2.0),
                 };
                 let mut rate = Rate(t.capacity_bps.round().max(1.0) as u64);
+                let mut bunched = t.bunched;
                 if let Some(cap) = m.access_cap {
+                    // A capped host has another access link: its trace
+                    // path's bunching (relative to its own capacity) goes.
+                    if cap < rate {
+                        bunched = 0.0;
+                    }
                     rate = rate.min(cap);
                 }
                 // Swing sized queues at twice the bandwidth-delay product.
@@ -160,8 +170,12 @@ impl Builder {
                         burst: b.clamp(1500, u32::MAX as u64) as u32,
                     })
                     .collect();
-                let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99), shapers };
-                let down = LinkParams { loss: 0.0, shapers: vec![], ..up.clone() };
+                // Its packets arrive bunched as the trace host's did: that
+                // was its path's delivery, on its sending direction here.
+                // A share b of its pairs bunched: hold with p = b / (1 - b).
+                let bunching = (bunched / (1.0 - bunched).max(1e-9)).clamp(0.0, 1.0);
+                let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99), shapers, bunching };
+                let down = LinkParams { loss: 0.0, shapers: vec![], bunching: 0.0, ..up.clone() };
                 // The group's settings sit at `cfg`; those of hosts that
                 // differ (`host_tcp`) follow it, each made once.
                 let own = host_tcp(&m.group.tcp, &t);

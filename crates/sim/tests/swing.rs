@@ -125,6 +125,19 @@ fn access_links_follow_the_host_tuples_and_knobs() {
     let up = b.world.links[b.world.hosts[0].uplink as usize].link.config().clone();
     assert_eq!(up.delay, units::Dur::from_millis(5));
     assert_eq!(up.rate, units::Rate::mbps(10));
+    assert!(up.bunching.is_none());
+    // A host whose packets arrived bunched a fifth of the time sends
+    // through a link that holds a packet for the next with p = 0.2 / 0.8,
+    // so that a fifth of consecutive packets arrive together; what it
+    // receives is not bunched.
+    let mut m = model();
+    m.hosts[0].bunched = Some(0.2);
+    let b = run_model(&m, "", "1s");
+    let h = &b.world.hosts[0];
+    let p = b.world.links[h.uplink as usize].link.config().bunching.as_ref().map(|x| x.p);
+    assert!(p.is_some_and(|p| (p - 0.25).abs() < 1e-12), "{p:?}");
+    let bunched = b.world.links.iter().filter(|l| l.link.config().bunching.is_some()).count();
+    assert_eq!(bunched, 1);
     let b = run("rtt = \"4ms\"\naccess_cap = \"2Mbps\"", "1s");
     for h in &b.world.hosts {
         let c = b.world.links[h.uplink as usize].link.config();

@@ -396,6 +396,11 @@ pub struct HostParams {
     /// Passive packet-pair estimate of the host's access capacity.
     pub capacity_bps: Option<f64>,
     pub capacity_samples: u64,
+    /// Share of those packet pairs that arrived more than twice as fast as
+    /// the capacity: the path delivered packets together (frame
+    /// aggregation, receive batching). See `LinkConfig::bunching`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bunched: Option<f64>,
     pub loss: Option<f64>,
     /// The part of `loss` that happened after the link (retransmissions of
     /// segments the capture saw; Swing's p_down): the link carries the lost
@@ -472,6 +477,7 @@ impl HostParams {
             rtt_samples: 0,
             capacity_bps: None,
             capacity_samples: 0,
+            bunched: None,
             loss: None,
             loss_after_link: None,
             loss_packets: 0,
@@ -530,6 +536,8 @@ pub struct NetTuple {
     pub initial_window: Option<u32>,
     pub rcv_window: Option<u64>,
     pub shaper: Option<HostShaper>,
+    /// Share of its packets its path delivered bunched (no side fill).
+    pub bunched: f64,
     /// The host's SYN MSS, if seen (no side fill either).
     pub mss: Option<u32>,
     /// The host has an IPv6 address.
@@ -595,6 +603,7 @@ impl Model {
                 initial_window: h.initial_window.or(iw.map(|w| w as u32)),
                 rcv_window: h.rcv_window,
                 shaper: h.shaper.clone(),
+                bunched: h.bunched.unwrap_or(0.0).clamp(0.0, 1.0),
                 mss: h.mss,
                 ipv6: h.addr.contains(':'),
             })

@@ -140,7 +140,7 @@ pub struct Report {
     pub peak_pending: u64,
     /// Samples held in reservoirs at the end (classes, UDP flows, hosts):
     /// at most `DIST_RESERVOIR` per class and distribution, `UDP_RESERVOIR`
-    /// per UDP class, 3 × `HOST_RESERVOIR` + `MSS_RESERVOIR` per host.
+    /// per UDP class, 4 × `HOST_RESERVOIR` + `MSS_RESERVOIR` per host.
     pub stored_values: u64,
     pub tcp_classes: u64,
     pub udp_classes: u64,

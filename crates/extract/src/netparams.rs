@@ -17,7 +17,8 @@ const DEFAULT_RTT_S: f64 = 0.1;
 /// Swing's packet-pair clamp (`emgip`).
 pub(crate) const MIN_CAPACITY_BPS: f64 = 100e3;
 pub(crate) const MAX_CAPACITY_BPS: f64 = 500e6;
-/// A pair faster than this many times the host's capacity arrived bunched.
+/// Consecutive segments faster than this many times the host's capacity
+/// arrived bunched.
 pub(crate) const BUNCHED_FACTOR: f64 = 2.0;
 
 /// Swing's minimum payload for a packet pair (`estimatecapacity3.c`).
@@ -75,7 +76,8 @@ pub(crate) struct HostNet {
     pub rtt_samples: u64,
     pub capacity_bps: Option<f64>,
     pub capacity_samples: u64,
-    /// Share of the capacity's pairs faster than `BUNCHED_FACTOR` times it.
+    /// Of its back-to-back arrivals (at the capacity or faster), the share
+    /// faster than `BUNCHED_FACTOR` times it.
     pub bunched: Option<f64>,
     pub loss: Option<f64>,
     pub loss_packets: u64,
@@ -329,13 +331,19 @@ mod tests {
         assert_eq!(few.finish(&opts()).segments_per_ack, None);
     }
 
-    #[test]
-    fn bunched_share_of_segments_sent_back_to_back() {
+    /// A host with four 20 ms handshake RTTs, and the stream to feed it.
+    fn with_rtts() -> (NetAcc, Rng) {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
         for _ in 0..4 {
             h.rtt_sample(0.020, 1.5, true, &mut rng);
         }
+        (h, rng)
+    }
+
+    #[test]
+    fn bunched_share_of_segments_sent_back_to_back() {
+        let (mut h, mut rng) = with_rtts();
         // Capacity 12 Mbit/s: 1460-byte pairs 1 ms apart.
         for _ in 0..12 {
             h.pair_sample(1460, 1e-3, &mut rng);
@@ -359,11 +367,7 @@ mod tests {
 
     #[test]
     fn capacity_filters_by_rtt_then_takes_the_chosen_percentile() {
-        let mut rng = Rng::stream(1, "t");
-        let mut h = NetAcc::default();
-        for _ in 0..4 {
-            h.rtt_sample(0.020, 1.5, true, &mut rng);
-        }
+        let (mut h, mut rng) = with_rtts();
         // 12 pairs of 1460 B 1 ms apart (12 Mbit/s) ... 12 ms apart (1 Mbit/s).
         for i in 1..=12 {
             h.pair_sample(1460, i as f64 * 1e-3, &mut rng);

@@ -396,9 +396,10 @@ pub struct HostParams {
     /// Passive packet-pair estimate of the host's access capacity.
     pub capacity_bps: Option<f64>,
     pub capacity_samples: u64,
-    /// Share of those packet pairs that arrived more than twice as fast as
-    /// the capacity: the path delivered packets together (frame
-    /// aggregation, receive batching). See `LinkConfig::bunching`.
+    /// Of its consecutive equal-size segments that arrived at the capacity
+    /// or faster, the share that arrived more than twice as fast: the path
+    /// delivered packets together (frame aggregation, receive batching).
+    /// See `net::LinkConfig::bunching`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bunched: Option<f64>,
     pub loss: Option<f64>,

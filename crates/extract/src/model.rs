@@ -100,6 +100,8 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 sack: n.sack,
                 shaper: n.shaper.clone(),
                 loss_after_link: n.loss_after,
+                handshakes: n.handshakes,
+                handshake_retx: n.handshake_retx,
             }
         })
         .collect();

@@ -64,6 +64,10 @@ pub(crate) struct NetAcc {
     syns_sack: u64,
     /// Its data segments' timing, for a shaper's rate and burst.
     pub sending: Sending,
+    /// Completed handshakes whose SYN or SYN/ACK it sent, and how many of
+    /// those it sent again.
+    pub handshakes: u64,
+    pub handshake_retx: u64,
 }
 
 /// Hosts sent fewer data segments get no segments-per-ACK.
@@ -98,6 +102,8 @@ pub(crate) struct HostNet {
     pub acks: u64,
     /// The part of `loss` after the link (Swing formula only).
     pub loss_after: Option<f64>,
+    pub handshakes: u64,
+    pub handshake_retx: u64,
 }
 
 impl NetAcc {
@@ -248,6 +254,8 @@ impl NetAcc {
             shaper: self.sending.shaper(rtt_s, capacity_bps, o.shaper_min_segments, o.shaper_max_fraction),
             acks: self.acks,
             loss_after,
+            handshakes: self.handshakes,
+            handshake_retx: self.handshake_retx,
         }
     }
 }

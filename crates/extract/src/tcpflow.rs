@@ -412,6 +412,17 @@ impl Tcp {
             let lost: i64 = dir.gaps[..dir.ngaps as usize].iter().filter(|g| dir.acked >= g.end).map(|g| g.end - g.start).sum();
             hosts.get(c.hosts[d]).unseen_bytes += lost.max(0) as u64;
         }
+        // A completed handshake: a SYN sent again was lost (or held) on its
+        // way or its answer was; a SYN/ACK sent more often than the SYNs
+        // asking for it, likewise. Each counts against the sender.
+        if c.hs.syns > 0 && c.hs.synacks > 0 {
+            let client = &mut hosts.get(c.hosts[0]).net;
+            client.handshakes += 1;
+            client.handshake_retx += (c.hs.syns - 1) as u64;
+            let server = &mut hosts.get(c.hosts[1]).net;
+            server.handshakes += 1;
+            server.handshake_retx += c.hs.synacks.saturating_sub(c.hs.syns) as u64;
+        }
         if let Some(p) = c.ex.finish(c.hi()) {
             sink.pair(c, p);
         }

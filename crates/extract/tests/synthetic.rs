@@ -632,3 +632,33 @@ fn a_servers_first_flight_gives_its_initial_window() {
     // Without a pause after it the flight cannot be told from the next.
     assert_eq!(flight(0.001), None);
 }
+
+#[test]
+fn handshakes_sent_again_count_against_their_sender() {
+    // Three connections: one whose SYN went twice; one whose SYN/ACK went
+    // twice for a single SYN; one whose SYN and SYN/ACK both went twice
+    // (the second SYN/ACK answers the second SYN: nothing of the server's
+    // was lost).
+    let mut x = Synth::ethernet();
+    let (cl, sv) = (client(), server());
+    for (i, (syns, synacks)) in [(2, 1), (1, 2), (2, 2)].into_iter().enumerate() {
+        let cl = Ep { port: 40000 + i as u16, ..cl };
+        let t = 1.0 + i as f64;
+        let (cseq, sseq) = (1000u32, 5000u32);
+        for k in 0..syns {
+            x.tcp(t + k as f64 * 0.2, cl, sv, cseq, 0, SYN, 0, Some(1460));
+        }
+        for k in 0..synacks {
+            x.tcp(t + 0.23 + k as f64 * 0.2, sv, cl, sseq, cseq + 1, SYNACK, 0, Some(1400));
+        }
+        x.tcp(t + 0.7, cl, sv, cseq + 1, sseq + 1, ACK, 0, None);
+        x.tcp(t + 0.71, cl, sv, cseq + 1, sseq + 1, ACK, 100, None);
+        x.tcp(t + 0.74, sv, cl, sseq + 1, cseq + 101, ACK, 500, None);
+    }
+    // A SYN never answered is no completed handshake.
+    x.tcp(5.0, Ep { port: 41000, ..cl }, sv, 7, 0, SYN, 0, Some(1460));
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let h = |a: &str| m.hosts.iter().find(|h| h.addr == a).unwrap();
+    assert_eq!((h("10.0.0.1").handshakes, h("10.0.0.1").handshake_retx), (3, 2));
+    assert_eq!((h("93.184.216.34").handshakes, h("93.184.216.34").handshake_retx), (3, 1));
+}

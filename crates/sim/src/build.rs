@@ -2,7 +2,7 @@
 
 use crate::monitor::Monitor;
 use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST};
-use crate::world::{TcpTotals, World};
+use crate::world::{HostLoss, SendLoss, TcpTotals, World};
 use net::{Link, LinkConfig, Loss};
 use net::QueueLimit;
 use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side, SwingModel};
@@ -174,7 +174,9 @@ impl Builder {
                 // was its path's delivery, on its sending direction here.
                 // A share b of its pairs bunched: hold with p = b / (1 - b).
                 let bunching = (bunched / (1.0 - bunched).max(1e-9)).clamp(0.0, 1.0);
-                let up = LinkParams { rate, delay: one_way, queue, loss: before.clamp(0.0, 0.99), shapers, bunching };
+                // Its loss is the host's own (`World::host_loss`), with
+                // handshakes apart, not the link's.
+                let up = LinkParams { rate, delay: one_way, queue, loss: 0.0, shapers, bunching };
                 let down = LinkParams { loss: 0.0, shapers: vec![], bunching: 0.0, ..up.clone() };
                 // The group's settings sit at `cfg`; those of hosts that
                 // differ (`host_tcp`) follow it, each made once.
@@ -187,10 +189,20 @@ impl Builder {
                     }
                 };
                 let id = self.host(place, &up, &down, cfg);
-                if after > 0.0 {
-                    let w = &mut self.world.loss_after_link;
+                // Handshakes are lost before and after the link in the same
+                // proportion as other packets.
+                let hs = t.handshake_loss.clamp(0.0, 0.99);
+                let hs_after = if t.loss > 0.0 { hs * after / t.loss.clamp(0.0, 0.99) } else { 0.0 };
+                let hs_before = 1.0 - (1.0 - hs) / (1.0 - hs_after);
+                if before > 0.0 || after > 0.0 || hs > 0.0 {
+                    let loss = |p: f64, name: &str| Loss::bernoulli(p.clamp(0.0, 0.99), Rng::stream(self.seed, &format!("h{id}/{name}")));
+                    let host_loss = HostLoss {
+                        before: SendLoss { packets: loss(before, "before-link"), handshake: loss(hs_before, "before-link/handshake") },
+                        after: SendLoss { packets: loss(after, "after-link"), handshake: loss(hs_after, "after-link/handshake") },
+                    };
+                    let w = &mut self.world.host_loss;
                     w.resize_with(id as usize + 1, || None);
-                    w[id as usize] = Some(Loss::bernoulli(after, Rng::stream(self.seed, &format!("h{id}/after-link"))));
+                    w[id as usize] = Some(host_loss);
                 }
                 self.world.hosts[id as usize].ipv6 = t.ipv6;
                 out[side.index()].push(id);

@@ -105,6 +105,7 @@ pub fn summary(b: &Built, r: &Resolved, case: Option<&str>) -> Value {
             "hosts": w.hosts.len(),
             "stray_segments": w.counters.stray_segments,
             "stray_datagrams": w.counters.stray_datagrams,
+            "lost_before_link": w.counters.lost_before_link,
             "lost_after_link": w.counters.lost_after_link,
         },
     })

@@ -134,7 +134,9 @@ pub struct Counters {
     pub stray_segments: u64,
     /// Datagrams to a port nobody bound.
     pub stray_datagrams: u64,
-    /// Packets lost beyond the observed link (`World::loss_after_link`).
+    /// Packets a host's own loss dropped before its access link, and
+    /// beyond the observed link (`World::host_loss`).
+    pub lost_before_link: u64,
     pub lost_after_link: u64,
 }
 
@@ -144,6 +146,35 @@ fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> u128 {
 
 pub fn conn_id(idx: u32, gen: u32) -> ConnId {
     ConnId((gen as u64) << 32 | idx as u64)
+}
+
+/// A host's loss of what it sends, at one place on its path.
+#[derive(Clone, Debug)]
+pub struct SendLoss {
+    /// Every packet but SYNs and SYN/ACKs (Swing's per-packet loss).
+    pub packets: Loss,
+    /// SYNs and SYN/ACKs: their loss is measured on its own, since a path
+    /// that drops the tails of bursts passes lone SYNs, and one lost costs
+    /// a connection a whole second.
+    pub handshake: Loss,
+}
+
+impl SendLoss {
+    #[inline]
+    pub fn drops(&mut self, p: &Pkt) -> bool {
+        match &p.body {
+            Body::Tcp(s) if s.flags.contains(tcp::Flags::SYN) => self.handshake.drops(),
+            _ => self.packets.drops(),
+        }
+    }
+}
+
+/// Where a host loses what it sends: before its access link (holes the
+/// trace saw filled) and beyond the observed link (copies the link carried).
+#[derive(Clone, Debug)]
+pub struct HostLoss {
+    pub before: SendLoss,
+    pub after: SendLoss,
 }
 
 pub struct World {
@@ -169,10 +200,11 @@ pub struct World {
     /// Per application: TCP counters of its finished and live connections.
     pub app_tcp: Vec<TcpTotals>,
     pub conn_log: ConnLog,
-    /// Per host: loss of what it sends, applied after the packet crossed
-    /// the observed (monitored) link, so the link carries the lost copies
-    /// (swing virtual hosts whose trace host lost packets beyond the link).
-    pub loss_after_link: Vec<Option<Loss>>,
+    /// Per host: loss of what it sends, by kind of packet, before its
+    /// access link and after the packet crossed the observed (monitored)
+    /// link, where the link carries the lost copies (swing virtual hosts
+    /// whose trace host lost packets).
+    pub host_loss: Vec<Option<HostLoss>>,
 }
 
 impl World {
@@ -198,7 +230,7 @@ impl World {
             counters: Counters::default(),
             app_tcp: Vec::new(),
             conn_log: ConnLog::default(),
-            loss_after_link: Vec::new(),
+            host_loss: Vec::new(),
         }
     }
 
@@ -207,6 +239,12 @@ impl World {
     /// A host hands a packet to its access link.
     #[inline]
     fn inject(&mut self, host: HostId, p: Pkt) {
+        if let Some(Some(loss)) = self.host_loss.get_mut(host as usize) {
+            if loss.before.drops(&p) {
+                self.counters.lost_before_link += 1;
+                return;
+            }
+        }
         let idx = self.pkts.insert(p);
         let link = self.hosts[host as usize].uplink;
         self.forward(link, idx);
@@ -242,9 +280,9 @@ impl World {
         match to {
             NodeRef::Router(r) => {
                 if observed {
-                    let src = self.pkts.get(pkt).src as usize;
-                    if let Some(Some(loss)) = self.loss_after_link.get_mut(src) {
-                        if loss.drops() {
+                    let p = *self.pkts.get(pkt);
+                    if let Some(Some(loss)) = self.host_loss.get_mut(p.src as usize) {
+                        if loss.after.drops(&p) {
                             self.counters.lost_after_link += 1;
                             self.pkts.remove(pkt);
                             return;
@@ -565,5 +603,29 @@ impl World {
 
     pub fn set_timer(&mut self, app: u32, at: Time, token: u64) {
         self.events.push(at.max(self.now), Ev::App { app, token });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcp::{Flags, SackBlocks};
+    use units::Rng;
+
+    fn tcp(flags: Flags, len: u32) -> Pkt {
+        let seg = Segment { seq: 1, ack: 1, len, flags, wnd: 65535, sack: SackBlocks::default(), syn_opts: None, ts: None, retransmit: false };
+        Pkt { src: 0, dst: 1, sport: 40000, dport: 80, size: 40 + len, body: Body::Tcp(seg) }
+    }
+
+    #[test]
+    fn a_hosts_loss_takes_handshakes_apart() {
+        let all = |p| Loss::bernoulli(p, Rng::stream(1, "t"));
+        let hs = [tcp(Flags::SYN, 0), tcp(Flags::SYN | Flags::ACK, 0)];
+        let udp = Pkt { body: Body::Udp { payload: 100 }, ..tcp(Flags::ACK, 0) };
+        let other = [tcp(Flags::ACK, 1000), tcp(Flags::ACK | Flags::FIN, 10), tcp(Flags::ACK, 0), tcp(Flags::RST, 0), udp];
+        let mut packets = SendLoss { packets: all(1.0), handshake: Loss::None };
+        assert!(other.iter().all(|p| packets.drops(p)) && !hs.iter().any(|p| packets.drops(p)));
+        let mut handshakes = SendLoss { packets: Loss::None, handshake: all(1.0) };
+        assert!(hs.iter().all(|p| handshakes.drops(p)) && !other.iter().any(|p| handshakes.drops(p)));
     }
 }

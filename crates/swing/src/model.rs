@@ -410,6 +410,15 @@ pub struct HostParams {
     pub loss_after_link: Option<f64>,
     /// Data packets the loss estimate is based on.
     pub loss_packets: u64,
+    /// Completed handshakes whose SYN (client) or SYN/ACK (server) the host
+    /// sent, and how many of those it sent again: a SYN repeated, or a
+    /// SYN/ACK repeated more often than the SYN asking for it. The loss of
+    /// handshakes, which `loss` (measured on data segments) does not
+    /// describe: a path that drops the tails of bursts passes lone SYNs.
+    #[serde(default)]
+    pub handshakes: u64,
+    #[serde(default)]
+    pub handshake_retx: u64,
     /// Median MSS seen on the host's SYNs.
     pub mss: Option<u32>,
     /// IP bytes and packets the host sent across the link (its weight).
@@ -482,6 +491,8 @@ impl HostParams {
             loss: None,
             loss_after_link: None,
             loss_packets: 0,
+            handshakes: 0,
+            handshake_retx: 0,
             mss: None,
             bytes,
             packets: 0,
@@ -518,6 +529,10 @@ pub struct Model {
     pub hosts: Vec<HostParams>,
 }
 
+/// Completed handshakes a host (or else its side) needs for a handshake
+/// loss rate of its own.
+pub const HANDSHAKES_MIN: u64 = 10;
+
 /// A host's network parameters with gaps filled, for generation.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetTuple {
@@ -526,6 +541,8 @@ pub struct NetTuple {
     pub loss: f64,
     /// Of `loss`, what happens after the link (0 when not measured).
     pub loss_after: f64,
+    /// Loss of its SYNs or SYN/ACKs (`loss` applies to its other packets).
+    pub handshake_loss: f64,
     /// Sampling weight: the host's bytes.
     pub weight: f64,
     /// The host's own ACK behaviour, if measured (no side fill: ACK
@@ -580,6 +597,11 @@ impl Model {
         let rtt = fill(|h| h.rtt_s, fallback.0);
         let side_cap = weighted_median(hosts.iter().filter_map(|h| h.capacity_bps.map(|x| (x, h.bytes.max(1) as f64))).collect());
         let loss = fill(|h| h.loss, fallback.2);
+        // Handshake loss rests on few samples per host: a host with fewer
+        // than HANDSHAKES_MIN takes its side's pooled rate; a side with too
+        // few (or a model from before the counts) the host's `loss`.
+        let (n, r) = hosts.iter().fold((0, 0), |(n, r), h| (n + h.handshakes, r + h.handshake_retx));
+        let side_hs = (n >= HANDSHAKES_MIN).then(|| r as f64 / n as f64);
         // Initial windows go with the era of the stacks a side runs: a host
         // whose flights could not be counted takes its side's median.
         let iw = weighted_median(
@@ -596,6 +618,12 @@ impl Model {
                 }),
                 loss: h.loss.unwrap_or(loss),
                 loss_after: h.loss.and(h.loss_after_link).unwrap_or(0.0),
+                handshake_loss: if h.handshakes >= HANDSHAKES_MIN {
+                    h.handshake_retx as f64 / h.handshakes as f64
+                } else {
+                    side_hs.unwrap_or(h.loss.unwrap_or(loss))
+                }
+                .clamp(0.0, 1.0),
                 weight: h.bytes.max(1) as f64,
                 segments_per_ack: h.segments_per_ack,
                 bytes_per_ack: h.bytes_per_ack,
@@ -816,6 +844,30 @@ mod tests {
         let a = m.net_tuples(Side::A, (0.1, 1e9, 0.0));
         assert_eq!(a.iter().map(|t| t.initial_window).collect::<Vec<_>>(), [Some(4), Some(10), Some(10)]);
         assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].initial_window, None);
+    }
+
+    #[test]
+    fn handshake_loss_is_the_hosts_own_else_its_sides_else_its_loss() {
+        let hs = |side, n, r, loss| HostParams { handshakes: n, handshake_retx: r, loss: Some(loss), ..host(side, None, None, 1) };
+        let mut m = Model {
+            format: FORMAT.into(),
+            traces: vec![],
+            options: ExtractOptions::default(),
+            link: LinkStats::default(),
+            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 2, hosts_b: 1 },
+            classes: vec![],
+            udp: vec![],
+            // Side A: 20 handshakes, 1 sent again; and 4, 2 sent again.
+            hosts: vec![hs(Side::A, 20, 1, 0.25), hs(Side::A, 4, 2, 0.25), hs(Side::B, 5, 0, 0.07)],
+        };
+        let a = m.net_tuples(Side::A, (0.1, 1e9, 0.0));
+        assert_eq!((a[0].handshake_loss, a[0].loss), (0.05, 0.25));
+        // Too few of its own: its side's 3 of 24.
+        assert_eq!(a[1].handshake_loss, 3.0 / 24.0);
+        // A side with too few: the host's loss, as models before the counts.
+        assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].handshake_loss, 0.07);
+        m.hosts[2].handshakes = 10;
+        assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].handshake_loss, 0.0);
     }
 
     #[test]

@@ -400,3 +400,6 @@ def test_handshake_loss_agrees_with_tshark(tmp_path):
     phone = hosts["172.16.42.216"]
     assert [phone["handshakes"], phone["handshake_retx"]] == tshark["172.16.42.216"]
     assert phone["handshakes"] >= 100 and phone["handshake_retx"] / phone["handshakes"] < 0.1 < phone["loss"]
+    r = cli("inspect", str(tmp_path / "m.json"))
+    row = next(line for line in r.stdout.splitlines() if line.startswith("A") and "handshake loss %" in line)
+    assert row.split()[4:7] == ["%.3g" % (100 * phone["handshake_retx"] / phone["handshakes"])] * 3, row

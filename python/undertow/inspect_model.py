@@ -16,6 +16,10 @@ class ModelError(ValueError):
     """A model file that cannot be read."""
 
 
+# Completed handshakes a host needs for a handshake loss rate of its own
+# (swing::HANDSHAKES_MIN).
+HANDSHAKES_MIN = 10
+
 def load_model(path) -> dict:
     p = Path(path)
     try:
@@ -99,6 +103,11 @@ def summary(m: dict) -> str:
                                        ("bytes per ACK", "bytes_per_ack", 1, "{:.0f}"), ("bunched %", "bunched", 100, "{:.3g}")):
             vals = [h[key] for h in hosts if h.get(key) is not None]
             rows.append([side.upper(), label, *_q(vals, scale, fmt), f"of {len(hosts)}"])
+            if key == "loss":
+                # SYNs and SYN/ACKs sent again, over hosts with enough
+                # handshakes for a rate of their own (as regeneration uses).
+                hs = [h["handshake_retx"] / h["handshakes"] for h in hosts if h.get("handshakes", 0) >= HANDSHAKES_MIN]
+                rows.append([side.upper(), "handshake loss %", *_q(hs, 100, "{:.3g}"), f"of {len(hosts)}"])
         shaped = [h["shaper"] for h in hosts if h.get("shaper")]
         for label, key, scale, fmt in (("shaper Mbit/s", "rate_bps", 1e-6, "{:.3g}"), ("shaper burst kB", "burst_bytes", 1e-3, "{:.3g}")):
             rows.append([side.upper(), label, *_q([x[key] for x in shaped], scale, fmt), f"of {len(hosts)}"])

@@ -267,6 +267,9 @@ def test_realism_table(tmp_path, name):
         assert regen["sides"]["hosts_a"] >= 1 and regen["link"]["dirs"][0]["tcp_bytes"] > 0
     # Capture loss is flagged where it happened, and only there.
     assert (v["capture_loss"][1] > 0.5) == (name == "video-netflix.pcap")
+    # So is the NAT that terminated http-bro-org's TCP (its ACKs in 0.3 ms
+    # to a server 78-110 ms away).
+    assert [h["addr"] for h in v["split_tcp_hosts"]] == (["192.150.187.43"] if name == "http-bro-org.pcap" else [])
 
 
 def test_extract_to_an_unwritable_place_names_it(tmp_path):

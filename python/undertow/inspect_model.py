@@ -20,6 +20,25 @@ class ModelError(ValueError):
 # (swing::HANDSHAKES_MIN).
 HANDSHAKES_MIN = 10
 
+
+def split_hosts(model: dict) -> list[dict]:
+    """Hosts carrying at least SPLIT_BYTES of the bytes most of whose ACK
+    round trips came in under half their fastest handshake: a NAT or proxy
+    that terminates TCP stood between them and the capture, and what the
+    capture shows of their sending is the middlebox's."""
+    total = sum(h["bytes"] for h in model["hosts"]) or 1
+    return [{"addr": h["addr"], "bytes_share": h["bytes"] / total, "split_samples": h.get("rtt_samples_split", 0),
+             "rtt_samples": h["rtt_samples"]}
+            for h in model["hosts"]
+            if h["bytes"] >= SPLIT_BYTES * total and h.get("rtt_samples_split", 0) >= max(SPLIT_MIN, h["rtt_samples"])]
+
+
+#: A host is reported as behind a TCP-splitting middlebox when it carried
+#: this share of the bytes and at least SPLIT_MIN of its ACK round trips
+#: (and more than were kept) were the middlebox's.
+SPLIT_BYTES = 0.1
+SPLIT_MIN = 10
+
 def load_model(path) -> dict:
     p = Path(path)
     try:
@@ -113,4 +132,7 @@ def summary(m: dict) -> str:
             rows.append([side.upper(), label, *_q([x[key] for x in shaped], scale, fmt), f"of {len(hosts)}"])
     out.append("\nhost network parameters (10th / 50th / 90th percentile over hosts with an estimate):")
     out.append(render(["side", "parameter", "p10", "p50", "p90", "hosts", ""], rows))
+    for h in split_hosts(m):
+        out.append(f"  {h['addr']} ({h['bytes_share'] * 100:.0f}% of the bytes) is behind a middlebox that terminates TCP: "
+                   f"{h['split_samples']} of its ACK round trips took under half its fastest handshake (left out of its RTT)")
     return "\n".join(out)

@@ -83,6 +83,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 side: dec.side[i],
                 rtt_s: n.rtt_s,
                 rtt_samples: n.rtt_samples,
+                rtt_samples_split: n.rtt_split,
                 capacity_bps: n.capacity_bps,
                 capacity_samples: n.capacity_samples,
                 bunched: n.bunched,

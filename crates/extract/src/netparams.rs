@@ -78,6 +78,8 @@ pub(crate) const ACK_MIN: u64 = 20;
 pub(crate) struct HostNet {
     pub rtt_s: Option<f64>,
     pub rtt_samples: u64,
+    /// Data samples left out as a middlebox's ACKs.
+    pub rtt_split: u64,
     pub capacity_bps: Option<f64>,
     pub capacity_samples: u64,
     /// Of its back-to-back arrivals (at the capacity or faster), the share
@@ -177,6 +179,7 @@ impl NetAcc {
         let rtts = sorted(self.rtt.items().iter().copied().filter(|&s| s >= floor));
         let rtt_seen = scale(rtts.len(), self.rtt.len(), self.rtt.seen());
         let rtt_s = (!rtts.is_empty() && rtt_seen >= o.rtt_min_samples as u64).then(|| percentile(&rtts, o.rtt_percentile));
+        let rtt_split = scale(self.rtt.len() - rtts.len(), self.rtt.len(), self.rtt.seen());
 
         // Capacity: drop pairs spaced as widely as the host's shortest RTTs
         // (they were not sent back to back), then take Swing's percentile.
@@ -232,6 +235,7 @@ impl NetAcc {
         HostNet {
             rtt_s,
             rtt_samples: rtt_seen,
+            rtt_split,
             capacity_bps,
             capacity_samples,
             bunched,
@@ -321,7 +325,7 @@ mod tests {
         }
         let median = ExtractOptions { rtt_percentile: 50.0, ..opts() };
         let n = h.finish(&median);
-        assert_eq!((n.rtt_s, n.rtt_samples), (Some(0.100), 3));
+        assert_eq!((n.rtt_s, n.rtt_samples, n.rtt_split), (Some(0.100), 3, 20));
         // Data samples around the handshake (delayed ACKs) count.
         h.rtt_sample(0.300, 1.5, false, &mut rng);
         h.rtt_sample(0.300, 1.5, false, &mut rng);

@@ -393,6 +393,12 @@ pub struct HostParams {
     /// Median round-trip time between the host and the link.
     pub rtt_s: Option<f64>,
     pub rtt_samples: u64,
+    /// Data-to-ACK samples left out of `rtt_s` for coming in under half the
+    /// host's fastest handshake: ACKs from a middlebox that splits TCP (a
+    /// NAT or proxy) between the capture and the host, which then also
+    /// paced what the capture shows of the host's sending.
+    #[serde(default)]
+    pub rtt_samples_split: u64,
     /// Passive packet-pair estimate of the host's access capacity.
     pub capacity_bps: Option<f64>,
     pub capacity_samples: u64,
@@ -485,6 +491,7 @@ impl HostParams {
             side,
             rtt_s: None,
             rtt_samples: 0,
+            rtt_samples_split: 0,
             capacity_bps: None,
             capacity_samples: 0,
             bunched: None,

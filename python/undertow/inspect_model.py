@@ -82,6 +82,12 @@ def summary(m: dict) -> str:
                    f"{d['bytes']:,} bytes (TCP {d['tcp_bytes']:,}, UDP {d['udp_bytes']:,}, other {d['other_bytes']:,})")
         if d.get("unseen_bytes"):
             out.append(f"  capture loss: {d['unseen_bytes']:,} bytes of TCP payload acknowledged but not captured")
+    for side in ("a", "b"):
+        st = [x for x in link.get("stalls", []) if x["side"] == side]
+        if st:
+            held = [x["end_s"] - x["start_s"] for x in st]
+            out.append(f"path stalls on side {side.upper()}: {len(st)}, {min(held):.2f}-{max(held):.2f} s long, at "
+                       + ", ".join(f"{x['start_s']:.1f} s" for x in st[:8]) + (" ..." if len(st) > 8 else ""))
 
     total = sum(sum(c["counts"]["bytes"]) for c in m["classes"]) + sum(
         sum(f["bytes"][0] + f["bytes"][1] for f in u["samples"]) for u in m["udp"]) or 1

@@ -71,6 +71,7 @@ mod series;
 mod shaping;
 mod sides;
 mod sink;
+mod stalls;
 mod slots;
 mod stream;
 mod tcpflow;

@@ -147,7 +147,13 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         format: FORMAT.to_string(),
         traces,
         options: o.clone(),
-        link: LinkStats { duration_s, dirs, tcp_connections: st.connections, tcp_one_way: st.one_way },
+        link: LinkStats {
+            duration_s,
+            dirs,
+            tcp_connections: st.connections,
+            tcp_one_way: st.one_way,
+            stalls: crate::stalls::find(&ex.tcp.sink.late, &dec.side, &host_rtt, tmin),
+        },
         sides: SideInfo {
             rule: o.sides.clone(),
             decided_by: dec.decided_by,

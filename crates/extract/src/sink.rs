@@ -7,6 +7,7 @@ use crate::exchanges::{Element, Pair};
 use crate::grouping::{Grouper, Sample};
 use crate::options::secs;
 use crate::record::ConnRecord;
+use crate::stalls::{LateAnswer, LATE_CAP};
 use crate::tcpflow::{Conn, Held, ADU_CAP};
 use units::Rng;
 
@@ -39,9 +40,19 @@ pub(crate) struct Sink {
     pub max_pairs: u32,
     /// Keep each connection's pairs for whole-session samples.
     pub keep_shapes: bool,
+    /// Answers that came late (`stalls`), up to `LATE_CAP`.
+    pub late: Vec<LateAnswer>,
 }
 
 impl Sink {
+    /// `by` answered at `t` what was sent at `asked` (ns); kept if late.
+    #[inline]
+    pub(crate) fn answer(&mut self, t: i64, asked: i64, by: u32) {
+        if t - asked > crate::stalls::LATE_NS && self.late.len() < LATE_CAP {
+            self.late.push(LateAnswer { t, asked, by });
+        }
+    }
+
     /// Moves the grouper's samples into the class stores.
     pub(crate) fn pump(&mut self) {
         let mut out = std::mem::take(&mut self.grouper.out);

@@ -50,6 +50,10 @@ pub(crate) struct Dir {
     pub prev: Option<Seg>,
     /// (end offset, send time) of the segment being timed for a data→ACK RTT.
     pub timing: Option<(i64, i64)>,
+    /// (end offset, first send time) of a segment sent with nothing before
+    /// it unacknowledged, until an ACK covers it: how long its answer took,
+    /// retransmissions or not (`stalls`).
+    pub ask: Option<(i64, i64)>,
     pub retx: u64,
     pub fills: u64,
     /// When the last retransmission (or hole fill) of this direction was seen.

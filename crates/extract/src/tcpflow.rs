@@ -243,6 +243,7 @@ impl Tcp {
                 t0: 0,
                 max_pairs: o.o.max_pairs_per_conn,
                 keep_shapes: o.o.session_structures > 0,
+                late: Vec::new(),
             },
         }
     }
@@ -590,6 +591,9 @@ fn on_packet(
     } else if f.syn() {
         if d == 1 {
             if c.hs.synacks == 0 {
+                if let Some(syn) = c.hs.syn {
+                    sink.answer(t, syn, src);
+                }
                 c.hs.synack = Some(t);
                 c.hs.server_isn = Some(p.seq);
                 c.hs.wscale[1] = p.options.window_scale;
@@ -643,6 +647,12 @@ fn on_packet(
             let mut a = od.off(p.ack);
             if let Some(fo) = od.fin_off {
                 a = a.min(fo);
+            }
+            if let Some((end, asked)) = od.ask {
+                if a >= end {
+                    sink.answer(t, asked, src);
+                    od.ask = None;
+                }
             }
             if let Some((end, t_sent)) = od.timing {
                 if a >= end {
@@ -713,6 +723,9 @@ fn on_packet(
                 dd.open_gap(g0, s0, t);
             }
             hosts.get(src).net.new_segs += 1;
+            if dd.ask.is_none() && dd.acked >= s0 {
+                dd.ask = Some((e0, t));
+            }
             if other_in_flight {
                 c.overlaps += 1;
             }

@@ -19,6 +19,6 @@ mod link;
 mod loss;
 mod queue;
 
-pub use link::{Bunching, Link, LinkConfig, LinkStats, Shaper, Verdict};
+pub use link::{Bunching, Link, LinkConfig, LinkStats, Outages, Shaper, Verdict};
 pub use loss::Loss;
 pub use queue::{DropReason, QueueLimit};

@@ -3,6 +3,7 @@
 
 use crate::loss::Loss;
 use crate::queue::{DropReason, QueueLimit, Waiting};
+use std::sync::Arc;
 use units::{Dur, Rate, Rng, Time};
 
 #[derive(Clone, Debug)]
@@ -22,6 +23,58 @@ pub struct LinkConfig {
     /// p / (1 + p) of consecutive packets then arrive together; the average
     /// rate is unchanged.
     pub bunching: Option<Bunching>,
+    /// Windows in which the link sends nothing (a path that stalled).
+    pub outages: Option<Outages>,
+}
+
+/// Windows `[start, end)` from the start of each `period` (periods run
+/// from `from`), sorted and apart, in which a link sends nothing: packets
+/// wait in its queue (or are dropped when it is full) and leave, at its
+/// rate, when a window ends, as a stalled Wi-Fi or cellular path lets them
+/// through.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outages {
+    windows: Arc<[(Dur, Dur)]>,
+    period: Dur,
+    from: Time,
+}
+
+impl Outages {
+    /// `windows` clipped to the period, sorted, overlaps merged; none if
+    /// nothing is left.
+    pub fn new(mut windows: Vec<(Dur, Dur)>, period: Dur, from: Time) -> Option<Outages> {
+        windows.retain(|w| w.0 < w.1 && w.0 < period);
+        windows.sort();
+        let mut out: Vec<(Dur, Dur)> = Vec::with_capacity(windows.len());
+        for (a, b) in windows {
+            let b = b.min(period);
+            match out.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => out.push((a, b)),
+            }
+        }
+        (!out.is_empty() && period > Dur::ZERO).then(|| Outages { windows: out.into(), period, from })
+    }
+
+    /// The first instant at or after `t` outside every window.
+    pub fn resume(&self, t: Time) -> Time {
+        if t < self.from {
+            return t;
+        }
+        let (p, rel) = (self.period.0, t.0 - self.from.0);
+        let (base, at) = (self.from.0 + rel - rel % p, Dur(rel % p));
+        // The last window starting at or before `at`.
+        let i = self.windows.partition_point(|w| w.0 <= at);
+        match i.checked_sub(1).map(|i| self.windows[i]) {
+            Some((_, end)) if at < end => {
+                // A window ending at the period's end may run into one
+                // starting at the next period's start.
+                let next = Time(base + end.0);
+                if end.0 == p { self.resume(next) } else { next }
+            }
+            _ => t,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -110,8 +163,11 @@ impl Link {
                 start = ready - tx;
             }
         }
+        if let Some(o) = &self.cfg.outages {
+            start = o.resume(start);
+        }
         if start > now {
-            // It waits, for the serialiser or for tokens.
+            // It waits, for the serialiser, for tokens or for the path.
             self.waiting.advance(now);
             if !self.waiting.admits(self.cfg.queue, len) {
                 self.stats.queue_drops += 1;
@@ -173,6 +229,7 @@ mod tests {
             loss: Loss::None,
             shapers: vec![],
             bunching: None,
+            outages: None,
         })
     }
 
@@ -233,6 +290,7 @@ mod tests {
             loss: Loss::bernoulli(0.02, Rng::stream(3, "loss")),
             shapers: vec![],
             bunching: None,
+            outages: None,
         });
         let n = 200_000u64;
         let lost = (0..n)
@@ -250,6 +308,7 @@ mod tests {
             loss: Loss::None,
             shapers: vec![Shaper { rate: Rate::mbps(12), burst }],
             bunching: None,
+            outages: None,
         })
     }
 
@@ -303,6 +362,7 @@ mod tests {
             loss: Loss::None,
             shapers: vec![Shaper { rate: Rate::mbps(12), burst: 1500 }],
             bunching: None,
+            outages: None,
         });
         let t = Time(1_000_000_000);
         // One in service, two waiting for tokens; the fourth is dropped,
@@ -323,6 +383,7 @@ mod tests {
             loss: Loss::None,
             shapers: vec![Shaper { rate: Rate::mbps(48), burst: 3000 }, Shaper { rate: Rate::mbps(12), burst: 9000 }],
             bunching: None,
+            outages: None,
         });
         let t = Time(1_000_000_000);
         let d = departures(&mut l, t, 200);
@@ -351,6 +412,7 @@ mod tests {
             loss: Loss::None,
             shapers: vec![],
             bunching: Some(Bunching { p, rng: Rng::stream(7, "bunching") }),
+            outages: None,
         })
     }
 
@@ -379,5 +441,32 @@ mod tests {
             })
             .collect();
         assert!(spaced.iter().all(|&d| d == 6_000_000), "{spaced:?}");
+    }
+
+    #[test]
+    fn an_outage_holds_packets_and_releases_them_at_the_rate() {
+        // 12 Mbit/s (1 ms per 1500 B), 5 ms delay; out from 100 to 300 ms
+        // of every second, counted from 1 s.
+        let ms = Dur::from_millis;
+        let o = Outages::new(vec![(ms(300), ms(400)), (ms(100), ms(300)), (ms(2000), ms(2100))], Dur::from_secs(1), Time(1_000_000_000));
+        let o = o.unwrap();
+        let t = |x: u64| Time(x * 1_000_000);
+        assert_eq!(o.resume(t(150)), t(150)); // before the first period
+        assert_eq!(o.resume(t(1150)), t(1400)); // merged window 100-400 ms
+        assert_eq!(o.resume(t(1400)), t(1400));
+        assert_eq!(o.resume(t(3150)), t(3400));
+        // (the window past the period was dropped)
+        assert_eq!(o.resume(t(3099)), t(3099));
+        assert_eq!(Outages::new(vec![(ms(5), ms(5))], Dur::from_secs(1), Time::ZERO), None);
+        let mut l = Link::new(LinkConfig { outages: Some(o), ..link(12, 5, QueueLimit::Packets(3)).config().clone() });
+        // Before the window: at once.
+        assert_eq!(l.offer(t(1050), 1500), Verdict::Deliver(t(1056)));
+        // In it: held to its end, then one after the other; the fourth
+        // finds the queue full.
+        let d: Vec<_> = (0..4).map(|k| l.offer(t(1200 + k), 1500)).collect();
+        assert_eq!(d[..3], [Verdict::Deliver(t(1406)), Verdict::Deliver(t(1407)), Verdict::Deliver(t(1408))]);
+        assert_eq!(d[3], Verdict::Dropped(DropReason::QueueFull));
+        // Every period.
+        assert_eq!(l.offer(t(2150), 1500), Verdict::Deliver(t(2406)));
     }
 }

@@ -87,6 +87,7 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 spec.session_scale = Some(m.session_scale);
                 spec.response_scale = Some(m.response_scale);
                 spec.zero_think = Some(m.zero_think);
+                spec.stalls = Some(m.stalls);
                 spec.structure = Some(if m.whole_sessions { "sessions" } else { "marginals" }.into());
             }
             BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, .. } => {

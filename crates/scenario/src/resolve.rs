@@ -24,6 +24,9 @@ pub struct LinkParams {
     /// (`net::LinkConfig::bunching`; swing hosts whose trace host's packet
     /// pairs arrived bunched).
     pub bunching: f64,
+    /// When the link sends nothing (swing hosts on the side of a path that
+    /// stalled in the trace).
+    pub outages: Option<net::Outages>,
 }
 
 /// Access link and TCP settings shared by a group of hosts.
@@ -87,6 +90,8 @@ pub struct SwingModel {
     /// End-to-end RTT of every generated flow.
     pub rtt: Option<Dur>,
     pub access_cap: Option<Rate>,
+    /// Replay the trace's path stalls.
+    pub stalls: bool,
     /// TCP settings, and the access link used where the model has no values.
     pub group: Group,
 }
@@ -182,7 +187,7 @@ fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
     if loss >= 1.0 {
         return Err(err(format!("{field}.loss"), "a loss of 100% lets nothing through: expected less than 100%"));
     }
-    Ok(LinkParams { rate, delay, queue: q, loss, shapers: vec![], bunching: 0.0 })
+    Ok(LinkParams { rate, delay, queue: q, loss, shapers: vec![], bunching: 0.0, outages: None })
 }
 
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
@@ -372,6 +377,7 @@ fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Gr
         zero_think: bg.zero_think.unwrap_or(false),
         rtt: bg.rtt.map(|r| r.0),
         access_cap: bg.access_cap.map(|c| c.0),
+        stalls: bg.stalls.unwrap_or(false),
         group,
     })
 }
@@ -425,7 +431,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 if !(min..=65535).contains(&packet_size) {
                     return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
                 }
-                reject(&f, &bg.model, &[("spread", bg.spread.is_some()), ("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some()), ("structure", bg.structure.is_some())])?;
+                reject(&f, &bg.model, &[("spread", bg.spread.is_some()), ("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some()), ("structure", bg.structure.is_some()), ("stalls", bg.stalls.is_some())])?;
                 BackgroundModel::Rate {
                     name,
                     arrivals: if bg.model == "cbr" { Arrivals::Constant } else { Arrivals::Poisson },
@@ -444,7 +450,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 BackgroundModel::Swing(swing_model(bg, &f, name, dir, group, sources, start, stop)?)
             }
             "greedy" => {
-                reject(&f, "greedy", &[("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some()), ("structure", bg.structure.is_some())])?;
+                reject(&f, "greedy", &[("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some()), ("structure", bg.structure.is_some()), ("stalls", bg.stalls.is_some())])?;
                 reject(&f, "greedy", &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some())])?;
                 BackgroundModel::Greedy {
                     name,

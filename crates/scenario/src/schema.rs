@@ -208,6 +208,10 @@ pub struct BackgroundSpec {
     /// swing: cap every virtual host's access capacity (the seed's Traffic2: "2Mbps").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_cap: Option<Bandwidth>,
+    /// swing: replay the trace's path stalls (`link.stalls`) on the access
+    /// links of the side that stalled (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<bool>,
     /// swing: "marginals" (every parameter drawn on its own, as Swing did;
     /// the default) or "sessions" (whole observed sessions replayed).
     #[serde(default, skip_serializing_if = "Option::is_none")]

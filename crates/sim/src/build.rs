@@ -43,7 +43,15 @@ fn link_config(p: &LinkParams, rng: Rng, bunch_rng: Rng) -> LinkConfig {
     // The bunching draws have a stream of their own, so a link's losses
     // are the same with or without it.
     let bunching = (p.bunching > 0.0).then_some(net::Bunching { p: p.bunching, rng: bunch_rng });
-    LinkConfig { rate: p.rate, delay: p.delay, queue: p.queue, loss: Loss::bernoulli(p.loss, rng), shapers: p.shapers.clone(), bunching }
+    LinkConfig {
+        rate: p.rate,
+        delay: p.delay,
+        queue: p.queue,
+        loss: Loss::bernoulli(p.loss, rng),
+        shapers: p.shapers.clone(),
+        bunching,
+        outages: p.outages.clone(),
+    }
 }
 
 impl Builder {
@@ -108,6 +116,14 @@ impl Builder {
         let mut out = [Vec::new(), Vec::new()];
         let sides = [swing::Side::A, swing::Side::B].map(|side| m.model.net_tuples(side, fallback));
         let median_rtt = |t: &[swing::NetTuple]| swing::weighted_median(t.iter().map(|t| (t.rtt_s, t.weight)).collect());
+        // The trace's stalls, on every access link of the side whose path
+        // stalled, both ways, in every period as its sessions are.
+        let period = Dur::from_secs_f64(m.model.link.duration_s.max(1e-3));
+        let outages = [swing::Side::A, swing::Side::B].map(|side| {
+            let w = m.model.link.stalls.iter().filter(|s| s.side == side);
+            let w = w.map(|s| (Dur::from_secs_f64(s.start_s.max(0.0)), Dur::from_secs_f64(s.end_s.max(0.0)))).collect();
+            if m.stalls { net::Outages::new(w, period, m.start) } else { None }
+        });
         for side in [swing::Side::A, swing::Side::B] {
             let tuples = &sides[side.index()];
             let far_rtt = median_rtt(&sides[side.other().index()]).unwrap_or(fallback.0);
@@ -176,7 +192,7 @@ impl Builder {
                 let bunching = (bunched / (1.0 - bunched).max(1e-9)).clamp(0.0, 1.0);
                 // Its loss is the host's own (`World::host_loss`), with
                 // handshakes apart, not the link's.
-                let up = LinkParams { rate, delay: one_way, queue, loss: 0.0, shapers, bunching };
+                let up = LinkParams { rate, delay: one_way, queue, loss: 0.0, shapers, bunching, outages: outages[side.index()].clone() };
                 let down = LinkParams { loss: 0.0, shapers: vec![], bunching: 0.0, ..up.clone() };
                 // The group's settings sit at `cfg`; those of hosts that
                 // differ (`host_tcp`) follow it, each made once.

@@ -325,6 +325,36 @@ fn handshakes_are_lost_at_their_own_rate() {
 }
 
 #[test]
+fn a_stalled_path_holds_its_sides_packets_then_lets_them_through() {
+    // Side B's path stalled from 1 to 3 s of the 10 s trace: in every
+    // period nothing of side B's crosses the link then, and what was held
+    // crosses together when it ends.
+    let mut m = model();
+    m.udp.clear();
+    // Packets of side B's that reached the link's far end, per bin.
+    fn rev(b: &sim::build::Built) -> impl Fn(f64, f64) -> u32 + '_ {
+        let i = b.world.links[sim::build::BOTTLENECK_REV as usize].monitor.unwrap() as usize;
+        let mon = &b.world.monitors[i];
+        let bin = mon.bin.as_secs_f64();
+        move |from: f64, to: f64| mon.pkts[(from / bin).round() as usize..(to / bin).round() as usize].iter().sum::<u32>()
+    }
+    let free = run_model(&m, "", "30s");
+    m.link.stalls = vec![Stall { side: Side::B, start_s: 1.0, end_s: 3.0, answers: 2 }];
+    let held = run_model(&m, "stalls = true", "30s");
+    let off = run_model(&m, "", "30s");
+    let (f, h, o) = (rev(&free), rev(&held), rev(&off));
+    for k in [0.0, 10.0, 20.0] {
+        // Packets already on the link when it began still arrive (the
+        // bottleneck's own delay is 0.1 ms).
+        assert!(f(k + 1.01, k + 3.0) > 0, "the sessions send then");
+        assert_eq!(h(k + 1.01, k + 3.0), 0, "period at {k} s");
+        // What was held crosses right after.
+        assert!(h(k + 3.0, k + 3.1) > 0, "released at the end");
+        assert_eq!(o(k, k + 10.0), f(k, k + 10.0), "none replayed unless asked");
+    }
+}
+
+#[test]
 fn whole_sessions_replay_kept_udp_flows_packet_by_packet() {
     let mut m = with_sessions();
     m.udp[0].samples[1].sequence = vec![[0.0, 0.0, 100.0], [0.25, 1.0, 600.0], [0.5, 0.0, 128.0]];

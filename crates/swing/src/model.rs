@@ -185,6 +185,23 @@ pub struct LinkStats {
     pub tcp_connections: u64,
     #[serde(default)]
     pub tcp_one_way: u64,
+    /// Times the path held every packet, then let them through at once
+    /// (`stalls` in the extract crate), seconds from the trace's start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<Stall>,
+}
+
+/// The path to `side`'s hosts held every packet from `start_s` to `end_s`:
+/// what was sent towards them in that time, and what they sent, went
+/// through together at its end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stall {
+    pub side: Side,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Late answers released together at its end.
+    pub answers: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -81,7 +81,7 @@ def test_options_reach_the_model(tmp_path):
 
 
 def test_rtt_percentile_option(tmp_path):
-    # web-ynet-2013's main server: handshakes of about 20 ms when the
+    # web-ynet-2013's main server: handshakes of about 17-23 ms when the
     # client's downlink was idle, about 100 ms under load.
     out = tmp_path / "m.json"
     trace = str(traces_dir() / "web-ynet-2013.pcap")
@@ -89,9 +89,16 @@ def test_rtt_percentile_option(tmp_path):
     r = cli("extract", trace, "-o", str(out))
     assert r.returncode == 0 and json.loads(out.read_text())["options"]["rtt_percentile"] == 10, r.stderr
     low = main()["rtt_s"]
-    r = cli("extract", trace, "-o", str(out), "--rtt-percentile", "50")
+    r = cli("extract", trace, "-o", str(out), "--rtt-percentile", "90")
     assert r.returncode == 0, r.stderr
-    assert low < 0.04 < 0.05 < main()["rtt_s"]
+    assert low < 0.02 < 0.05 < main()["rtt_s"]
+    # Its 15 handshakes are enough alone; with its data samples pooled
+    # (the paper's), the ACKs it held for its responses raise the 10th
+    # percentile to 34 ms.
+    assert main()["rtt_samples"] == 15
+    r = cli("extract", trace, "-o", str(out), "--rtt-samples", "handshake-and-data")
+    assert r.returncode == 0, r.stderr
+    assert 0.03 < main()["rtt_s"] < 0.04 and main()["rtt_samples"] > 100
     r = cli("extract", trace, "-o", str(out), "--rtt-percentile", "101")
     assert r.returncode == 2 and "rtt_percentile = 101.0: must be a percentile from 0 to 100" in r.stderr
 
@@ -226,7 +233,7 @@ REALISM = {
     "web-ynet-2013.pcap": (True, True),
     "web-espn-2010.pcapng": (True, True),
     "web-reddit-tls.pcap": (True, True),
-    # Within 1.0 on 7 of seeds 1-8 (0.81-0.98 A to B, 0.83-1.01 B to A).
+    # Within 1.0 on seeds 1-5 (0.84-0.96 A to B, 0.76-0.97 B to A).
     "app-alexa.pcapng": (True, True),
     "video-netflix.pcap": (False, False),
     "http-bro-org.pcap": (True, False),

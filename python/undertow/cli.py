@@ -360,7 +360,8 @@ def parser() -> argparse.ArgumentParser:
                    help="in a concurrent connection, a sender resuming after this long with under 3 segments in flight "
                         "starts a new data unit (default 1ms)")
     x.add_argument("--no-unit-gap", action="store_true", help="data units end only when the other side sends")
-    x.add_argument("--rtt-samples", choices=["handshake", "handshake-and-data"], help="RTT sample types (default handshake-and-data)")
+    x.add_argument("--rtt-samples", choices=["handshake", "handshake-and-data", "handshake-else-data"],
+                   help="RTT sample types (default handshake-else-data: handshakes where a host has enough)")
     x.add_argument("--rtt-min-samples", type=int, metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
     x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")
     x.add_argument("--rtt-percentile", type=float, metavar="P",

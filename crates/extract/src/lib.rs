@@ -33,7 +33,8 @@
 //!   connection's. Keys: `SessionKey::Client` (paper) or `ClientServer` (code).
 //! * Think and inter-RRE times minus the client's median RTT (its side's
 //!   median if it has none, as `massage_reqthink`), floored at 0.
-//! * RTT: `RttSamples::Handshake` (code) or `HandshakeAndData` (paper);
+//! * RTT: `RttSamples::Handshake` (code), `HandshakeAndData` (paper) or
+//!   `HandshakeElseData` (the default: handshakes where a host has enough);
 //!   samples in (0, `rtt_max_s`]; Karn: retransmitted SYNs, SYN/ACKs and
 //!   timed segments give none; the median is Swing's lower one
 //!   (`vals_prctile`: the value at ⌊p·(n−1)/100⌋).

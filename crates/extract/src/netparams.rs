@@ -9,7 +9,7 @@
 
 use crate::shaping::Sending;
 use crate::reservoir::{percentile, sorted, Reservoir, HOST_RESERVOIR, MSS_RESERVOIR};
-use swing::{ExtractOptions, HostShaper, LossFormula};
+use swing::{ExtractOptions, HostShaper, LossFormula, RttSamples};
 use units::Rng;
 
 /// Swing's fallback RTT for hole classification when a host has none.
@@ -28,6 +28,8 @@ pub(crate) const PAIR_MIN_PAYLOAD: u32 = 500;
 pub(crate) struct NetAcc {
     /// RTT samples of the path between this host and the link, seconds.
     rtt: Reservoir<f64>,
+    /// Of them, the handshakes' (a sample of them).
+    hs: Reservoir<f64>,
     /// Packet pairs sent by this host: (bit/s, spacing in s).
     pairs: Reservoir<(f64, f64)>,
     /// Consecutive new-data segments of equal size it sent, over all its
@@ -115,6 +117,7 @@ impl NetAcc {
             self.rtt.push(s, HOST_RESERVOIR, rng);
             if handshake {
                 self.hs_min = Some(self.hs_min.map_or(s, |m| m.min(s)));
+                self.hs.push(s, HOST_RESERVOIR, rng);
             }
         }
     }
@@ -168,7 +171,7 @@ impl NetAcc {
 
     /// Stored values, for the memory accounting.
     pub(crate) fn stored(&self) -> usize {
-        self.rtt.len() + self.pairs.len() + self.arrivals.len() + self.mss.len() + self.fills.len()
+        self.rtt.len() + self.hs.len() + self.pairs.len() + self.arrivals.len() + self.mss.len() + self.fills.len()
     }
 
     pub(crate) fn finish(&self, o: &ExtractOptions) -> HostNet {
@@ -177,9 +180,16 @@ impl NetAcc {
         // middlebox that splits TCP (a NAT or proxy), not by the host.
         let floor = self.hs_min.map_or(0.0, |m| m / 2.0);
         let rtts = sorted(self.rtt.items().iter().copied().filter(|&s| s >= floor));
-        let rtt_seen = scale(rtts.len(), self.rtt.len(), self.rtt.seen());
-        let rtt_s = (!rtts.is_empty() && rtt_seen >= o.rtt_min_samples as u64).then(|| percentile(&rtts, o.rtt_percentile));
         let rtt_split = scale(self.rtt.len() - rtts.len(), self.rtt.len(), self.rtt.seen());
+        // Handshakes alone where there are enough of them (see RttSamples).
+        let hs_enough = o.rtt_samples == RttSamples::HandshakeElseData && self.hs.seen() >= o.rtt_min_samples as u64;
+        let (rtts, rtt_seen) = if hs_enough {
+            (sorted(self.hs.items().iter().copied()), self.hs.seen())
+        } else {
+            let n = scale(rtts.len(), self.rtt.len(), self.rtt.seen());
+            (rtts, n)
+        };
+        let rtt_s = (!rtts.is_empty() && rtt_seen >= o.rtt_min_samples as u64).then(|| percentile(&rtts, o.rtt_percentile));
 
         // Capacity: drop pairs spaced as widely as the host's shortest RTTs
         // (they were not sent back to back), then take Swing's percentile.
@@ -326,10 +336,16 @@ mod tests {
         let median = ExtractOptions { rtt_percentile: 50.0, ..opts() };
         let n = h.finish(&median);
         assert_eq!((n.rtt_s, n.rtt_samples, n.rtt_split), (Some(0.100), 3, 20));
-        // Data samples around the handshake (delayed ACKs) count.
+        // Data samples around the handshake (delayed ACKs) count with all
+        // samples pooled; by default three handshakes are enough alone.
         h.rtt_sample(0.300, 1.5, false, &mut rng);
         h.rtt_sample(0.300, 1.5, false, &mut rng);
-        assert_eq!(h.finish(&median).rtt_s, Some(0.110));
+        let pooled = ExtractOptions { rtt_samples: RttSamples::HandshakeAndData, ..median.clone() };
+        assert_eq!(h.finish(&pooled).rtt_s, Some(0.110));
+        assert_eq!((h.finish(&median).rtt_s, h.finish(&median).rtt_samples), (Some(0.100), 3));
+        // With fewer handshakes than `rtt_min_samples`, every sample.
+        let few = ExtractOptions { rtt_min_samples: 4, ..median };
+        assert_eq!((h.finish(&few).rtt_s, h.finish(&few).rtt_samples), (Some(0.110), 5));
     }
 
     #[test]

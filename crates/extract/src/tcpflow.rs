@@ -222,7 +222,7 @@ impl Tcp {
             idle: o.idle,
             knobs: Knobs {
                 rtt_max_s: o.o.rtt_max_s,
-                data_rtt: o.o.rtt_samples == RttSamples::HandshakeAndData,
+                data_rtt: o.o.rtt_samples != RttSamples::Handshake,
                 pause: o.o.pause_gap_s.map(crate::options::ns),
                 unit_gap: o.o.unit_gap_s.map(crate::options::ns),
                 shaper_min_segments: o.o.shaper_min_segments,

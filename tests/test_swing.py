@@ -178,6 +178,13 @@ def test_validate_reports_every_figure(espn_validation):
     assert abs(c["rate_bps"][0]["relative_error"]) <= 0.10
     assert abs(c["rate_bps"][1]["relative_error"]) <= 0.10
     assert v["energy_log2_difference"]["fwd"], "energy compared at some octaves"
+    # Beside each difference, the trace's own estimate: fewer coefficients
+    # and a wider interval at coarser octaves (espn's 256 ms: 4, ±2.3).
+    rows = v["energy_log2_difference"]["fwd"]
+    assert all(abs(abs(r["signed"]) - r["difference"]) < 1e-12 for r in rows)
+    assert [r["n_trace"] for r in rows] == sorted((r["n_trace"] for r in rows), reverse=True)
+    assert rows[0]["trace_ci_half"] < 0.2 < 2.0 < rows[-1]["trace_ci_half"] and rows[-1]["n_trace"] <= 8
+    assert "trace's own 95% interval" in out
     assert "capture lost packets" not in out
     assert v["capture_loss"][1] < 0.01
     # The targets are judged in the output and the file alike.

@@ -202,6 +202,17 @@ def targets(v: Validation) -> dict:
     }
 
 
+def _trace_octave(v: Validation, d: str, j: int) -> dict:
+    """The trace's own estimate at octave j: how many coefficients it
+    rests on and the half-width of its 95% interval (a difference within it
+    may be the trace's own sampling), and the signed difference."""
+    a, b = v.energy["original"][d], v.energy["regenerated"][d]
+    i = list(map(int, a.octave)).index(j)
+    k = list(map(int, b.octave)).index(j)
+    return {"signed": float(b.log2_energy[k] - a.log2_energy[i]), "n_trace": int(a.n[i]),
+            "trace_ci_half": float((a.ci_high[i] - a.ci_low[i]) / 2)}
+
+
 def report_dict(v: Validation) -> dict:
     return {
         "comparison": v.comparison,
@@ -210,7 +221,8 @@ def report_dict(v: Validation) -> dict:
         "one_way_connections": v.one_way,
         "split_tcp_hosts": v.middlebox,
         "energy_log2_difference": {
-            d: [{"octave": j, "scale_s": s, "difference": diff} for j, s, diff in rows] for d, rows in v.energy_diff.items()
+            d: [{"octave": j, "scale_s": s, "difference": diff, **_trace_octave(v, d, j)} for j, s, diff in rows]
+            for d, rows in v.energy_diff.items()
         },
         "run": str(v.rundir),
         "regenerated_model": str(v.regenerated_model),
@@ -256,8 +268,11 @@ def text(v: Validation) -> str:
     out += ["", "Kolmogorov-Smirnov distance:", render(["distribution", "KS", "n original", "n regenerated"], rows)]
     rows = []
     for (j, s, a), (_, _, b) in zip(v.energy_diff["fwd"], v.energy_diff["rev"]):
-        rows.append([str(j), f"{s * 1e3:g}", f"{a:.2f}", f"{b:.2f}"])
-    out += ["", "|log2 energy difference| per octave (bytes per bin):", render(["octave", "scale ms", "A to B", "B to A"], rows)]
+        f, r = _trace_octave(v, "fwd", j), _trace_octave(v, "rev", j)
+        rows.append([str(j), f"{s * 1e3:g}", f"{a:.2f}", f"±{f['trace_ci_half']:.2f} ({f['n_trace']})", f"{b:.2f}",
+                     f"±{r['trace_ci_half']:.2f} ({r['n_trace']})"])
+    out += ["", "|log2 energy difference| per octave (bytes per bin), beside the trace's own 95% interval (coefficients):",
+            render(["octave", "scale ms", "A to B", "trace", "B to A", "trace"], rows)]
     t = targets(v)
     yes = lambda m: "met" if m else "not met"
     over = t["energy"]["octaves_over"]

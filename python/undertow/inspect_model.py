@@ -67,6 +67,24 @@ def _rate(bps: float) -> str:
     return f"{bps:.3g} bit/s"
 
 
+def _handshake_loss(h: dict) -> float | None:
+    """SYNs and SYN/ACKs sent again, for a host with enough handshakes for
+    a rate of its own (as regeneration uses)."""
+    n = h.get("handshakes", 0)
+    return h["handshake_retx"] / n if n >= HANDSHAKES_MIN else None
+
+
+def _field(key: str):
+    return lambda h: h.get(key)
+
+
+# Host parameter rows: label, value of a host (None: no estimate), scale, format.
+_HOST_ROWS = (("RTT ms", _field("rtt_s"), 1e3, "{:.3g}"), ("capacity Mbit/s", _field("capacity_bps"), 1e-6, "{:.3g}"),
+              ("loss %", _field("loss"), 100, "{:.3g}"), ("handshake loss %", _handshake_loss, 100, "{:.3g}"),
+              ("initial window", _field("initial_window"), 1, "{:.3g}"), ("bytes per ACK", _field("bytes_per_ack"), 1, "{:.0f}"),
+              ("bunched %", _field("bunched"), 100, "{:.3g}"))
+
+
 def summary(m: dict) -> str:
     out = []
     for t in m["traces"]:
@@ -123,16 +141,9 @@ def summary(m: dict) -> str:
     rows = []
     for side in ("a", "b"):
         hosts = [h for h in m["hosts"] if h["side"] == side]
-        for label, key, scale, fmt in (("RTT ms", "rtt_s", 1e3, "{:.3g}"), ("capacity Mbit/s", "capacity_bps", 1e-6, "{:.3g}"),
-                                       ("loss %", "loss", 100, "{:.3g}"), ("initial window", "initial_window", 1, "{:.3g}"),
-                                       ("bytes per ACK", "bytes_per_ack", 1, "{:.0f}"), ("bunched %", "bunched", 100, "{:.3g}")):
-            vals = [h[key] for h in hosts if h.get(key) is not None]
+        for label, get, scale, fmt in _HOST_ROWS:
+            vals = [v for v in map(get, hosts) if v is not None]
             rows.append([side.upper(), label, *_q(vals, scale, fmt), f"of {len(hosts)}"])
-            if key == "loss":
-                # SYNs and SYN/ACKs sent again, over hosts with enough
-                # handshakes for a rate of their own (as regeneration uses).
-                hs = [h["handshake_retx"] / h["handshakes"] for h in hosts if h.get("handshakes", 0) >= HANDSHAKES_MIN]
-                rows.append([side.upper(), "handshake loss %", *_q(hs, 100, "{:.3g}"), f"of {len(hosts)}"])
         shaped = [h["shaper"] for h in hosts if h.get("shaper")]
         for label, key, scale, fmt in (("shaper Mbit/s", "rate_bps", 1e-6, "{:.3g}"), ("shaper burst kB", "burst_bytes", 1e-3, "{:.3g}")):
             rows.append([side.upper(), label, *_q([x[key] for x in shaped], scale, fmt), f"of {len(hosts)}"])

@@ -72,6 +72,12 @@ pub(crate) struct NetAcc {
     pub handshake_retx: u64,
 }
 
+/// The rate at which a segment of `payload` bytes (with 40 bytes of
+/// headers, as Swing counted) follows the one before it `dt_s` earlier.
+fn wire_bps(payload: u32, dt_s: f64) -> f64 {
+    (payload as f64 + 40.0) * 8.0 / dt_s
+}
+
 /// Hosts sent fewer data segments get no segments-per-ACK.
 pub(crate) const ACK_MIN: u64 = 20;
 
@@ -126,7 +132,7 @@ impl NetAcc {
     /// A packet pair of `payload` bytes spaced `dt` seconds apart.
     pub(crate) fn pair_sample(&mut self, payload: u32, dt: f64, rng: &mut Rng) {
         if dt > 0.0 {
-            let bps = ((payload as f64 + 40.0) * 8.0 / dt).clamp(MIN_CAPACITY_BPS, MAX_CAPACITY_BPS);
+            let bps = wire_bps(payload, dt).clamp(MIN_CAPACITY_BPS, MAX_CAPACITY_BPS);
             self.pairs.push((bps, dt), HOST_RESERVOIR, rng);
         }
     }
@@ -138,8 +144,7 @@ impl NetAcc {
         }
         if let Some((t0, len)) = self.last_arrival {
             if len == payload && t > t0 {
-                let bps = (payload as f64 + 40.0) * 8.0 / ((t - t0) as f64 * 1e-9);
-                self.arrivals.push(bps, HOST_RESERVOIR, rng);
+                self.arrivals.push(wire_bps(payload, (t - t0) as f64 * 1e-9), HOST_RESERVOIR, rng);
             }
         }
         self.last_arrival = Some((t, payload));

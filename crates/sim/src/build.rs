@@ -39,6 +39,14 @@ struct Builder {
     side_count: [u32; 2],
 }
 
+/// A loss `total` of which `after` (at most all of it) happens beyond the
+/// observed link, as the (before, after) probabilities that together lose
+/// `total`.
+fn split_loss(total: f64, after: f64) -> (f64, f64) {
+    let after = after.clamp(0.0, total);
+    (1.0 - (1.0 - total) / (1.0 - after), after)
+}
+
 fn link_config(p: &LinkParams, rng: Rng, bunch_rng: Rng) -> LinkConfig {
     // The bunching draws have a stream of their own, so a link's losses
     // are the same with or without it.
@@ -120,9 +128,9 @@ impl Builder {
         // stalled, both ways, in every period as its sessions are.
         let period = Dur::from_secs_f64(m.model.link.duration_s.max(1e-3));
         let outages = [swing::Side::A, swing::Side::B].map(|side| {
-            let w = m.model.link.stalls.iter().filter(|s| s.side == side);
+            let w = m.model.link.stalls.iter().filter(|s| m.stalls && s.side == side);
             let w = w.map(|s| (Dur::from_secs_f64(s.start_s.max(0.0)), Dur::from_secs_f64(s.end_s.max(0.0)))).collect();
-            if m.stalls { net::Outages::new(w, period, m.start) } else { None }
+            net::Outages::new(w, period, m.start)
         });
         for side in [swing::Side::A, swing::Side::B] {
             let tuples = &sides[side.index()];
@@ -172,8 +180,12 @@ impl Builder {
                 // The part of the loss after the link is dropped beyond it
                 // (the link sees those packets, as the trace did); the rest
                 // on the uplink, so that together they lose `loss`.
-                let after = t.loss_after.clamp(0.0, t.loss.clamp(0.0, 0.99));
-                let before = 1.0 - (1.0 - t.loss.clamp(0.0, 0.99)) / (1.0 - after);
+                // Handshakes are lost before and after the link in the same
+                // proportion as other packets.
+                let loss = t.loss.clamp(0.0, 0.99);
+                let (before, after) = split_loss(loss, t.loss_after);
+                let hs = t.handshake_loss.clamp(0.0, 0.99);
+                let (hs_before, hs_after) = split_loss(hs, if loss > 0.0 { hs * after / loss } else { 0.0 });
                 // Its sending is shaped as the trace host's was; what it
                 // receives is not (that was the other end's sending).
                 let shapers = t
@@ -205,16 +217,11 @@ impl Builder {
                     }
                 };
                 let id = self.host(place, &up, &down, cfg);
-                // Handshakes are lost before and after the link in the same
-                // proportion as other packets.
-                let hs = t.handshake_loss.clamp(0.0, 0.99);
-                let hs_after = if t.loss > 0.0 { hs * after / t.loss.clamp(0.0, 0.99) } else { 0.0 };
-                let hs_before = 1.0 - (1.0 - hs) / (1.0 - hs_after);
                 if before > 0.0 || after > 0.0 || hs > 0.0 {
-                    let loss = |p: f64, name: &str| Loss::bernoulli(p.clamp(0.0, 0.99), Rng::stream(self.seed, &format!("h{id}/{name}")));
+                    let lose = |p: f64, name: &str| Loss::bernoulli(p.clamp(0.0, 0.99), Rng::stream(self.seed, &format!("h{id}/{name}")));
                     let host_loss = HostLoss {
-                        before: SendLoss { packets: loss(before, "before-link"), handshake: loss(hs_before, "before-link/handshake") },
-                        after: SendLoss { packets: loss(after, "after-link"), handshake: loss(hs_after, "after-link/handshake") },
+                        before: SendLoss { packets: lose(before, "before-link"), handshake: lose(hs_before, "before-link/handshake") },
+                        after: SendLoss { packets: lose(after, "after-link"), handshake: lose(hs_after, "after-link/handshake") },
                     };
                     let w = &mut self.world.host_loss;
                     w.resize_with(id as usize + 1, || None);

@@ -18,6 +18,7 @@ pub mod background;
 mod outbox;
 mod records;
 mod responder;
+mod timers;
 mod transport;
 
 pub use outbox::Outbox;

@@ -6,6 +6,7 @@
 
 use crate::{ConnId, Event, Outbox, Transport};
 use std::collections::HashMap;
+use crate::timers::{split, token, Slots};
 use units::Dur;
 
 /// Bits of a request mark that hold the response size; the rest hold the
@@ -33,10 +34,9 @@ pub struct Responder {
     /// Each served connection's listening port and what is left to write.
     conns: HashMap<ConnId, (u16, Outbox)>,
     /// Responses waiting out their server time: (connection, size), by
-    /// timer slot. Timer tokens are `kind << 56 | slot`; without a kind
-    /// (`Responder::default()`) every response goes out at once.
-    waiting: Vec<Option<(ConnId, u64)>>,
-    free: Vec<usize>,
+    /// timer slot (`timers`); without a timer kind (`Responder::default()`)
+    /// every response goes out at once.
+    waiting: Slots<(ConnId, u64)>,
     kind: Option<u64>,
 }
 
@@ -64,23 +64,14 @@ impl Responder {
                 let (bytes, delay) = parse_request(msg);
                 match self.kind {
                     Some(kind) if delay > Dur::ZERO => {
-                        let slot = match self.free.pop() {
-                            Some(i) => i,
-                            None => {
-                                self.waiting.push(None);
-                                self.waiting.len() - 1
-                            }
-                        };
-                        self.waiting[slot] = Some((conn, bytes));
-                        tp.set_timer(tp.now() + delay, kind << 56 | slot as u64);
+                        let slot = self.waiting.put((conn, bytes));
+                        tp.set_timer(tp.now() + delay, token(kind, slot as u64));
                     }
                     _ => self.respond(conn, bytes, tp, write_size),
                 }
             }
-            Event::Timer(t) if Some(t >> 56) == self.kind => {
-                let slot = (t & ((1 << 56) - 1)) as usize;
-                if let Some((conn, bytes)) = self.waiting.get_mut(slot).and_then(Option::take) {
-                    self.free.push(slot);
+            Event::Timer(t) if Some(split(t).0) == self.kind => {
+                if let Some((conn, bytes)) = self.waiting.take(split(t).1 as usize) {
                     self.respond(conn, bytes, tp, write_size);
                 }
             }

@@ -5,6 +5,7 @@
 //! did. TCP still carries the bytes, so the replay responds to congestion:
 //! a unit due while the previous one is still queued waits behind it.
 
+use crate::timers::{token, Slots};
 use crate::{ConnId, HostId, Outbox, Transport};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -43,10 +44,9 @@ pub(crate) struct Replays {
     /// carries pairs. The pair connections are kept too, or a server would
     /// take one for the replay opened just after it on the same path.
     accepting: HashMap<(HostId, HostId, u16), VecDeque<Expected>>,
-    sides: Vec<Option<Replay>>,
-    free: Vec<usize>,
+    sides: Slots<Replay>,
     by_conn: HashMap<ConnId, usize>,
-    /// Timer tokens are `kind << 56 | slot`.
+    /// The kind of its timers' tokens (`timers`).
     kind: u64,
 }
 
@@ -59,7 +59,7 @@ pub(crate) type WriteSize<'a> = dyn FnMut(usize, usize, u64) -> u64 + 'a;
 
 impl Replays {
     pub(crate) fn new(kind: u64) -> Replays {
-        Replays { accepting: HashMap::new(), sides: Vec::new(), free: Vec::new(), by_conn: HashMap::new(), kind }
+        Replays { accepting: HashMap::new(), sides: Slots::default(), by_conn: HashMap::new(), kind }
     }
 
     /// A client opened a connection, concurrent (`plan`) or not; a
@@ -96,16 +96,7 @@ impl Replays {
 
     fn begin(&mut self, conn: ConnId, plan: Arc<UnitPlan>, dir: usize, tp: &mut dyn Transport, ws: &mut WriteSize) {
         let r = Replay { conn, plan, dir, next: 0, start: tp.now(), out: Outbox::default(), closed: false };
-        let slot = match self.free.pop() {
-            Some(i) => {
-                self.sides[i] = Some(r);
-                i
-            }
-            None => {
-                self.sides.push(Some(r));
-                self.sides.len() - 1
-            }
-        };
+        let slot = self.sides.put(r);
         self.by_conn.insert(conn, slot);
         self.step(slot, tp, ws);
     }
@@ -113,12 +104,12 @@ impl Replays {
     /// Writes every unit that is due, then waits for the next one; closes
     /// the side's direction once all is written.
     fn step(&mut self, slot: usize, tp: &mut dyn Transport, ws: &mut WriteSize) {
-        let Some(r) = self.sides.get_mut(slot).and_then(Option::as_mut) else { return };
+        let Some(r) = self.sides.get_mut(slot) else { return };
         let units = &r.plan.units[r.dir];
         while let Some(&(at, bytes)) = units.get(r.next) {
             let due = r.start + at;
             if due > tp.now() {
-                tp.set_timer(due, self.kind << 56 | slot as u64);
+                tp.set_timer(due, token(self.kind, slot as u64));
                 return;
             }
             r.next += 1;
@@ -137,7 +128,7 @@ impl Replays {
     /// Send-buffer space on `conn`; returns whether it is a replayed side.
     pub(crate) fn writable(&mut self, conn: ConnId, tp: &mut dyn Transport, ws: &mut WriteSize) -> bool {
         let Some(&slot) = self.by_conn.get(&conn) else { return false };
-        if let Some(r) = self.sides[slot].as_mut() {
+        if let Some(r) = self.sides.get_mut(slot) {
             r.out.flush(tp, conn);
         }
         self.step(slot, tp, ws);
@@ -151,8 +142,7 @@ impl Replays {
     /// `conn` is over; returns whether it was a replayed side.
     pub(crate) fn closed(&mut self, conn: ConnId) -> bool {
         let Some(slot) = self.by_conn.remove(&conn) else { return false };
-        self.sides[slot] = None;
-        self.free.push(slot);
+        self.sides.take(slot);
         true
     }
 }

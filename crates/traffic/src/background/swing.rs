@@ -21,6 +21,7 @@
 
 use super::replay::{Replays, UnitPlan};
 use crate::responder::{parse_request, request_mark};
+use crate::timers::{split, token, Slots};
 use crate::{outbox, App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -69,10 +70,6 @@ const KIND_UDP: u64 = 6;
 const KIND_UNIT: u64 = 7;
 const KIND_RESPOND: u64 = 8;
 const KIND_CLOSE: u64 = 9;
-
-fn token(kind: u64, idx: u64) -> u64 {
-    kind << 56 | idx
-}
 
 /// Per-class draws, each through its own deck.
 #[derive(Default)]
@@ -173,14 +170,12 @@ pub struct SwingSource {
     /// Per class, `concurrent_share`.
     concurrent_shares: Vec<Dist>,
     udp_decks: Vec<UdpDecks>,
-    sessions: Vec<Option<Session>>,
-    free_sessions: Vec<usize>,
+    sessions: Slots<Session>,
     conns: HashMap<ConnId, Conn>,
     udp: Vec<Option<UdpSend>>,
     /// Connections waiting out a think time before their next request, or
     /// an idle time before their close.
-    thinking: Vec<Option<ConnId>>,
-    thinking_free: Vec<usize>,
+    thinking: Slots<ConnId>,
     server: Responder,
     /// The class served on each listening port.
     class_of_port: HashMap<u16, usize>,
@@ -207,12 +202,10 @@ impl SwingSource {
             udp_decks: (0..nu).map(|_| UdpDecks::default()).collect(),
             cfg,
             rng,
-            sessions: Vec::new(),
-            free_sessions: Vec::new(),
+            sessions: Slots::default(),
             conns: HashMap::new(),
             udp: Vec::new(),
-            thinking: Vec::new(),
-            thinking_free: Vec::new(),
+            thinking: Slots::default(),
             server: Responder::with_timers(KIND_RESPOND),
             class_of_port: HashMap::new(),
             replays: Replays::new(KIND_UNIT),
@@ -239,7 +232,7 @@ impl SwingSource {
     /// first server's side and IP version, one it has not reached yet
     /// while there are any.
     fn server_of(&mut self, s: usize, k: u32) -> HostId {
-        let sess = self.sessions[s].as_ref().expect("live session");
+        let sess = self.sessions.get(s).expect("live session");
         if let Some(&h) = sess.servers.get(k as usize) {
             return h;
         }
@@ -250,7 +243,7 @@ impl SwingSource {
         let fresh: Vec<HostId> = pool.iter().copied().filter(|h| !sess.servers.contains(h)).collect();
         let from = if fresh.is_empty() { pool.clone() } else { fresh };
         let mut h = first;
-        let sess = self.sessions[s].as_mut().expect("live session");
+        let sess = self.sessions.get_mut(s).expect("live session");
         while sess.servers.len() <= k as usize {
             h = from[self.rng.below(from.len() as u64) as usize];
             sess.servers.push(h);
@@ -359,26 +352,17 @@ impl SwingSource {
             rre: 0,
             next_conn: 0,
         };
-        match self.free_sessions.pop() {
-            Some(i) => {
-                self.sessions[i] = Some(s);
-                i
-            }
-            None => {
-                self.sessions.push(Some(s));
-                self.sessions.len() - 1
-            }
-        }
+        self.sessions.put(s)
     }
 
     fn begin_session(&mut self, s: usize, tp: &mut dyn Transport) {
-        let class = self.sessions[s].as_ref().map(|x| x.class).expect("pending session");
+        let class = self.sessions.get(s).map(|x| x.class).expect("pending session");
         let side = self.class(class).clients;
         let Some((client, server)) = self.pick_pair(side) else {
             self.end_session(s);
             return;
         };
-        let shape = self.sessions[s].as_ref().and_then(|x| x.shape);
+        let shape = self.sessions.get(s).and_then(|x| x.shape);
         let rres = match shape {
             Some(i) => self.cfg.model.classes[class].sessions[i].rres.len().max(1) as u32,
             None => {
@@ -393,7 +377,7 @@ impl SwingSource {
                 Self::count(&mut self.decks[class].servers, d, &mut self.rng).max(1)
             }
         };
-        let sess = self.sessions[s].as_mut().expect("pending session");
+        let sess = self.sessions.get_mut(s).expect("pending session");
         sess.client = client;
         sess.servers.push(server);
         sess.server_count = server_count;
@@ -404,19 +388,19 @@ impl SwingSource {
 
     /// The current RRE of a replayed session.
     fn rre_plan(&self, s: usize) -> Option<&RreSample> {
-        let sess = self.sessions[s].as_ref()?;
+        let sess = self.sessions.get(s)?;
         self.cfg.model.classes[sess.class].sessions.get(sess.shape?)?.rres.get(sess.rre)
     }
 
     /// A replayed connection's plan.
     fn conn_plan(&self, c: &Conn) -> Option<&ConnSample> {
         let (rre, i) = c.plan?;
-        let sess = self.sessions[c.session].as_ref()?;
+        let sess = self.sessions.get(c.session)?;
         self.cfg.model.classes[sess.class].sessions.get(sess.shape?)?.rres.get(rre)?.conns.get(i)
     }
 
     fn begin_rre(&mut self, s: usize, tp: &mut dyn Transport) {
-        let class = self.sessions[s].as_ref().expect("live session").class;
+        let class = self.sessions.get(s).expect("live session").class;
         let conns = match self.rre_plan(s) {
             Some(r) => r.conns.len().max(1) as u32,
             None => {
@@ -425,14 +409,14 @@ impl SwingSource {
             }
         };
         self.n.rres += 1;
-        let sess = self.sessions[s].as_mut().expect("live session");
+        let sess = self.sessions.get_mut(s).expect("live session");
         sess.to_open = conns;
         sess.next_conn = 0;
         self.open_conn(s, tp);
     }
 
     fn open_conn(&mut self, s: usize, tp: &mut dyn Transport) {
-        let sess = self.sessions[s].as_mut().expect("live session");
+        let sess = self.sessions.get_mut(s).expect("live session");
         sess.to_open -= 1;
         sess.open += 1;
         let i = sess.next_conn;
@@ -449,7 +433,7 @@ impl SwingSource {
         let k = match planned {
             Some((_, _, k)) => k,
             None => {
-                let n = self.sessions[s].as_ref().expect("live session").server_count;
+                let n = self.sessions.get(s).expect("live session").server_count;
                 if n > 1 {
                     self.rng.below(n as u64) as u32
                 } else {
@@ -515,7 +499,7 @@ impl SwingSource {
     /// Sends the next request of `conn`, whose boundary asks for the response size.
     fn request(&mut self, conn: ConnId, tp: &mut dyn Transport) {
         let Some(c) = self.conns.get(&conn) else { return };
-        let class = self.sessions[c.session].as_ref().expect("live session").class;
+        let class = self.sessions.get(c.session).expect("live session").class;
         let planned = self.conn_plan(c).and_then(|p| Some((*p.pairs.get(c.pair)?, p.server_s.get(c.pair).copied().unwrap_or(0.0))));
         let m = &self.cfg.model.classes[class];
         let d = &mut self.decks[class];
@@ -543,21 +527,14 @@ impl SwingSource {
     /// After `think`, sends `conn`'s next request (`KIND_REQUEST`) or
     /// closes it (`KIND_CLOSE`).
     fn wait(&mut self, conn: ConnId, think: Dur, kind: u64, tp: &mut dyn Transport) {
-        let slot = match self.thinking_free.pop() {
-            Some(i) => i,
-            None => {
-                self.thinking.push(None);
-                self.thinking.len() - 1
-            }
-        };
-        self.thinking[slot] = Some(conn);
+        let slot = self.thinking.put(conn);
         tp.set_timer(tp.now() + think, token(kind, slot as u64));
     }
 
     fn conn_done(&mut self, conn: ConnId, tp: &mut dyn Transport) {
         let Some(c) = self.conns.remove(&conn) else { return };
         let s = c.session;
-        let sess = self.sessions[s].as_mut().expect("live session");
+        let sess = self.sessions.get_mut(s).expect("live session");
         sess.open -= 1;
         if sess.open > 0 || sess.to_open > 0 {
             return;
@@ -582,8 +559,7 @@ impl SwingSource {
     }
 
     fn end_session(&mut self, s: usize) {
-        self.sessions[s] = None;
-        self.free_sessions.push(s);
+        self.sessions.take(s);
     }
 
     fn start_udp(&mut self, u: usize, i: usize, at: Time, tp: &mut dyn Transport) {
@@ -661,8 +637,8 @@ impl SwingSource {
         let mut ws = |c: usize, d: usize, b: u64| Self::write_size(model, rng, c, d, b);
         match *ev {
             Event::Accepted { conn, host, port, peer } => self.replays.accepted(conn, host, port, peer, tp, &mut ws),
-            Event::Timer(t) if t >> 56 == KIND_UNIT => {
-                self.replays.on_timer((t & ((1 << 56) - 1)) as usize, tp, &mut ws);
+            Event::Timer(t) if split(t).0 == KIND_UNIT => {
+                self.replays.on_timer(split(t).1 as usize, tp, &mut ws);
                 true
             }
             Event::Writable(conn) => self.replays.writable(conn, tp, &mut ws),
@@ -749,15 +725,14 @@ impl App for SwingSource {
         }
         match ev {
             Event::Timer(t) => {
-                let (kind, idx) = (t >> 56, t & ((1 << 56) - 1));
+                let (kind, idx) = split(t);
                 match kind {
                     KIND_PERIOD => self.period(idx, tp),
                     KIND_SESSION => self.begin_session(idx as usize, tp),
                     KIND_OPEN => self.open_conn(idx as usize, tp),
                     KIND_RRE => self.begin_rre(idx as usize, tp),
                     KIND_REQUEST | KIND_CLOSE => {
-                        if let Some(conn) = self.thinking.get_mut(idx as usize).and_then(Option::take) {
-                            self.thinking_free.push(idx as usize);
+                        if let Some(conn) = self.thinking.take(idx as usize) {
                             if kind == KIND_REQUEST {
                                 self.request(conn, tp);
                             } else if self.conns.contains_key(&conn) {
@@ -782,7 +757,7 @@ impl App for SwingSource {
                         _ if self.cfg.zero_think => Dur::ZERO,
                         Some(p) => Dur::from_secs_f64(p[2].max(0.0)),
                         None => {
-                            let class = self.sessions[c.session].as_ref().expect("live session").class;
+                            let class = self.sessions.get(c.session).expect("live session").class;
                             let d = &self.cfg.model.classes[class].connect_wait_s;
                             Self::secs(&mut self.decks[class].connect_wait, d, &mut self.rng, false)
                         }
@@ -804,7 +779,7 @@ impl App for SwingSource {
                     // Open a while longer, idle, as the trace's connection
                     // was before it closed (keep-alive): the RRE ends then.
                     let c = &self.conns[&conn];
-                    let class = self.sessions[c.session].as_ref().expect("live session").class;
+                    let class = self.sessions.get(c.session).expect("live session").class;
                     let linger = match self.conn_plan(c).map(|p| p.close_s) {
                         _ if self.cfg.zero_think => Dur::ZERO,
                         Some(s) => Dur::from_secs_f64(s.max(0.0)),
@@ -822,7 +797,7 @@ impl App for SwingSource {
                 }
                 let session = c.session;
                 let Some(c) = self.conns.get(&conn) else { return };
-                let class = self.sessions[session].as_ref().expect("live session").class;
+                let class = self.sessions.get(session).expect("live session").class;
                 let planned = self.conn_plan(c).and_then(|p| p.pairs.get(c.pair)).map(|p| p[2]);
                 let think = match planned {
                     Some(_) if self.cfg.zero_think => Dur::ZERO,

@@ -274,6 +274,10 @@ def test_realism_table(tmp_path, name):
     if energy_ok:
         assert max(energy) <= 1.0, energy
     assert v["targets"]["energy"]["met"] == (max(energy) <= 1.0)
+    # The regenerated hosts have the trace's RTTs (weighted by bytes).
+    assert (c["rtt"]["distance"] is None) == (name == "quic-firefox-google.pcap")
+    if c["rtt"]["distance"] is not None:
+        assert c["rtt"]["distance"] <= 0.1, c["rtt"]
     if name == "web-reddit-tls.pcap":
         # An IPv6 trace regenerates IPv6 hosts, and re-extraction puts the
         # left ones back on side A.
@@ -288,6 +292,40 @@ def test_realism_table(tmp_path, name):
     # So is the NAT that terminated http-bro-org's TCP (its ACKs in 0.3 ms
     # to a server 78-110 ms away).
     assert [h["addr"] for h in v["split_tcp_hosts"]] == (["192.150.187.43"] if name == "http-bro-org.pcap" else [])
+
+
+@pytest.mark.skipif(shutil.which("mergecap") is None or shutil.which("editcap") is None,
+                    reason="mergecap/editcap are not installed (they come with tshark, which make test installs)")
+def test_an_edge_with_natted_and_public_clients(tmp_path):
+    # Two users on one link: web-espn-2010's NATed client (172.16.0.122)
+    # and quic-firefox-google's client with a public address (1.2.3.4),
+    # both shifted to start together. The public client talks to no
+    # private host, so it is side A by what it initiates; before, it was
+    # put with the servers and its QUIC download regenerated the wrong way.
+    parts = []
+    for i, name in enumerate(("web-espn-2010.pcapng", "quic-firefox-google.pcap")):
+        info = subprocess.run(["capinfos", "-a", "-S", "-T", "-r", str(traces_dir() / name)],
+                              capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+        start = float(info.split("\t")[1])
+        part = tmp_path / f"p{i}.pcap"
+        subprocess.run(["editcap", "-F", "pcap", "-t", f"{1_600_000_000 - start:.6f}", str(traces_dir() / name), str(part)],
+                       check=True, capture_output=True)
+        parts.append(str(part))
+    trace = tmp_path / "edge.pcap"
+    subprocess.run(["mergecap", "-F", "pcap", "-w", str(trace), *parts], check=True, capture_output=True)
+    r = cli("extract", str(trace), "-o", str(tmp_path / "m.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    m = json.loads((tmp_path / "m.json").read_text())
+    side = {h["addr"]: h["side"] for h in m["hosts"]}
+    assert (side["172.16.0.122"], side["1.2.3.4"], side["4.3.2.1"], side["205.234.218.129"]) == ("a", "b", "b", "b")[:1] + ("a", "b", "b")
+    assert "1 public host that never talks to a private one" in m["sides"]["decided_by"]
+    assert {u["name"]: u["initiators"] for u in m["udp"]}["HTTPS"] == "a"
+    r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"), "--structure", "sessions", "-q")
+    assert r.returncode == 0, r.stderr
+    v = json.loads((tmp_path / "v" / "validation.json").read_text())
+    rates = [v["comparison"]["rate_bps"][i]["relative_error"] for i in range(2)]
+    assert all(abs(x) <= 0.10 for x in rates), rates
+    assert v["targets"]["energy"]["met"], v["targets"]["energy"]
 
 
 def test_extract_to_an_unwritable_place_names_it(tmp_path):

@@ -259,7 +259,7 @@ def text(v: Validation) -> str:
     out += ["", "application mix (share of bytes):", render(["class", "original", "regenerated"], rows)]
     rows = []
     for key, label in (("request_bytes", "request size"), ("response_bytes", "response size"),
-                       ("conns_per_rre", "connections per RRE"), ("rtt", "host RTT"),
+                       ("conns_per_rre", "connections per RRE"), ("rtt", "host RTT (by bytes, ±2%)"),
                        ("server_s", "server time"), ("connect_wait_s", "wait before first request"),
                        ("close_wait_s", "idle before close")):
         k = c[key]

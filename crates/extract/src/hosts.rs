@@ -8,6 +8,9 @@ use rustc_hash::FxHashMap;
 pub(crate) struct Host {
     pub addr: u128,
     pub private: bool,
+    /// A public host that exchanged packets with a private/local one: the
+    /// far side of a NAT or campus edge.
+    pub private_peer: bool,
     /// IP packets and bytes sent, split by protocol for the link statistics.
     pub packets: u64,
     pub bytes: u64,
@@ -73,6 +76,7 @@ impl HostTable {
             self.hosts.push(Host {
                 addr,
                 private: is_private(addr),
+                private_peer: false,
                 packets: 0,
                 bytes: 0,
                 tcp_bytes: 0,

@@ -117,6 +117,7 @@ impl Extractor {
         }
         if private_src != self.hosts.get(d).private {
             self.crossing += 1;
+            self.hosts.get(if private_src { d } else { s }).private_peer = true;
         }
     }
 

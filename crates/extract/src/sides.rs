@@ -13,11 +13,13 @@
 //!   the most pure SYNs is the client-side access link and is side A, voted
 //!   as above; (ii) else, when private/local and public hosts both exist and
 //!   most packets cross between the two groups (a NAT or campus edge),
-//!   private/local is side A. Crossing is required because anonymised
-//!   backbone traces (CryptoPAn) map a few addresses into private ranges by
-//!   chance; (iii) else a host is side A if it initiates more TCP
-//!   connections than it accepts (ties: more UDP flows initiated than
-//!   answered), otherwise B.
+//!   private/local is side A, and so are public hosts that never talk to a
+//!   private one but initiate more than they accept (as in (iii)): an edge
+//!   where NATed IPv4 clients sit beside clients with global IPv6
+//!   addresses. Crossing is required because anonymised backbone traces
+//!   (CryptoPAn) map a few addresses into private ranges by chance; (iii)
+//!   else a host is side A if it initiates more TCP connections than it
+//!   accepts (ties: more UDP flows initiated than answered), otherwise B.
 
 use crate::hosts::Host;
 use rustc_hash::FxHashMap;
@@ -306,33 +308,39 @@ fn auto(hosts: &[Host], macs: &MacTable, t: &Tallies) -> Decision {
     let private = hosts.iter().filter(|h| h.private).count();
     let public = hosts.len() - private;
     if private > 0 && public > 0 && t.crossing * 2 >= t.ip_packets {
+        let apart = hosts.iter().filter(|h| !h.private && !h.private_peer && initiator(h)).count();
+        let also = match apart {
+            0 => String::new(),
+            1 => "; 1 public host that never talks to a private one but initiates more than it accepts is side A too"
+                .into(),
+            n => format!(
+                "; {n} public hosts that never talk to a private one but initiate more than they accept are side A too"
+            ),
+        };
         return Decision {
-            side: hosts.iter().map(|h| if h.private { Side::A } else { Side::B }).collect(),
+            side: hosts
+                .iter()
+                .map(|h| if h.private || (!h.private_peer && initiator(h)) { Side::A } else { Side::B })
+                .collect(),
             decided_by: format!(
                 "auto: {private} private/local and {public} public hosts, {:.1}% of packets cross between \
-                 them: private/local addresses are side A",
+                 them: private/local addresses are side A{also}",
                 100.0 * t.crossing as f64 / t.ip_packets.max(1) as f64
             ),
         };
     }
     // (iii) Initiators.
     Decision {
-        side: hosts
-            .iter()
-            .map(|h| {
-                let tcp = h.tcp_initiated.cmp(&h.tcp_accepted);
-                let udp = h.udp_initiated.cmp(&h.udp_accepted);
-                if tcp.then(udp).is_gt() {
-                    Side::A
-                } else {
-                    Side::B
-                }
-            })
-            .collect(),
+        side: hosts.iter().map(|h| if initiator(h) { Side::A } else { Side::B }).collect(),
         decided_by: "auto: no dominant MAC pair and no private/public edge: hosts that initiate more TCP \
                      connections than they accept (then more UDP flows) are side A"
             .into(),
     }
+}
+
+/// Initiates more TCP connections than it accepts (ties: more UDP flows).
+fn initiator(h: &Host) -> bool {
+    h.tcp_initiated.cmp(&h.tcp_accepted).then(h.udp_initiated.cmp(&h.udp_accepted)).is_gt()
 }
 
 #[cfg(test)]

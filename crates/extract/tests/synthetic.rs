@@ -209,6 +209,30 @@ fn one_direction_header_only_sizes_come_from_acks() {
     assert_eq!(m.classes[0].response_bytes.values, vec![3000.0, 5000.0]);
 }
 
+/// An edge where NATed clients sit beside clients with public addresses
+/// (global IPv6 beside private IPv4 is the common case): a public host that
+/// never talks to a private one is placed by what it initiates.
+#[test]
+fn public_clients_beside_private_ones_are_side_a_too() {
+    let mut x = Synth::raw_ip();
+    let (nat, web) = (ep(1, [10, 0, 0, 1], 0), ep(2, [93, 184, 216, 34], 80));
+    let (public, far) = (ep(3, [1, 2, 3, 4], 0), ep(4, [4, 3, 2, 1], 443));
+    let at = |e: Ep, port| Ep { port, ..e };
+    for i in 0..3u16 {
+        short(&mut x, i as f64, at(nat, 40000 + i), web);
+    }
+    short(&mut x, 5.0, at(public, 50000), far);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let side = |a: &str| m.hosts.iter().find(|h| h.addr == a).unwrap().side;
+    assert_eq!(
+        (side("10.0.0.1"), side("93.184.216.34"), side("1.2.3.4"), side("4.3.2.1")),
+        (Side::A, Side::B, Side::A, Side::B)
+    );
+    assert!(m.sides.decided_by.contains("1 public host that never talks to a private one"), "{}", m.sides.decided_by);
+    // Both exchanges are client A to server B, in one class each.
+    assert!(m.classes.iter().all(|c| c.clients == Side::A), "{:?}", m.classes.iter().map(|c| &c.name).collect::<Vec<_>>());
+}
+
 #[test]
 fn a_server_that_speaks_first_pairs_with_a_one_byte_request() {
     let mut x = Synth::ethernet();

@@ -154,12 +154,6 @@ impl Builder {
                         x < 0.0
                     }).unwrap_or(&tuples[tuples.len() - 1]).clone()
                 };
-                // HighBurst sets the end-to-end RTT: a quarter of it on each of
-                // the four access directions a round trip crosses.
-                let one_way = match m.rtt {
-                    Some(r) => Dur(r.0 / 4),
-                    None => Dur::from_secs_f64(t.rtt_s / 2.0),
-                };
                 let mut rate = Rate(t.capacity_bps.round().max(1.0) as u64);
                 let mut bunched = t.bunched;
                 if let Some(cap) = m.access_cap {
@@ -170,6 +164,20 @@ impl Builder {
                     }
                     rate = rate.min(cap);
                 }
+                let own = host_tcp(&m.group.tcp, &t);
+                // HighBurst sets the end-to-end RTT: a quarter of it on each of
+                // the four access directions a round trip crosses. Otherwise
+                // the trace's handshake RTT already held the handshake's
+                // serialisation on this access link, once each way, so the
+                // propagation delay is what remains (the re-extracted RTT is
+                // then the trace's, not its plus 0.07 ms).
+                let one_way = match m.rtt {
+                    Some(r) => Dur(r.0 / 4),
+                    None => {
+                        let serialise = handshake_ip_bytes(&own, t.ipv6) as f64 * 8.0 / rate.as_f64();
+                        Dur::from_secs_f64((t.rtt_s / 2.0 - serialise).max(0.0))
+                    }
+                };
                 // Swing sized queues at twice the bandwidth-delay product.
                 let path_rtt = match m.rtt {
                     Some(r) => r.as_secs_f64(),
@@ -208,7 +216,6 @@ impl Builder {
                 let down = LinkParams { loss: 0.0, shapers: vec![], bunching: 0.0, ..up.clone() };
                 // The group's settings sit at `cfg`; those of hosts that
                 // differ (`host_tcp`) follow it, each made once.
-                let own = host_tcp(&m.group.tcp, &t);
                 let cfg = match self.world.tcp_cfgs[cfg as usize..].iter().position(|c| *c == own) {
                     Some(k) => cfg + k as u32,
                     None => {
@@ -280,6 +287,13 @@ fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
         c.rcv_buf = w.clamp(4 << 10, 64 << 20);
     }
     c
+}
+
+/// IP size of a host's SYN (its SYN/ACK is within a few bytes): MSS and
+/// window scale, and timestamps or SACK-permitted if it offers them.
+fn handshake_ip_bytes(c: &tcp::TcpConfig, ipv6: bool) -> u32 {
+    let ip = if ipv6 { 40 } else { 20 };
+    ip + 20 + 8 + if c.timestamps { 12 } else if c.sack { 4 } else { 0 }
 }
 
 /// Segments per ACK (models without bytes per ACK): fewer than 1.25 ACKs

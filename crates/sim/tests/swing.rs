@@ -121,9 +121,10 @@ fn one_period_reproduces_the_model_counts() {
 #[test]
 fn access_links_follow_the_host_tuples_and_knobs() {
     let b = run("", "1s");
-    // Host 0 is side A (10 ms RTT, 10 Mbps); its uplink has half the RTT.
+    // Host 0 is side A (10 ms RTT, 10 Mbps); its uplink has half the RTT,
+    // less its 60-byte SYN's 48 µs at 10 Mbps, which the trace's RTT held.
     let up = b.world.links[b.world.hosts[0].uplink as usize].link.config().clone();
-    assert_eq!(up.delay, units::Dur::from_millis(5));
+    assert_eq!(up.delay, units::Dur::from_micros(5_000 - 48));
     assert_eq!(up.rate, units::Rate::mbps(10));
     assert!(up.bunching.is_none());
     // A host whose packets arrived bunched a fifth of the time sends

@@ -1,6 +1,7 @@
 //! Comparing two models: the original and one re-extracted from generated
 //! traffic (`undertow validate`).
 
+use crate::dist::weighted_ks_distance_within;
 use crate::{Dist, Model, Side};
 use serde::Serialize;
 
@@ -50,7 +51,12 @@ pub struct Comparison {
     pub request_bytes: Ks,
     pub response_bytes: Ks,
     pub conns_per_rre: Ks,
-    /// Over the per-host RTT estimates of both sides.
+    /// Over the per-host RTT estimates, each host weighted by its share of
+    /// its side's bytes and the two sides equally: the generator draws each
+    /// side's hosts by bytes, so this is the distribution it reproduces
+    /// (unweighted, a trace's many one-connection servers would be set
+    /// against virtual hosts drawn mostly from the busy ones). Values within
+    /// `RTT_TOLERANCE` count as equal.
     pub rtt: Ks,
     /// Servers' times before their responses, connections' waits before
     /// their first request and idle times before their close.
@@ -104,8 +110,25 @@ fn ks(a: &Dist, b: &Dist) -> Ks {
     Ks { distance: a.ks_distance(b), n_original: a.n, n_regenerated: b.n }
 }
 
-fn rtts(m: &Model) -> Dist {
-    Dist::from_samples(m.hosts.iter().filter_map(|h| h.rtt_s).collect())
+/// RTT estimates within 2% or 0.1 ms of each other count as equal in
+/// `rtt`: the trace's clock has a microsecond, the estimate rests on a few
+/// handshakes, and a host beside the capture point measures 6 µs in one
+/// capture and 44 µs in another.
+pub const RTT_TOLERANCE: (f64, f64) = (0.02, 1e-4);
+
+/// Hosts' RTTs weighted for `rtt` above.
+fn rtts(m: &Model) -> Vec<(f64, f64)> {
+    let side_bytes = |side: Side| -> f64 {
+        m.hosts.iter().filter(|h| h.side == side && h.rtt_s.is_some()).map(|h| h.bytes.max(1) as f64).sum()
+    };
+    let totals = [side_bytes(Side::A), side_bytes(Side::B)];
+    m.hosts.iter().filter_map(|h| h.rtt_s.map(|r| (r, h.bytes.max(1) as f64 / totals[h.side.index()]))).collect()
+}
+
+fn rtt_ks(original: &Model, regenerated: &Model) -> Ks {
+    let (a, b) = (rtts(original), rtts(regenerated));
+    let distance = weighted_ks_distance_within(&a, &b, RTT_TOLERANCE.0, RTT_TOLERANCE.1);
+    Ks { distance, n_original: a.len() as u64, n_regenerated: b.len() as u64 }
 }
 
 fn class_key(side: Side, name: &str) -> String {
@@ -157,7 +180,7 @@ pub fn compare(original: &Model, regenerated: &Model) -> Comparison {
         request_bytes: ks(&sizes(original, 0.0), &sizes(regenerated, 0.0)),
         response_bytes: ks(&sizes(original, 1.0), &sizes(regenerated, 1.0)),
         conns_per_rre: ks(&pooled(original, |c| &c.conns_per_rre), &pooled(regenerated, |c| &c.conns_per_rre)),
-        rtt: ks(&rtts(original), &rtts(regenerated)),
+        rtt: rtt_ks(original, regenerated),
         server_s: ks(&pooled(original, |c| &c.server_s), &pooled(regenerated, |c| &c.server_s)),
         connect_wait_s: ks(&pooled(original, |c| &c.connect_wait_s), &pooled(regenerated, |c| &c.connect_wait_s)),
         close_wait_s: ks(&pooled(original, |c| &c.close_wait_s), &pooled(regenerated, |c| &c.close_wait_s)),
@@ -237,6 +260,28 @@ mod tests {
         assert_eq!(c.rate_bps[0].relative_error, Some(1.0));
         assert_eq!(c.mix.iter().map(|m| m.class.as_str()).collect::<Vec<_>>(), ["B (clients A)", "A (clients A)"]);
         assert_eq!(c.mix[0].regenerated, 0.0);
+    }
+
+    fn host(side: Side, rtt_ms: f64, bytes: u64) -> HostParams {
+        HostParams { rtt_s: Some(rtt_ms / 1e3), ..HostParams::unmeasured("10.0.0.1", side, bytes) }
+    }
+
+    #[test]
+    fn host_rtts_weigh_hosts_by_bytes_and_sides_equally() {
+        // Trace: a busy server at 20 ms and three one-connection servers at
+        // 100 ms; one client at 1 ms. Regenerated: hosts drawn by bytes, so
+        // mostly copies of the busy server.
+        let mut a = model(vec![], 1e6);
+        a.hosts = vec![host(Side::A, 1.0, 100), host(Side::B, 20.0, 9000)];
+        a.hosts.extend((0..3).map(|_| host(Side::B, 100.0, 100)));
+        let mut b = model(vec![], 1e6);
+        b.hosts = vec![host(Side::A, 1.0, 50), host(Side::A, 1.0, 70), host(Side::B, 20.0, 3000), host(Side::B, 20.0, 3100)];
+        let c = compare(&a, &b);
+        // Side B weighs 9000/9300 at 20 ms in the trace against all of it:
+        // half of 300/9300.
+        let d = c.rtt.distance.unwrap();
+        assert!((d - 0.5 * 300.0 / 9300.0).abs() < 1e-12, "{d}");
+        assert_eq!((c.rtt.n_original, c.rtt.n_regenerated), (5, 4));
     }
 
     #[test]

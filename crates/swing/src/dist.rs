@@ -80,6 +80,47 @@ impl Dist {
     }
 }
 
+/// Two-sample Kolmogorov-Smirnov distance between weighted samples (value,
+/// weight): the largest gap between the two weighted empirical CDFs.
+/// Samples with a weight that is not positive and finite count for nothing.
+pub fn weighted_ks_distance(a: &[(f64, f64)], b: &[(f64, f64)]) -> Option<f64> {
+    weighted_ks_distance_within(a, b, 0.0, 0.0)
+}
+
+/// As [`weighted_ks_distance`], with values that differ by at most `rel` of
+/// the larger or `abs` counted as equal: the largest F(x − δ) − G(x) or
+/// G(x − δ) − F(x), δ = max(rel·x, abs). A measured quantity with a
+/// resolution (an RTT estimate) needs it: a point mass copied with a
+/// 4 µs error is a plain KS distance of its whole weight.
+pub fn weighted_ks_distance_within(a: &[(f64, f64)], b: &[(f64, f64)], rel: f64, abs: f64) -> Option<f64> {
+    // Sorted values with their cumulative share.
+    let prep = |v: &[(f64, f64)]| {
+        let mut v: Vec<(f64, f64)> = v.iter().copied().filter(|(x, w)| x.is_finite() && w.is_finite() && *w > 0.0).collect();
+        v.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let total: f64 = v.iter().map(|p| p.1).sum();
+        let mut acc = 0.0;
+        v.iter().map(|&(x, w)| {
+            acc += w;
+            (x, acc / total)
+        }).collect::<Vec<_>>()
+    };
+    let (a, b) = (prep(a), prep(b));
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let cdf = |v: &[(f64, f64)], x: f64| match v.partition_point(|p| p.0 <= x) {
+        0 => 0.0,
+        k => v[k - 1].1,
+    };
+    // The x at which x − δ(x) reaches `y` (x − δ(x) increases with x).
+    let (rel, abs) = (rel.clamp(0.0, 0.5), abs.max(0.0));
+    let lift = |y: f64| if rel > 0.0 && y >= (1.0 - rel) * abs / rel { y / (1.0 - rel) } else { y + abs };
+    // F(x − δ) − G(x) steps up only where x − δ(x) meets one of F's values,
+    // and G only grows between: the largest gap is at those points.
+    let gap = |f: &[(f64, f64)], g: &[(f64, f64)]| f.iter().map(|&(y, share)| share - cdf(g, lift(y))).fold(0.0, f64::max);
+    Some(gap(&a, &b).max(gap(&b, &a)).clamp(0.0, 1.0))
+}
+
 /// Draws that go through the stored values in a random order, reshuffling
 /// after each full pass: the marginal distribution is the same as
 /// independent draws, but a run that draws about as many values as the
@@ -134,6 +175,41 @@ mod tests {
         assert_eq!(big.values.len(), DIST_CAP);
         assert_eq!((big.values[0], *big.values.last().unwrap()), (0.0, 99_999.0));
         assert!((big.quantile(0.5).unwrap() - 50_000.0).abs() < 30.0);
+    }
+
+    #[test]
+    fn weighted_ks_reduces_to_the_plain_one_and_follows_the_weights() {
+        let a = Dist::from_samples(vec![1.0, 2.0, 3.0, 4.0]);
+        let b = Dist::from_samples(vec![2.5, 3.5]);
+        let w = |d: &Dist| d.values.iter().map(|&x| (x, 1.0)).collect::<Vec<_>>();
+        assert_eq!(weighted_ks_distance(&w(&a), &w(&b)), a.ks_distance(&b));
+        // 1 carries 3/4 of the weight on one side, 1/4 on the other.
+        let d = weighted_ks_distance(&[(1.0, 3.0), (2.0, 1.0)], &[(1.0, 1.0), (2.0, 3.0)]).unwrap();
+        assert!((d - 0.5).abs() < 1e-12, "{d}");
+        assert_eq!(weighted_ks_distance(&[(1.0, 0.0)], &[(1.0, 1.0)]), None);
+    }
+
+    #[test]
+    fn a_tolerance_forgives_small_shifts_only() {
+        let a = [(16.882, 3.0), (100.0, 1.0)];
+        let b = [(16.878, 3.0), (100.0, 1.0)];
+        assert_eq!(weighted_ks_distance(&a, &b), Some(0.75));
+        assert_eq!(weighted_ks_distance_within(&a, &b, 0.02, 0.0), Some(0.0));
+        assert_eq!(weighted_ks_distance_within(&b, &a, 0.02, 0.0), Some(0.0));
+        // 20 ms against 16.9 ms is a real difference.
+        let c = [(20.0, 3.0), (100.0, 1.0)];
+        assert_eq!(weighted_ks_distance_within(&a, &c, 0.02, 0.0), Some(0.75));
+        // Near zero the absolute tolerance decides: 6 µs against 44 µs.
+        assert_eq!(weighted_ks_distance_within(&[(6e-6, 1.0)], &[(44e-6, 1.0)], 0.02, 1e-4), Some(0.0));
+        assert_eq!(weighted_ks_distance_within(&[(6e-6, 1.0)], &[(44e-6, 1.0)], 0.02, 1e-5), Some(1.0));
+        // Random samples: the plain distance agrees with the unweighted one.
+        let mut rng = Rng::stream(3, "ks");
+        let x: Vec<f64> = (0..200).map(|_| rng.uniform()).collect();
+        let y: Vec<f64> = (0..150).map(|_| rng.uniform() * 1.2).collect();
+        let w = |v: &[f64]| v.iter().map(|&x| (x, 1.0)).collect::<Vec<_>>();
+        let plain = Dist::from_samples(x.clone()).ks_distance(&Dist::from_samples(y.clone())).unwrap();
+        assert!((weighted_ks_distance(&w(&x), &w(&y)).unwrap() - plain).abs() < 1e-12);
+        assert!(weighted_ks_distance_within(&w(&x), &w(&y), 0.05, 0.0).unwrap() <= plain);
     }
 
     #[test]

@@ -31,6 +31,7 @@ BAD = [
     ("wrong choice", OK + '[[background]]\nmodel = "cbr"\ntransport = "sctp"\nrate = "10%"\n', ["background[0].transport", '"udp" or "tcp"']),
     ("bad case", OK + '[cases.x]\ntopology.bottleneck.delay = "soon"\n', ['case "x"', "topology.bottleneck.delay", '"soon"']),
     ("bad toml", "duration = \n", ["not valid TOML at line 1"]),
+    ("capture after the end", OK + '[output]\npcap = true\npcap_from = "10s"\n', ["output.pcap_from", "not before the end"]),
 ]
 
 

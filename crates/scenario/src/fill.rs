@@ -114,6 +114,7 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
     }
     f.output.pcap = Some(r.output.pcap);
     f.output.pcap_snaplen = Some(Size(r.output.pcap_snaplen as u64));
+    f.output.pcap_from = (r.output.pcap_from > Dur::ZERO).then_some(TimeSpan(r.output.pcap_from));
     f.output.series_bin = Some(TimeSpan(r.output.series_bin));
     f
 }

@@ -118,6 +118,8 @@ pub enum AppModel {
 pub struct OutputParams {
     pub pcap: bool,
     pub pcap_snaplen: u32,
+    /// The capture starts here: what comes before is warm-up.
+    pub pcap_from: Dur,
     pub series_bin: Dur,
 }
 
@@ -542,6 +544,13 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
     if series_bin < Dur::from_micros(1) {
         return Err(err("output.series_bin", "must be at least 1us"));
     }
+    let pcap_from = o.pcap_from.map_or(Dur::ZERO, |d| d.0);
+    if pcap_from >= s.duration.0 {
+        return Err(err(
+            "output.pcap_from",
+            format!("{pcap_from} is not before the end of the run ({}): nothing would be captured", s.duration.0),
+        ));
+    }
     Ok(Resolved {
         name: s.name.clone().unwrap_or_default(),
         duration: s.duration.0,
@@ -549,7 +558,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
         bottleneck: [fwd, rev],
         background,
         apps,
-        output: OutputParams { pcap: o.pcap.unwrap_or(false), pcap_snaplen: snaplen as u32, series_bin },
+        output: OutputParams { pcap: o.pcap.unwrap_or(false), pcap_snaplen: snaplen as u32, pcap_from, series_bin },
     })
 }
 

@@ -271,6 +271,9 @@ pub struct OutputSpec {
     /// Bytes kept of each captured packet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcap_snaplen: Option<Size>,
+    /// When the capture starts (what comes before is warm-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap_from: Option<TimeSpan>,
     /// Bin width of the bottleneck series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series_bin: Option<TimeSpan>,

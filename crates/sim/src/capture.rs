@@ -25,6 +25,8 @@ pub struct Capture {
     buf: Vec<u8>,
     ident: u16,
     seed: u64,
+    /// Packets before this are not written (the run's warm-up).
+    from: Time,
     error: Option<io::Error>,
 }
 
@@ -38,19 +40,20 @@ pub fn isn(seed: u64, src: u32, sport: u16, dst: u32, dport: u16) -> u32 {
 }
 
 impl Capture {
-    pub fn create(path: &Path, snaplen: u32, seed: u64) -> io::Result<Capture> {
+    pub fn create(path: &Path, snaplen: u32, seed: u64, from: Time) -> io::Result<Capture> {
         Ok(Capture {
             w: PcapWriter::create(path, LinkType::RAW, snaplen)?,
             buf: vec![0; snaplen as usize],
             ident: 0,
             seed,
+            from,
             error: None,
         })
     }
 
     /// Records `p` at `now`; the first write error is kept for [`finish`].
     pub fn record(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr) {
-        if self.error.is_some() {
+        if self.error.is_some() || now < self.from {
             return;
         }
         if let Err(e) = self.write(now, p, src, dst) {

@@ -20,6 +20,6 @@ mod model;
 mod writes;
 
 pub use compare::{compare, Comparison, Ks, MixShare, Pair};
-pub use dist::{Deck, Dist, DIST_CAP};
+pub use dist::{weighted_ks_distance, weighted_ks_distance_within, Deck, Dist, DIST_CAP};
 pub use model::*;
 pub use writes::{thin, write_size};

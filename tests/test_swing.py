@@ -474,22 +474,25 @@ def test_handshake_loss_agrees_with_tshark(tmp_path):
 
 
 def test_a_stall_of_app_alexa_agrees_with_tshark(tmp_path):
-    # The phone's SYNs of 66.4-66.9 s were all answered within a few ms of
-    # 67.51 s: its path held them. Extraction finds the stall from the
-    # release; tshark's packet list shows the same SYN/ACKs.
+    # The phone's SYNs of 66.65-66.9 s, each sent once, were all answered
+    # within a ms of 67.51 s: its path held them. (Those of 66.41 and
+    # 66.43 s were sent again at 67.40 and 67.44 s: their answers may be to
+    # the copies, as after a loss, so they are no evidence.) Extraction
+    # finds the stall from the release; tshark's packet list shows the same
+    # SYN/ACKs.
     trace = traces_dir() / "app-alexa.pcapng"
     r = cli("extract", str(trace), "-o", str(tmp_path / "m.json"), "-q")
     assert r.returncode == 0, r.stderr
     stalls = json.loads((tmp_path / "m.json").read_text())["link"]["stalls"]
-    big = [s for s in stalls if s["start_s"] < 66.5 < 67.4 < s["end_s"]]
-    assert len(big) == 1 and big[0]["side"] == "b" and big[0]["answers"] >= 5, stalls
+    big = [s for s in stalls if s["start_s"] < 66.7 < 67.4 < s["end_s"]]
+    assert len(big) == 1 and big[0]["side"] == "b" and big[0]["answers"] >= 4, stalls
     rows = subprocess.run(["tshark", "-r", str(trace), "-Y", "tcp.flags.syn == 1", "-T", "fields", "-e", "frame.time_relative",
                            "-e", "tcp.stream", "-e", "tcp.flags.ack"], capture_output=True, text=True, check=True).stdout.splitlines()
     syn, synack = {}, {}
     for line in rows:
         t, s, ack = line.split("\t")
         (synack if ack == "1" else syn).setdefault(s, float(t))
-    held = [s for s in synack if s in syn and 66.4 < syn[s] < 66.95 and synack[s] - syn[s] > 0.5]
+    held = [s for s in synack if s in syn and 66.6 < syn[s] < 66.95 and synack[s] - syn[s] > 0.5]
     assert len(held) >= 4
     released = sorted(synack[s] for s in held)
     assert released[-1] - released[0] < 0.01 and big[0]["end_s"] < released[0] < big[0]["end_s"] + 0.2

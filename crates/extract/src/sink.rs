@@ -45,11 +45,12 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
-    /// `by` answered at `t` what was sent at `asked` (ns); kept if late.
+    /// `by` answered at `t` what was first sent at `asked` and last at
+    /// `again` (ns); kept if late.
     #[inline]
-    pub(crate) fn answer(&mut self, t: i64, asked: i64, by: u32) {
+    pub(crate) fn answer(&mut self, t: i64, asked: i64, again: i64, by: u32) {
         if t - asked > crate::stalls::LATE_NS && self.late.len() < LATE_CAP {
-            self.late.push(LateAnswer { t, asked, by });
+            self.late.push(LateAnswer { t, asked, again, by });
         }
     }
 

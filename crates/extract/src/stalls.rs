@@ -6,7 +6,11 @@
 //! different times arrive at the capture together, each far later than the
 //! answering host's round trip. A slow server or a long poll delays one
 //! answer, or several by their own times; it does not line up answers to
-//! sends tens of milliseconds apart within a few milliseconds.
+//! sends tens of milliseconds apart within a few milliseconds. Nor does a
+//! loss: the answer to a send that was lost comes a round trip after it was
+//! sent again, while a held path holds the copies sent again too. A busy
+//! link's many recoveries from loss would otherwise line up by chance (a
+//! simulated 400-user link without stalls showed 55).
 
 use crate::options::secs;
 use swing::{Side, Stall};
@@ -24,11 +28,13 @@ const RELEASE_NS: i64 = 10_000_000;
 /// ...if at least two answered sends at least this far apart (ns).
 const SPREAD_NS: i64 = 20_000_000;
 
-/// Host `by` answered at `t` a send of time `asked` (ns).
+/// Host `by` answered at `t` a send first made at `asked` and last at
+/// `again` (ns).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct LateAnswer {
     pub t: i64,
     pub asked: i64,
+    pub again: i64,
     pub by: u32,
 }
 
@@ -37,8 +43,9 @@ pub(crate) struct LateAnswer {
 /// trip (the packet reached it then), on the side of the answering hosts.
 pub(crate) fn find(late: &[LateAnswer], side_of: &[Side], rtt: &[Option<f64>], t0: i64) -> Vec<Stall> {
     let rtt_ns = |h: u32| rtt.get(h as usize).copied().flatten().map_or(0, |r| (r * 1e9) as i64);
-    let mut v: Vec<LateAnswer> =
-        late.iter().copied().filter(|a| (a.t - a.asked) as f64 > LATE_RTTS * rtt_ns(a.by) as f64).collect();
+    // Late by the host's round trips, from the first send and from the last.
+    let late_by = |a: &LateAnswer, from: i64| (a.t - from) as f64 > LATE_RTTS * rtt_ns(a.by) as f64;
+    let mut v: Vec<LateAnswer> = late.iter().copied().filter(|a| late_by(a, a.asked) && late_by(a, a.again)).collect();
     v.sort_by_key(|a| (a.t, a.asked));
     let mut out: Vec<Stall> = Vec::new();
     let mut i = 0;
@@ -82,8 +89,9 @@ mod tests {
         (x * 1e6) as i64
     }
 
+    /// An answer to a send made once.
     fn late(t: f64, asked: f64, by: u32) -> LateAnswer {
-        LateAnswer { t: ms(t), asked: ms(asked), by }
+        LateAnswer { t: ms(t), asked: ms(asked), again: ms(asked), by }
     }
 
     #[test]
@@ -113,6 +121,24 @@ mod tests {
         // 200 ms path).
         let slow = [None, Some(0.200)];
         assert!(find(&[late(1400.0, 1000.0, 1), late(1401.0, 1050.0, 1)], &sides, &slow, 0).is_empty());
+    }
+
+    #[test]
+    fn answers_to_sends_made_again_are_loss_unless_late_after_those_too() {
+        let sides = [Side::A, Side::B, Side::B];
+        let rtt = [None, Some(0.050), Some(0.080)];
+        let stall = [late(2200.0, 1000.0, 1), late(2201.0, 1200.0, 2)];
+        assert_eq!(find(&stall, &sides, &rtt, 0).len(), 1);
+        // Both sent again and answered a round trip later: two recoveries
+        // from loss that happen to end together.
+        let mut q = stall;
+        q[0].again = ms(2140.0);
+        q[1].again = ms(2110.0);
+        assert!(find(&q, &sides, &rtt, 0).is_empty());
+        // Sent again during the stall and held too: still a stall.
+        q[0].again = ms(1900.0);
+        q[1].again = ms(1900.0);
+        assert_eq!(find(&q, &sides, &rtt, 0).len(), 1);
     }
 
     #[test]

@@ -14,6 +14,16 @@ pub(crate) struct Gap {
     pub t: i64,
 }
 
+/// A segment sent with nothing before it unacknowledged, until an ACK
+/// covers it (`stalls`): its end offset, and when it was first and last
+/// sent (ns).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ask {
+    pub end: i64,
+    pub first: i64,
+    pub last: i64,
+}
+
 /// The last data segment of a direction, the first half of a packet pair.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Seg {
@@ -50,10 +60,9 @@ pub(crate) struct Dir {
     pub prev: Option<Seg>,
     /// (end offset, send time) of the segment being timed for a data→ACK RTT.
     pub timing: Option<(i64, i64)>,
-    /// (end offset, first send time) of a segment sent with nothing before
-    /// it unacknowledged, until an ACK covers it: how long its answer took,
-    /// retransmissions or not (`stalls`).
-    pub ask: Option<(i64, i64)>,
+    /// A segment sent with nothing before it unacknowledged, until an ACK
+    /// covers it: how long its answer took (`stalls`).
+    pub ask: Option<Ask>,
     pub retx: u64,
     pub fills: u64,
     /// When the last retransmission (or hole fill) of this direction was seen.

@@ -32,7 +32,7 @@ use crate::record::{ConnRecord, EndReason};
 use crate::sides::key_addr;
 use crate::sink::{Sink, TcpStats};
 use crate::slots::place;
-use crate::stream::{Dir, Flight, Seg};
+use crate::stream::{Ask, Dir, Flight, Seg};
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
 use swing::{RttSamples, SessionKey};
@@ -592,7 +592,7 @@ fn on_packet(
         if d == 1 {
             if c.hs.synacks == 0 {
                 if let Some(syn) = c.hs.syn {
-                    sink.answer(t, syn, src);
+                    sink.answer(t, syn, c.hs.syn_last.unwrap_or(syn), src);
                 }
                 c.hs.synack = Some(t);
                 c.hs.server_isn = Some(p.seq);
@@ -648,9 +648,9 @@ fn on_packet(
             if let Some(fo) = od.fin_off {
                 a = a.min(fo);
             }
-            if let Some((end, asked)) = od.ask {
-                if a >= end {
-                    sink.answer(t, asked, src);
+            if let Some(ask) = od.ask {
+                if a >= ask.end {
+                    sink.answer(t, ask.first, ask.last, src);
                     od.ask = None;
                 }
             }
@@ -704,6 +704,12 @@ fn on_packet(
             None if dd.from_syn => 0,
             None => s0,
         };
+        if s0 < floor {
+            // Sent again: when its answer was last asked for.
+            if let Some(ask) = dd.ask.as_mut().filter(|a| s0 < a.end) {
+                ask.last = t;
+            }
+        }
         if e0 <= floor {
             dd.recovered_at = Some(t);
             if let Some(delay) = dd.fill(s0, e0, t) {
@@ -724,7 +730,7 @@ fn on_packet(
             }
             hosts.get(src).net.new_segs += 1;
             if dd.ask.is_none() && dd.acked >= s0 {
-                dd.ask = Some((e0, t));
+                dd.ask = Some(Ask { end: e0, first: t, last: t });
             }
             if other_in_flight {
                 c.overlaps += 1;

@@ -194,13 +194,19 @@ def test_validate_reports_every_figure(espn_validation):
     assert t["energy"]["met"] == (not t["energy"]["octaves_over"]["fwd"] and not t["energy"]["octaves_over"]["rev"])
 
 
-def test_validate_replays_whole_sessions(espn_validation):
-    d, _ = espn_validation
+def test_validate_replays_whole_sessions_of_a_few_users_and_draws_marginals_on_request(espn_validation):
+    # espn's one page load: by default its session is replayed whole.
+    d, out = espn_validation
+    assert 'structure = "sessions"' in (d / "v" / "regenerate.toml").read_text()
+    v = json.loads((d / "v" / "validation.json").read_text())
+    assert v["structure"] == "sessions" and "1 TCP sessions, fewer than 30" in v["structure_reason"]
+    assert out.startswith("sessions regenerated: sessions (auto: 1 TCP sessions")
     trace = traces_dir() / "web-espn-2010.pcapng"
-    r = cli("validate", str(d / "m.json"), "--trace", str(trace), "-o", str(d / "s"), "--structure", "sessions", "--plot", str(d / "s.png"))
+    r = cli("validate", str(d / "m.json"), "--trace", str(trace), "-o", str(d / "s"), "--structure", "marginals", "--plot", str(d / "s.png"))
     assert r.returncode == 0, r.stderr
     scen = (d / "s" / "regenerate.toml").read_text()
-    assert 'structure = "sessions"' in scen
+    assert 'structure = "marginals"' in scen
+    assert json.loads((d / "s" / "validation.json").read_text())["structure_reason"] == ""
     c = json.loads((d / "s" / "validation.json").read_text())["comparison"]
     assert c["request_bytes"]["distance"] <= 0.1 and c["response_bytes"]["distance"] <= 0.1
     assert abs(c["rate_bps"][0]["relative_error"]) <= 0.10
@@ -381,6 +387,8 @@ pcap_from = "15s"
     print(f"population: rate {[c['relative_error'] for c in v['comparison']['rate_bps']]}, max energy {max(energy):.2f}")
     assert all(t["met"] for t in v["targets"].values()), v["targets"]
     assert len(energy) >= 20, "octaves 2 ms to 4 s both ways"
+    # Hundreds of sessions: Swing's marginals, by default.
+    assert v["structure"] == "marginals" and "at least 30" in v["structure_reason"]
     # One period, as for a trace of millions of packets: the warm-up period
     # brings in the sessions a trace starts with, so the rate holds.
     r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v1"), "--periods", "1", "-q")

@@ -398,8 +398,9 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--seed", type=int, help="simulation seed (default 1)")
     v.add_argument("--periods", type=int, metavar="N",
                    help="regenerate N trace-length periods and compare averages (default: 10, fewer for traces over 200,000 packets)")
-    v.add_argument("--structure", choices=("marginals", "sessions"), default="marginals",
-                   help="draw every session parameter on its own, as Swing did (marginals, the default), or replay whole observed sessions")
+    v.add_argument("--structure", choices=("auto", "marginals", "sessions"), default="auto",
+                   help="draw every session parameter on its own, as Swing did (marginals), or replay whole observed sessions; "
+                        "auto (the default) replays them when the model has fewer than 30 sessions")
     v.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="energy base bin (default 1ms)")
     v.add_argument("--plot", nargs="?", const=None, default=None, metavar="FILE.png", help="energy plot file (default DIR/energy.png)")
     v.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")

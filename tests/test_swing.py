@@ -246,7 +246,7 @@ REALISM = {
     "web-ynet-2013.pcap": (True, True),
     "web-espn-2010.pcapng": (True, True),
     "web-reddit-tls.pcap": (True, True),
-    # Within 1.0 on seeds 1-5 (0.84-0.96 A to B, 0.76-0.97 B to A).
+    # Within 1.0 on seeds 1-5 (0.75-0.88 A to B, 0.87-0.98 B to A).
     "app-alexa.pcapng": (True, True),
     "video-netflix.pcap": (False, False),
     "http-bro-org.pcap": (True, False),

@@ -6,7 +6,7 @@
 //! id and split by side when the model is written; the exact counts behind
 //! each distribution (`Dist::n`) are kept per (class, client host).
 
-use crate::grouping::{AduShape, PairShape, SessionShape};
+use crate::grouping::{AduShape, ConnShape, PairShape, RreShape, SessionShape};
 use crate::options::secs;
 use crate::reservoir::{Reservoir, DIST_RESERVOIR};
 use rustc_hash::FxHashMap;
@@ -195,6 +195,12 @@ pub(crate) struct Finish<'a> {
     pub t0: i64,
 }
 
+/// A request is taken to follow another connection's response only if it
+/// left within this long (ns) of it: a browser sets off requests as an
+/// object arrives and is parsed (web-espn-2010: a median of 13 ms); a
+/// later one is as likely the user's or a timer's.
+const FOLLOW_NS: i64 = 100_000_000;
+
 impl Finish<'_> {
     /// Subtracts the client's median RTT (else its side's), floored at 0
     /// (Swing's `massage_reqthink`).
@@ -204,6 +210,50 @@ impl Finish<'_> {
         }
         let rtt = self.host_rtt[host as usize].or(self.side_rtt[self.side_of[host as usize].index()]);
         ns_round((v - rtt.unwrap_or(0.0)).max(0.0))
+    }
+
+    /// Per connection of the RRE, per pair, the response on another
+    /// connection its request followed (`ConnSample::after`): the last to
+    /// end before the request, if it ended after the connection was ready
+    /// (its previous response's end, or its handshake plus the wait) and
+    /// at most `FOLLOW_NS` before the request. Not for concurrent
+    /// connections, whose data units replay on their own.
+    fn followed(&self, r: &RreShape, host: u32) -> Vec<Vec<Option<[f64; 3]>>> {
+        let pairwise = |c: &ConnShape| c.adus.is_empty() && c.times.len() == c.pairs.len();
+        // Every response's end: (end, connection, pair), in time order.
+        let mut ends: Vec<(i64, usize, usize)> = r
+            .conns
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, c))| pairwise(c))
+            .flat_map(|(k, (_, c))| c.times.iter().enumerate().map(move |(l, t)| (t.1, k, l)))
+            .collect();
+        ends.sort_unstable();
+        r.conns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| {
+                if !pairwise(c) {
+                    return Vec::new();
+                }
+                let v: Vec<Option<[f64; 3]>> = c
+                    .pairs
+                    .iter()
+                    .zip(&c.times)
+                    .map(|(p, &(start, _))| {
+                        let ready = (start - p.2.max(0)).max(start - FOLLOW_NS);
+                        let n = ends.partition_point(|e| e.0 <= start);
+                        let &(end, k, l) = ends[..n].iter().rev().take_while(|e| e.0 > ready).find(|e| e.1 != i)?;
+                        (p.0 > 0).then(|| [k as f64, l as f64, self.minus_rtt(secs(start - end), host)])
+                    })
+                    .collect();
+                if v.iter().all(Option::is_none) {
+                    Vec::new()
+                } else {
+                    v
+                }
+            })
+            .collect()
     }
 
     /// A kept session in model units, think times and RRE gaps less the
@@ -229,7 +279,9 @@ impl Finish<'_> {
                     conns: r
                         .conns
                         .iter()
-                        .map(|(at, conn)| ConnSample {
+                        .zip(self.followed(r, host))
+                        .map(|((at, conn), after)| ConnSample {
+                            after,
                             at_s: secs(*at),
                             server: ordinal(conn.server),
                             adus: adus_secs(&conn.adus),

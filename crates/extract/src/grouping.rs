@@ -47,6 +47,8 @@ pub type AduShape = (i64, u8, u64);
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConnShape {
     pub pairs: Vec<PairShape>,
+    /// Each pair's request start and end (the response's last packet), ns.
+    pub times: Vec<(i64, i64)>,
     pub adus: Vec<AduShape>,
     /// The server's host id.
     pub server: u32,

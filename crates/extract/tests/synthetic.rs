@@ -233,6 +233,45 @@ fn public_clients_beside_private_ones_are_side_a_too() {
     assert!(m.classes.iter().all(|c| c.clients == Side::A), "{:?}", m.classes.iter().map(|c| &c.name).collect::<Vec<_>>());
 }
 
+/// Two connections of one page load: the second's second request left
+/// 20 ms after the first connection's second response ended (a browser
+/// firing a request when another connection's object arrived), long after
+/// its own response: the session keeps that order.
+#[test]
+fn a_request_set_off_by_another_connections_response_is_kept_in_order() {
+    let mut x = Synth::ethernet();
+    let mut a = Conv::new(client(), server(), 1000, 5000);
+    let mut b = Conv::new(ep(1, [10, 0, 0, 1], 40001), server(), 3000, 9000);
+    a.handshake(&mut x, 1.0, 0.030, 0.010);
+    b.handshake(&mut x, 1.001, 0.030, 0.010);
+    a.data(&mut x, 1.041, true, 300);
+    b.data(&mut x, 1.045, true, 100);
+    a.response(&mut x, 1.080, 3000, 0.0001);
+    b.response(&mut x, 1.090, 500, 0.0);
+    a.ack(&mut x, 1.091, true);
+    b.ack(&mut x, 1.100, true);
+    a.data(&mut x, 1.5, true, 200);
+    a.response(&mut x, 1.54, 1000, 0.0);
+    b.data(&mut x, 1.56, true, 150);
+    a.ack(&mut x, 1.561, true);
+    b.response(&mut x, 1.60, 700, 0.0);
+    b.ack(&mut x, 1.61, true);
+    a.close(&mut x, 3.0, 0.01);
+    b.close(&mut x, 3.0005, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let r = &m.classes[0].sessions[0].rres[0];
+    assert_eq!(r.conns.len(), 2);
+    let (ca, cb) = (&r.conns[0], &r.conns[1]);
+    assert!(ca.after.is_empty(), "{:?}", ca.after);
+    // b's first request followed its own handshake; its second, a's second
+    // response (connection 0, pair 1), 20 ms less the client's 10 ms RTT.
+    assert_eq!(cb.after.len(), 2);
+    assert_eq!(cb.after[0], None);
+    let f = cb.after[1].unwrap();
+    assert_eq!((f[0], f[1]), (0.0, 1.0));
+    assert!(close(f[2], 0.010), "{f:?}");
+}
+
 #[test]
 fn a_server_that_speaks_first_pairs_with_a_one_byte_request() {
     let mut x = Synth::ethernet();

@@ -198,7 +198,7 @@ fn bad_model_files_are_reported() {
 }
 
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {
-    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![], server: 0, server_s: vec![], close_s: 0.0 }
+    ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![], server: 0, server_s: vec![], close_s: 0.0, after: vec![] }
 }
 
 /// The test model with two whole sessions kept: one of two RREs (two
@@ -259,6 +259,50 @@ fn whole_sessions_replay_their_structure() {
     // The log's close times include TIME_WAIT; the app saw the close before it.
     let rre_end = opened[0].1.max(opened[1].1) - sim::world::TIME_WAIT.as_secs_f64();
     assert!(rre_end > 0.5 && (opened[2].0 - rre_end - 1.0).abs() < 1e-6, "{opened:?}");
+}
+
+/// Open (s) and app-level close (s) of each connection, in opening order.
+fn conn_times(b: &sim::build::Built) -> Vec<(f64, f64)> {
+    let log = &b.world.conn_log;
+    let mut v: Vec<(f64, f64)> = (0..log.opened_s.len())
+        .filter(|&i| log.active[i])
+        .map(|i| (log.opened_s[i], log.closed_s[i] - sim::world::TIME_WAIT.as_secs_f64()))
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+#[test]
+fn a_request_that_followed_another_connections_response_waits_for_it_not_its_own_think() {
+    // One RRE: connection 0 fetches 200 kB; connection 1 fetches 1 kB, then
+    // in the trace sent its second request 10 ms after connection 0's
+    // response ended, 3 s after its own first.
+    let mut m = with_sessions();
+    m.udp.clear();
+    let mut c1 = conn(0.0, &[[100.0, 1_000.0, 0.0], [100.0, 1_000.0, 3.0]]);
+    c1.after = vec![None, Some([0.0, 0.0, 0.010])];
+    m.classes[0].sessions = vec![SessionSample {
+        start_s: 0.0,
+        rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[100.0, 200_000.0, 0.0]]), c1.clone()] }],
+    }];
+    m.classes[0].counts.sessions = 1;
+    m.classes[0].session_start_s = d(&[0.0]);
+    m.check().unwrap();
+    let b = run_model(&m, "structure = \"sessions\"", "10s");
+    let t = conn_times(&b);
+    assert_eq!(t.len(), 2, "{t:?}");
+    // Connection 1 closes a round trip or so after connection 0 does, far
+    // before its own 3 s think time.
+    assert!(t[1].1 > t[0].1 && t[1].1 < t[0].1 + 0.2 && t[1].1 < 2.0, "{t:?}");
+    // Without the order, the 3 s think time.
+    c1.after.clear();
+    m.classes[0].sessions[0].rres[0].conns[1] = c1;
+    let b = run_model(&m, "structure = \"sessions\"", "10s");
+    let t = conn_times(&b);
+    assert!(t[1].1 > 3.0, "{t:?}");
+    // An order naming a pair that does not exist is refused.
+    m.classes[0].sessions[0].rres[0].conns[1].after = vec![None, Some([0.0, 1.0, 0.0])];
+    assert!(m.check().unwrap_err().contains("after"));
 }
 
 #[test]

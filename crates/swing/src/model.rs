@@ -355,6 +355,14 @@ pub struct ConnSample {
     /// the second, and so on (a page load fetches from several).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub server: u32,
+    /// Per pair, the response on another connection of the RRE its request
+    /// followed: [that connection's index in the RRE, its pair's index,
+    /// seconds from that response's end to this request, less the client's
+    /// RTT], when that response ended after this connection's own last (a
+    /// browser fires requests on several connections at once when one
+    /// response arrives); null otherwise; empty when no pair has one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<Option<[f64; 3]>>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -701,6 +709,23 @@ impl Model {
                     || w.windows(2).any(|p| p[0][0] > p[1][0])
                 {
                     return Err(format!("class {:?}: {name} must hold [bytes ≥ 1, writes ≥ 1] sorted by bytes", c.name));
+                }
+            }
+            for r in c.sessions.iter().flat_map(|s| s.rres.iter()) {
+                for k in &r.conns {
+                    if !k.after.is_empty() && k.after.len() != k.pairs.len() {
+                        return Err(format!("class {:?}: a session connection has {} pairs but {} `after` entries", c.name, k.pairs.len(), k.after.len()));
+                    }
+                    for a in k.after.iter().flatten() {
+                        let conn = r.conns.get(a[0] as usize).filter(|_| a[0].fract() == 0.0 && a[0] >= 0.0);
+                        let pair_ok = conn.is_some_and(|o| a[1].fract() == 0.0 && a[1] >= 0.0 && (a[1] as usize) < o.pairs.len());
+                        if !pair_ok || !(a[2].is_finite() && a[2] >= 0.0) {
+                            return Err(format!(
+                                "class {:?}: `after` entries must name a connection of the RRE and one of its pairs, with seconds ≥ 0",
+                                c.name
+                            ));
+                        }
+                    }
                 }
             }
             for k in c.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter())) {

@@ -219,14 +219,18 @@ impl Finish<'_> {
     /// at most `FOLLOW_NS` before the request. Not for concurrent
     /// connections, whose data units replay on their own.
     fn followed(&self, r: &RreShape, host: u32) -> Vec<Vec<Option<[f64; 3]>>> {
-        let pairwise = |c: &ConnShape| c.adus.is_empty() && c.times.len() == c.pairs.len();
-        // Every response's end: (end, connection, pair), in time order.
+        let pairwise = |c: &ConnShape| c.adus.is_empty() && !c.pairs.is_empty();
+        // Every response's end: (end, connection, pair), in time order. A
+        // pair ended its successor's think time before that one started.
         let mut ends: Vec<(i64, usize, usize)> = r
             .conns
             .iter()
             .enumerate()
             .filter(|(_, (_, c))| pairwise(c))
-            .flat_map(|(k, (_, c))| c.times.iter().enumerate().map(move |(l, t)| (t.1, k, l)))
+            .flat_map(|(k, (_, c))| {
+                let n = c.pairs.len();
+                (0..n).map(move |l| (if l + 1 < n { c.pairs[l + 1].4 - c.pairs[l + 1].2 } else { c.last_end }, k, l))
+            })
             .collect();
         ends.sort_unstable();
         r.conns
@@ -239,8 +243,8 @@ impl Finish<'_> {
                 let v: Vec<Option<[f64; 3]>> = c
                     .pairs
                     .iter()
-                    .zip(&c.times)
-                    .map(|(p, &(start, _))| {
+                    .map(|p| {
+                        let start = p.4;
                         let ready = (start - p.2.max(0)).max(start - FOLLOW_NS);
                         let n = ends.partition_point(|e| e.0 <= start);
                         let &(end, k, l) = ends[..n].iter().rev().take_while(|e| e.0 > ready).find(|e| e.1 != i)?;
@@ -289,7 +293,7 @@ impl Finish<'_> {
                                 .pairs
                                 .iter()
                                 .enumerate()
-                                .map(|(j, &(req, rsp, think, _))| {
+                                .map(|(j, &(req, rsp, think, _, _))| {
                                     // A first request's wait was measured at the client's side.
                                     let t = if j == 0 { ns_round(secs(think).max(0.0)) } else { self.minus_rtt(secs(think), host) };
                                     [req.max(1) as f64, rsp.max(1) as f64, t]

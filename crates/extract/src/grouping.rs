@@ -33,9 +33,11 @@ pub const SESSION_PAIR_CAP: usize = 2_000;
 /// One exchange as a session shape keeps it: request bytes, response bytes,
 /// the think time before the request (ns from the previous response's end
 /// on the same connection; for a connection's first, from the client's
-/// handshake ACK), and the server's time before its response (ns, the
-/// capture-to-server round trip taken out; -1 when unknown).
-pub type PairShape = (u64, u64, i64, i64);
+/// handshake ACK), the server's time before its response (ns, the
+/// capture-to-server round trip taken out; -1 when unknown), and when the
+/// request started (ns; with the think times and `ConnShape::last_end`,
+/// when each response ended).
+pub type PairShape = (u64, u64, i64, i64, i64);
 
 /// A concurrent connection's application data units as a shape keeps them:
 /// (offset in ns from the sending side's start, direction 0 from the
@@ -47,8 +49,8 @@ pub type AduShape = (i64, u8, u64);
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConnShape {
     pub pairs: Vec<PairShape>,
-    /// Each pair's request start and end (the response's last packet), ns.
-    pub times: Vec<(i64, i64)>,
+    /// When the last pair ended (its response's last packet), ns.
+    pub last_end: i64,
     pub adus: Vec<AduShape>,
     /// The server's host id.
     pub server: u32,
@@ -518,10 +520,10 @@ mod tests {
         // Two connections in one RRE (the second 0.5 s after the first),
         // then an RRE 3 s after the first one's end, then a new session.
         let c = |pairs: Vec<PairShape>| ConnShape { pairs, ..Default::default() };
-        b.add(0, S, c(vec![(300, 5000, 0, 0)]), &mut out);
-        b.add(S / 2, 2 * S, c(vec![(200, 100, 0, 0), (250, 90_000, S / 10, 0)]), &mut out);
-        b.add(5 * S, 6 * S, c(vec![(100, 10, 0, 0)]), &mut out);
-        b.add(1000 * S, 1001 * S, c(vec![(1, 1, 0, 0)]), &mut out);
+        b.add(0, S, c(vec![(300, 5000, 0, 0, 0)]), &mut out);
+        b.add(S / 2, 2 * S, c(vec![(200, 100, 0, 0, 0), (250, 90_000, S / 10, 0, 0)]), &mut out);
+        b.add(5 * S, 6 * S, c(vec![(100, 10, 0, 0, 0)]), &mut out);
+        b.add(1000 * S, 1001 * S, c(vec![(1, 1, 0, 0, 0)]), &mut out);
         b.finish(&mut out);
         let shapes: Vec<&SessionShape> = out
             .iter()
@@ -537,8 +539,8 @@ mod tests {
                 start: 0,
                 pairs: 4,
                 rres: vec![
-                    RreShape { gap: 0, conns: vec![(0, c(vec![(300, 5000, 0, 0)])), (S / 2, c(vec![(200, 100, 0, 0), (250, 90_000, S / 10, 0)]))] },
-                    RreShape { gap: 3 * S, conns: vec![(0, c(vec![(100, 10, 0, 0)]))] },
+                    RreShape { gap: 0, conns: vec![(0, c(vec![(300, 5000, 0, 0, 0)])), (S / 2, c(vec![(200, 100, 0, 0, 0), (250, 90_000, S / 10, 0, 0)]))] },
+                    RreShape { gap: 3 * S, conns: vec![(0, c(vec![(100, 10, 0, 0, 0)]))] },
                 ],
             }
         );
@@ -558,8 +560,8 @@ mod tests {
     fn sessions_over_the_pair_cap_are_not_kept_whole() {
         let mut b = SessionBuilder::new(th(), true);
         let mut out = vec![];
-        b.add(0, S, ConnShape { pairs: vec![(1, 1, 0, 0); SESSION_PAIR_CAP], ..Default::default() }, &mut out);
-        b.add(S / 2, S, ConnShape { pairs: vec![(1, 1, 0, 0)], ..Default::default() }, &mut out);
+        b.add(0, S, ConnShape { pairs: vec![(1, 1, 0, 0, 0); SESSION_PAIR_CAP], ..Default::default() }, &mut out);
+        b.add(S / 2, S, ConnShape { pairs: vec![(1, 1, 0, 0, 0)], ..Default::default() }, &mut out);
         b.finish(&mut out);
         assert!(out.contains(&SessionTooLong));
         assert!(!out.iter().any(|s| matches!(s, Session(_))));

@@ -130,8 +130,8 @@ impl Sink {
         };
         c.last_pair_end = Some(p.end());
         if self.keep_shapes {
-            c.shape.pairs.push((req, resp, think_ns.or(wait_ns).unwrap_or(0), server_ns.unwrap_or(-1)));
-            c.shape.times.push((p.start(), p.end()));
+            c.shape.pairs.push((req, resp, think_ns.or(wait_ns).unwrap_or(0), server_ns.unwrap_or(-1), p.start()));
+            c.shape.last_end = p.end();
         }
         for (dir, e) in [p.req, p.resp].into_iter().enumerate() {
             let Some(e) = e else { continue };

@@ -289,11 +289,10 @@ fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
     c
 }
 
-/// IP size of a host's SYN (its SYN/ACK is within a few bytes): MSS and
-/// window scale, and timestamps or SACK-permitted if it offers them.
+/// IP size of a host's SYN (its SYN/ACK is within a few bytes).
 fn handshake_ip_bytes(c: &tcp::TcpConfig, ipv6: bool) -> u32 {
-    let ip = if ipv6 { 40 } else { 20 };
-    ip + 20 + 8 + if c.timestamps { 12 } else if c.sack { 4 } else { 0 }
+    let ip = if ipv6 { wire::Ipv6Repr::HEADER_LEN } else { wire::Ipv4Repr::HEADER_LEN } as u32;
+    ip + 20 + tcp::syn_option_bytes(c.sack, c.timestamps)
 }
 
 /// Segments per ACK (models without bytes per ACK): fewer than 1.25 ACKs

@@ -56,5 +56,5 @@ mod send;
 
 pub use config::{Algorithm, TcpConfig};
 pub use conn::{Notify, State, Tcp, TcpStats};
-pub use segment::{Flags, SackBlocks, Segment, SynOptions};
+pub use segment::{syn_option_bytes, Flags, SackBlocks, Segment, SynOptions};
 pub use units::{Dur, Time};

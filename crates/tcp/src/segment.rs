@@ -75,6 +75,13 @@ pub struct SynOptions {
     pub timestamps: bool,
 }
 
+/// Bytes of options on a SYN or SYN-ACK as Linux lays them out (see
+/// `Segment::header_len`): MSS, window scale, and SACK-permitted and
+/// timestamps together or either alone.
+pub fn syn_option_bytes(sack_permitted: bool, timestamps: bool) -> u32 {
+    4 + 4 + if timestamps { 12 } else if sack_permitted { 4 } else { 0 }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
     /// Absolute sequence number; the ISN is 0 and data starts at 1.
@@ -104,10 +111,7 @@ impl Segment {
         let ts = self.ts.is_some();
         let mut opts = 0;
         if let Some(o) = self.syn_opts {
-            opts += 4 + 4;
-            if o.sack_permitted || ts {
-                opts += if ts { 12 } else { 4 };
-            }
+            opts += syn_option_bytes(o.sack_permitted, ts);
         } else if ts {
             opts += 12;
         }

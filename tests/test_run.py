@@ -117,6 +117,46 @@ def test_a_capture_from_a_time_holds_what_crossed_after_it(tmp_path, rundir):
     assert full["fwd_bytes"] == series["fwd_bytes"]
 
 
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make test installs it)")
+def test_a_lossy_capture_misses_its_share_of_data_segments(tmp_path, rundir):
+    # A capture point that loses packets (to compare with a trace whose
+    # capture did): a share of the TCP segments carrying data in one
+    # direction is not written; ACKs, handshakes, UDP and the other
+    # direction all are, and the same seed misses the same segments.
+    def tcp_rows(d):
+        out = subprocess.run(["tshark", "-r", str(d / "bottleneck.pcap"), "-T", "fields", "-e", "ip.src", "-e", "tcp.len",
+                              "-e", "udp.length"], capture_output=True, text=True, check=True).stdout
+        return [tuple(line.split("\t")) for line in out.splitlines()]
+
+    full = tcp_rows(rundir)
+    (tmp_path / "s.toml").write_text(SCENARIO.replace("pcap = true", 'pcap = true\npcap_miss_fwd = "30%"'))
+    seen = []
+    for k in range(2):
+        r = cli("run", str(tmp_path / "s.toml"), "-o", str(tmp_path / f"lossy{k}"), "-q")
+        assert r.returncode == 0, r.stderr
+        seen.append(tcp_rows(tmp_path / f"lossy{k}"))
+    assert seen[0] == seen[1]
+    # The server is on the left: its responses go forward (left to right),
+    # where the capture loses.
+    is_data = lambda r: r[1] not in ("", "0")
+    fwd_data = lambda rows: [r for r in rows if is_data(r) and r[0].startswith("10.1.")]
+    other = lambda rows: [r for r in rows if not (is_data(r) and r[0].startswith("10.1."))]
+    assert other(seen[0]) == other(full)
+    n_full, n_seen = len(fwd_data(full)), len(fwd_data(seen[0]))
+    assert n_full > 1000
+    assert 0.27 < 1 - n_seen / n_full < 0.33, (n_seen, n_full)
+    # The run is the same: only the capture missed them.
+    assert pq.read_table(tmp_path / "lossy0" / "series" / "bottleneck.parquet").to_pydict() == \
+        pq.read_table(rundir / "series" / "bottleneck.parquet").to_pydict()
+
+
+def test_a_capture_that_misses_everything_is_refused(tmp_path):
+    (tmp_path / "s.toml").write_text(SCENARIO.replace("pcap = true", 'pcap = true\npcap_miss_fwd = "100%"'))
+    r = cli("run", str(tmp_path / "s.toml"), "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode != 0
+    assert "output.pcap_miss_fwd" in r.stderr and "less than 100%" in r.stderr and "Traceback" not in r.stderr
+
+
 def _files(d):
     return {p.relative_to(d): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and p.name != "timing.json"}
 

@@ -231,7 +231,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     bar = Progress(not args.quiet and (args.progress or sys.stderr.isatty()))
     try:
         v = validate(args.model, args.trace, out, link_rate=args.link_rate, seed=args.seed or 1, bin_s=args.bin, periods=args.periods,
-                     structure=args.structure, progress=lambda f: bar({"run": f}))
+                     structure=args.structure, progress=lambda f: bar({"run": f}), as_captured=not args.full_link)
     except (ModelError, _core.InputError) as e:
         raise InputError(str(e)) from None
     finally:
@@ -401,6 +401,9 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--structure", choices=("auto", "marginals", "sessions"), default="auto",
                    help="draw every session parameter on its own, as Swing did (marginals), or replay whole observed sessions; "
                         "auto (the default) replays them when the model has fewer than 30 sessions")
+    v.add_argument("--full-link", action="store_true",
+                   help="compare the whole regenerated link with a trace whose capture lost packets (by default the "
+                        "regenerated capture misses the same share of data segments as the trace's did)")
     v.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="energy base bin (default 1ms)")
     v.add_argument("--plot", nargs="?", const=None, default=None, metavar="FILE.png", help="energy plot file (default DIR/energy.png)")
     v.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")

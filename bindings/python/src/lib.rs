@@ -102,10 +102,18 @@ fn write_model(model: &swing::Model, out_path: &str) -> PyResult<()> {
 /// Bytes and packets per bin of traces, per direction (`fwd` = side A to
 /// B). The sides are those of `model` (a model extracted from these traces),
 /// else of `side_a` prefixes, else decided from the traces as `extract`
-/// does.
+/// does. Bins start at `start_s` (seconds since the epoch) if given, else
+/// at the model's first timestamp, else at the first packet.
 #[pyfunction]
-#[pyo3(signature = (paths, bin_s, model=None, side_a=None))]
-fn trace_series<'py>(py: Python<'py>, paths: Vec<String>, bin_s: f64, model: Option<&str>, side_a: Option<Vec<String>>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (paths, bin_s, model=None, side_a=None, start_s=None))]
+fn trace_series<'py>(
+    py: Python<'py>,
+    paths: Vec<String>,
+    bin_s: f64,
+    model: Option<&str>,
+    side_a: Option<Vec<String>>,
+    start_s: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
     let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
     let m = match model {
         Some(p) => read_model(p)?,
@@ -117,7 +125,12 @@ fn trace_series<'py>(py: Python<'py>, paths: Vec<String>, bin_s: f64, model: Opt
             py.detach(|| ::extract::extract(&paths, &opts, &mut |_| true)).map_err(|e| input_err(e.to_string()))?.0
         }
     };
-    let s = py.detach(|| ::extract::series_for_model(&paths, bin_s, &m)).map_err(|e| input_err(e.to_string()))?;
+    let s = py
+        .detach(|| match start_s {
+            Some(t) => ::extract::series(&paths, bin_s, &::extract::host_sides(&m), Some(t)),
+            None => ::extract::series_for_model(&paths, bin_s, &m),
+        })
+        .map_err(|e| input_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("bin_s", s.bin_s)?;
     d.set_item("start_s", s.start_ns as f64 * 1e-9)?;

@@ -16,6 +16,8 @@ pub(crate) struct Host {
     pub bytes: u64,
     pub tcp_bytes: u64,
     pub udp_bytes: u64,
+    /// TCP payload bytes captured (retransmissions too).
+    pub tcp_payload: u64,
     /// TCP payload this host sent that its peers acknowledged but the
     /// capture never showed (capture loss), in bytes.
     pub unseen_bytes: u64,
@@ -35,23 +37,40 @@ pub(crate) struct Host {
 /// Window over which a host's peak sending rate is measured.
 pub(crate) const PEAK_WINDOW_NS: i64 = 10_000_000;
 
+/// Packets a window must hold to count toward a peak rate.
+pub(crate) const PEAK_MIN_PACKETS: u32 = 5;
+
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PeakRate {
-    window: i64,
+    window: Option<i64>,
     bytes: u64,
+    first: u64,
+    packets: u32,
     max_bytes: u64,
 }
 
 impl PeakRate {
+    /// A window's bytes less its first packet count: that packet may have
+    /// been on the wire before the window began. And only a window of at
+    /// least `PEAK_MIN_PACKETS`: two or three packets that arrived
+    /// together (a Wi-Fi aggregate, a capture's batched timestamps) say
+    /// nothing of the rate (video-netflix's video server, three packets
+    /// in 10 ms, behind a 0.9 Mbit/s line that two other servers' packet
+    /// pairs measured).
     #[inline]
     pub(crate) fn add(&mut self, t: i64, bytes: u64) {
         let w = t.div_euclid(PEAK_WINDOW_NS);
-        if w != self.window {
-            self.window = w;
+        if self.window != Some(w) {
+            self.window = Some(w);
             self.bytes = 0;
+            self.packets = 0;
+            self.first = bytes;
         }
         self.bytes += bytes;
-        self.max_bytes = self.max_bytes.max(self.bytes);
+        self.packets += 1;
+        if self.packets >= PEAK_MIN_PACKETS {
+            self.max_bytes = self.max_bytes.max(self.bytes - self.first);
+        }
     }
 
     pub(crate) fn bps(&self) -> f64 {
@@ -81,6 +100,7 @@ impl HostTable {
                 bytes: 0,
                 tcp_bytes: 0,
                 udp_bytes: 0,
+                tcp_payload: 0,
                 unseen_bytes: 0,
                 votes: [NO_MAC; MAC_SLOTS],
                 tcp_initiated: 0,
@@ -98,5 +118,25 @@ impl HostTable {
     #[inline]
     pub(crate) fn get(&mut self, id: u32) -> &mut Host {
         &mut self.hosts[id as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_rates_need_a_few_packets_and_leave_out_the_first() {
+        let mut p = PeakRate::default();
+        // Three packets together: an aggregate, not a rate.
+        for i in 0..3 {
+            p.add(1_000_000 + i, 1500);
+        }
+        assert_eq!(p.bps(), 0.0);
+        // Five in the next window: four after the first, in 10 ms.
+        for i in 0..5 {
+            p.add(PEAK_WINDOW_NS + i * 1_000_000, 1500);
+        }
+        assert_eq!(p.bps(), 4.0 * 1500.0 * 8.0 / 0.010);
     }
 }

@@ -66,6 +66,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         d.udp_bytes += h.udp_bytes;
         d.other_bytes += h.bytes - h.tcp_bytes - h.udp_bytes;
         d.unseen_bytes += h.unseen_bytes;
+        d.tcp_payload_bytes += h.tcp_payload;
     }
     for d in &mut dirs {
         d.mean_rate_bps = if duration_s > 0.0 { d.bytes as f64 * 8.0 / duration_s } else { 0.0 };

@@ -57,7 +57,8 @@ pub(crate) struct NetAcc {
     /// and new-data segments it was sent.
     pub acks: u64,
     pub segs_received: u64,
-    /// New-data bytes it was sent in those segments.
+    /// New-data bytes it was sent in those segments, and those it
+    /// acknowledged that the capture missed (it received them).
     pub bytes_received: u64,
     /// SYNs and SYN/ACKs it sent, and of those, with timestamps and with
     /// SACK permitted.

@@ -4,7 +4,7 @@
 //! being timed for a data→ACK RTT.
 
 /// Open holes remembered per direction; older ones are forgotten.
-pub(crate) const MAX_GAPS: usize = 4;
+pub(crate) const MAX_GAPS: usize = 16;
 
 /// A hole: bytes [start, end) skipped by a segment seen at time `t`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -100,6 +100,26 @@ impl Dir {
         }
     }
 
+    /// Closes the holes an acknowledgement up to `acked` covers and
+    /// returns their bytes: the receiver had them, so the capture missed
+    /// them (and a copy seen later was sent again needlessly). Closed when
+    /// acknowledged, they leave room for new ones: a capture that misses
+    /// many segments opens holes faster than `MAX_GAPS`.
+    pub(crate) fn acked_holes(&mut self, acked: i64) -> i64 {
+        let (mut n, mut kept) = (0, 0);
+        for i in 0..self.ngaps as usize {
+            let g = self.gaps[i];
+            if acked >= g.end {
+                n += g.end - g.start;
+            } else {
+                self.gaps[kept] = g;
+                kept += 1;
+            }
+        }
+        self.ngaps = kept as u8;
+        n
+    }
+
     /// If [s, e) overlaps an open hole, shrinks it and returns how long
     /// the hole had been open.
     pub(crate) fn fill(&mut self, s: i64, e: i64, t: i64) -> Option<i64> {
@@ -156,9 +176,24 @@ mod tests {
         assert_eq!(d.fill(300, 400, 10), Some(5));
         assert_eq!(d.fill(200, 300, 11), Some(6));
         assert_eq!(d.ngaps, 0);
-        for i in 0..6 {
+        let n = MAX_GAPS as i64 + 2;
+        for i in 0..n {
             d.open_gap(i * 10, i * 10 + 5, i);
         }
-        assert_eq!((d.ngaps, d.gaps[0].start), (4, 20), "the oldest holes are forgotten");
+        assert_eq!((d.ngaps as usize, d.gaps[0].start), (MAX_GAPS, 20), "the oldest holes are forgotten");
+    }
+
+    #[test]
+    fn acknowledged_holes_close_and_count() {
+        let mut d = Dir::default();
+        d.open_gap(100, 200, 1);
+        d.open_gap(300, 350, 2);
+        d.open_gap(500, 600, 3);
+        assert_eq!(d.acked_holes(99), 0);
+        assert_eq!(d.acked_holes(350), 150, "both holes below the ACK");
+        assert_eq!((d.ngaps, d.gaps[0].start), (1, 500));
+        assert_eq!(d.acked_holes(350), 0, "counted once");
+        // A copy seen after its ACK is not a fill.
+        assert_eq!(d.fill(100, 200, 9), None);
     }
 }

@@ -407,12 +407,6 @@ impl Tcp {
     fn finish(&mut self, idx: u32, end: i64, why: EndReason, hosts: &mut HostTable, names: &ClassNames) {
         let sink = &mut self.sink;
         let c = &mut self.conns[idx as usize];
-        // Holes never filled that the receiver acknowledged: the capture
-        // lost those segments (or their retransmissions).
-        for (d, dir) in c.dirs.iter().enumerate() {
-            let lost: i64 = dir.gaps[..dir.ngaps as usize].iter().filter(|g| dir.acked >= g.end).map(|g| g.end - g.start).sum();
-            hosts.get(c.hosts[d]).unseen_bytes += lost.max(0) as u64;
-        }
         // A completed handshake: a SYN sent again was lost (or held) on its
         // way or its answer was; a SYN/ACK sent more often than the SYNs
         // asking for it, likewise. Each counts against the sender.
@@ -670,6 +664,13 @@ fn on_packet(
                 hosts.get(src).net.acks += 1;
             }
             od.acked = od.acked.max(a);
+            // Holes the receiver now acknowledged: the capture lost those
+            // segments (or their retransmissions); they reached it.
+            let holes = od.acked_holes(od.acked);
+            if holes > 0 {
+                hosts.get(c.hosts[o]).unseen_bytes += holes as u64;
+                hosts.get(src).net.bytes_received += holes as u64;
+            }
             // An ACK one byte past everything seen is most likely the
             // peer's FIN, which is not data.
             if a > od.hi && (od.fin_off.is_some() || a > od.hi + 1) && a - od.hi < 1 << 30 {
@@ -678,6 +679,7 @@ fn on_packet(
                 // data never showed: the capture lost it.
                 if od.data_hi.is_some() {
                     hosts.get(c.hosts[o]).unseen_bytes += (a - from) as u64;
+                    hosts.get(src).net.bytes_received += (a - from) as u64;
                 }
                 od.hi = a;
                 if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi(), None, None) {
@@ -697,6 +699,7 @@ fn on_packet(
     }
     let dd = &mut c.dirs[d];
     if len > 0 {
+        hosts.get(src).tcp_payload += len as u64;
         let s0 = dd.off(p.seq.wrapping_add(syn));
         let e0 = s0 + len as i64;
         let floor = match dd.data_hi {

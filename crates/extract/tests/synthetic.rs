@@ -558,8 +558,40 @@ fn capture_loss_is_what_receivers_acknowledged_but_the_capture_missed() {
     let (m, _, _) = run(x, &ExtractOptions::default());
     let unseen: Vec<u64> = m.link.dirs.iter().map(|d| d.unseen_bytes).collect();
     assert_eq!(unseen, vec![0, 2 * 1460]);
+    // The share missed is of the payload that crossed: 2 of 4 segments.
+    assert_eq!(m.link.dirs[1].tcp_payload_bytes, 2 * 1460);
+    assert_eq!(m.link.dirs[1].capture_loss(), 0.5);
     // The response is still its full size.
     assert_eq!(m.classes[0].response_bytes.values, vec![4.0 * 1460.0]);
+}
+
+#[test]
+fn a_capture_missing_every_other_segment_counts_them_all() {
+    // Each flight of 2 × 10 segments shows every other one, so it opens 10
+    // holes before its ACK arrives: more than a few holes must be held
+    // open at once, and closed when acknowledged, for none to be missed.
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    let mut t = 1.080;
+    for _ in 0..5 {
+        for _ in 0..10 {
+            c.sseq = c.sseq.wrapping_add(1460);
+            c.data(&mut x, t, false, 1460);
+            t += 0.0001;
+        }
+        t += 0.030;
+        c.ack(&mut x, t, true);
+        t += 0.030;
+    }
+    c.close(&mut x, t + 1.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    assert_eq!(m.link.dirs[1].unseen_bytes, 50 * 1460);
+    assert_eq!(m.link.dirs[1].capture_loss(), 0.5);
+    // The client received what it acknowledged, not what was captured.
+    let client = m.hosts.iter().find(|h| h.side == swing::Side::A).unwrap();
+    assert!(client.bytes_per_ack.is_some_and(|b| (b - 20.0 * 1460.0).abs() < 1.0), "{:?}", client.bytes_per_ack);
 }
 
 #[test]

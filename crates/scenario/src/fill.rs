@@ -115,6 +115,8 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
     f.output.pcap = Some(r.output.pcap);
     f.output.pcap_snaplen = Some(Size(r.output.pcap_snaplen as u64));
     f.output.pcap_from = (r.output.pcap_from > Dur::ZERO).then_some(TimeSpan(r.output.pcap_from));
+    let miss = |m: f64| (m > 0.0).then_some(Fraction(m));
+    (f.output.pcap_miss_fwd, f.output.pcap_miss_rev) = (miss(r.output.pcap_miss[0]), miss(r.output.pcap_miss[1]));
     f.output.series_bin = Some(TimeSpan(r.output.series_bin));
     f
 }

@@ -120,6 +120,8 @@ pub struct OutputParams {
     pub pcap_snaplen: u32,
     /// The capture starts here: what comes before is warm-up.
     pub pcap_from: Dur,
+    /// Share of data segments the capture misses, [fwd, rev].
+    pub pcap_miss: [f64; 2],
     pub series_bin: Dur,
 }
 
@@ -551,6 +553,13 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
             format!("{pcap_from} is not before the end of the run ({}): nothing would be captured", s.duration.0),
         ));
     }
+    let mut pcap_miss = [0.0; 2];
+    for (m, (v, field)) in pcap_miss.iter_mut().zip([(o.pcap_miss_fwd, "output.pcap_miss_fwd"), (o.pcap_miss_rev, "output.pcap_miss_rev")]) {
+        *m = v.map_or(0.0, |f| f.0);
+        if *m >= 1.0 {
+            return Err(err(field, "a capture that misses 100% writes nothing: expected less than 100%"));
+        }
+    }
     Ok(Resolved {
         name: s.name.clone().unwrap_or_default(),
         duration: s.duration.0,
@@ -558,7 +567,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
         bottleneck: [fwd, rev],
         background,
         apps,
-        output: OutputParams { pcap: o.pcap.unwrap_or(false), pcap_snaplen: snaplen as u32, pcap_from, series_bin },
+        output: OutputParams { pcap: o.pcap.unwrap_or(false), pcap_snaplen: snaplen as u32, pcap_from, pcap_miss, series_bin },
     })
 }
 

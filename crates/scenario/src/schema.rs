@@ -274,6 +274,13 @@ pub struct OutputSpec {
     /// When the capture starts (what comes before is warm-up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcap_from: Option<TimeSpan>,
+    /// Share of the TCP segments carrying data left to right (`fwd`) and
+    /// right to left (`rev`) that the capture does not write: a capture
+    /// point that loses packets, to compare with a trace whose capture did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap_miss_fwd: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap_miss_rev: Option<Fraction>,
     /// Bin width of the bottleneck series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series_bin: Option<TimeSpan>,

@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
-use units::Time;
+use units::{Rng, Time};
 use wire::{Ipv4Repr, Ipv6Repr, LinkType, PcapWriter, TcpFlags, TcpRepr, UdpRepr};
 
 /// Window scale announced on SYNs; windows on other segments are shifted by it.
@@ -27,6 +27,10 @@ pub struct Capture {
     seed: u64,
     /// Packets before this are not written (the run's warm-up).
     from: Time,
+    /// Share of data segments not written, per bottleneck direction, and
+    /// the draws that decide which.
+    miss: [f64; 2],
+    rng: Rng,
     error: Option<io::Error>,
 }
 
@@ -40,20 +44,29 @@ pub fn isn(seed: u64, src: u32, sport: u16, dst: u32, dport: u16) -> u32 {
 }
 
 impl Capture {
-    pub fn create(path: &Path, snaplen: u32, seed: u64, from: Time) -> io::Result<Capture> {
+    pub fn create(path: &Path, snaplen: u32, seed: u64, from: Time, miss: [f64; 2]) -> io::Result<Capture> {
         Ok(Capture {
             w: PcapWriter::create(path, LinkType::RAW, snaplen)?,
             buf: vec![0; snaplen as usize],
             ident: 0,
             seed,
             from,
+            miss,
+            rng: Rng::stream(seed, "capture.miss"),
             error: None,
         })
     }
 
-    /// Records `p` at `now`; the first write error is kept for [`finish`].
-    pub fn record(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr) {
+    /// Records `p` at `now`, crossing the bottleneck in direction `dir`
+    /// (0 left to right); the first write error is kept for [`finish`].
+    pub fn record(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr, dir: usize) {
         if self.error.is_some() || now < self.from {
+            return;
+        }
+        // A lossy capture point misses data segments, the packets a
+        // capturing host's buffers overflow on, not the ACKs and
+        // handshakes between them.
+        if self.miss[dir] > 0.0 && matches!(p.body, Body::Tcp(seg) if seg.len > 0) && self.rng.bernoulli(self.miss[dir]) {
             return;
         }
         if let Err(e) = self.write(now, p, src, dst) {

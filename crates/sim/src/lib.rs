@@ -90,7 +90,7 @@ pub fn run_scenario(
     let mut b = build::build(r);
     let pcap = dir.join("bottleneck.pcap");
     if r.output.pcap {
-        b.world.capture = Some(capture::Capture::create(&pcap, r.output.pcap_snaplen, r.seed, Time(r.output.pcap_from.0)).map_err(|e| io_err(&pcap, e))?);
+        b.world.capture = Some(capture::Capture::create(&pcap, r.output.pcap_snaplen, r.seed, Time(r.output.pcap_from.0), r.output.pcap_miss).map_err(|e| io_err(&pcap, e))?);
     } else if pcap.exists() {
         // A capture from an earlier run with other settings would mislead.
         std::fs::remove_file(&pcap).map_err(|e| io_err(&pcap, e))?;

@@ -274,7 +274,7 @@ impl World {
             self.monitors[m as usize].arrived(self.now, p.size);
             if let Some(cap) = &mut self.capture {
                 let (src, dst) = (self.hosts[p.src as usize].addr(), self.hosts[p.dst as usize].addr());
-                cap.record(self.now, &p, src, dst);
+                cap.record(self.now, &p, src, dst, m as usize);
             }
         }
         match to {

@@ -178,6 +178,23 @@ pub struct DirStats {
     /// beyond the last few are not tracked): the traffic carried this much more.
     #[serde(default)]
     pub unseen_bytes: u64,
+    /// TCP payload the capture holds (retransmissions too): with
+    /// `unseen_bytes`, the share of the payload it missed.
+    #[serde(default)]
+    pub tcp_payload_bytes: u64,
+}
+
+impl DirStats {
+    /// Share of the TCP payload that crossed the link which the capture
+    /// missed (0 without TCP).
+    pub fn capture_loss(&self) -> f64 {
+        let all = self.tcp_payload_bytes + self.unseen_bytes;
+        if all == 0 {
+            0.0
+        } else {
+            self.unseen_bytes as f64 / all as f64
+        }
+    }
 }
 
 /// The observed link: [A to B, B to A].

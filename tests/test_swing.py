@@ -240,6 +240,11 @@ def test_validate_sees_a_lossy_capture_as_the_trace_did(tmp_path):
     assert f["capture_miss"] == [0.0, 0.0] and "pcap_miss" not in (tmp_path / "f" / "regenerate.toml").read_text()
     # The whole link carried the bytes the capture missed: nearly twice its rate.
     assert f["comparison"]["rate_bps"][1]["relative_error"] > 0.6
+    # The client held its ACKs of lone segments 105 ms (macOS's timer), and
+    # its virtual host does too.
+    client = lambda path: next(h for h in json.loads(path.read_text())["hosts"] if h["side"] == "a")
+    assert 0.095 < client(tmp_path / "m.json")["ack_delay_s"] < 0.115
+    assert abs(client(tmp_path / "v" / "regenerated.json")["ack_delay_s"] / client(tmp_path / "m.json")["ack_delay_s"] - 1) < 0.05
 
 
 def test_validate_flags_one_direction_traces(tmp_path):
@@ -414,6 +419,16 @@ pcap_from = "15s"
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make test installs it)")
+@pytest.mark.parametrize("name", ["web-ynet-2013.pcap", "web-espn-2010.pcapng"])
+def test_a_linux_client_holds_its_acks_for_linux_s_40_ms(tmp_path, name):
+    # Both clients held an ACK of a lone segment for about Linux's
+    # delayed-ACK floor, 40 ms (measured: 39.0 and 38.2 ms).
+    r = cli("extract", str(traces_dir() / name), "-o", str(tmp_path / "m.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    client = next(h for h in json.loads((tmp_path / "m.json").read_text())["hosts"] if h["side"] == "a")
+    assert 0.035 < client["ack_delay_s"] < 0.042, client["ack_delay_s"]
+
+
 def test_server_times_and_first_request_waits_agree_with_tshark(tmp_path):
     # Measured independently from tshark's packet list, on the HTTP
     # connections: the first client data after the handshake's ACK, and

@@ -82,7 +82,7 @@ def _field(key: str):
 _HOST_ROWS = (("RTT ms", _field("rtt_s"), 1e3, "{:.3g}"), ("capacity Mbit/s", _field("capacity_bps"), 1e-6, "{:.3g}"),
               ("loss %", _field("loss"), 100, "{:.3g}"), ("handshake loss %", _handshake_loss, 100, "{:.3g}"),
               ("initial window", _field("initial_window"), 1, "{:.3g}"), ("bytes per ACK", _field("bytes_per_ack"), 1, "{:.0f}"),
-              ("bunched %", _field("bunched"), 100, "{:.3g}"))
+              ("delayed ACK ms", _field("ack_delay_s"), 1e3, "{:.3g}"), ("bunched %", _field("bunched"), 100, "{:.3g}"))
 
 
 def summary(m: dict) -> str:

@@ -96,6 +96,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 peak_rate_bps: h.peak.bps().max(h.peak_rx.bps()),
                 segments_per_ack: n.segments_per_ack,
                 bytes_per_ack: n.bytes_per_ack,
+                ack_delay_s: n.ack_delay_s,
                 initial_window: n.initial_window,
                 rcv_window: n.rcv_window,
                 timestamps: n.timestamps,

@@ -47,6 +47,9 @@ pub(crate) struct NetAcc {
     windows: Reservoir<u64>,
     /// Delay from a hole opening in this host's data to its fill, seconds.
     fills: Reservoir<f64>,
+    /// Delay from a data segment to this host's pure ACK of it alone
+    /// (the round trip from the link included), seconds.
+    ack_holds: Reservoir<f64>,
     /// Data segments that carried new data (not below the highest sequence seen).
     pub new_segs: u64,
     /// Segments entirely below the highest sequence seen that filled no hole.
@@ -101,6 +104,8 @@ pub(crate) struct HostNet {
     pub holes: u64,
     pub segments_per_ack: Option<f64>,
     pub bytes_per_ack: Option<f64>,
+    /// Its delayed-ACK timeout: the median hold of the ACKs it held.
+    pub ack_delay_s: Option<f64>,
     /// The median of its first flights, segments.
     pub initial_window: Option<u32>,
     /// The 90th percentile of the windows it advertised while receiving.
@@ -171,13 +176,17 @@ impl NetAcc {
         self.syns_sack += o.sack_permitted as u64;
     }
 
+    pub(crate) fn ack_hold(&mut self, delay_s: f64, rng: &mut Rng) {
+        self.ack_holds.push(delay_s.max(0.0), HOST_RESERVOIR, rng);
+    }
+
     pub(crate) fn fill(&mut self, delay_s: f64, rng: &mut Rng) {
         self.fills.push(delay_s.max(0.0), HOST_RESERVOIR, rng);
     }
 
     /// Stored values, for the memory accounting.
     pub(crate) fn stored(&self) -> usize {
-        self.rtt.len() + self.hs.len() + self.pairs.len() + self.arrivals.len() + self.mss.len() + self.fills.len()
+        self.rtt.len() + self.hs.len() + self.pairs.len() + self.arrivals.len() + self.mss.len() + self.fills.len() + self.ack_holds.len()
     }
 
     pub(crate) fn finish(&self, o: &ExtractOptions) -> HostNet {
@@ -261,6 +270,7 @@ impl NetAcc {
             holes,
             segments_per_ack,
             bytes_per_ack,
+            ack_delay_s: ack_delay(self.ack_holds.items(), p5),
             rcv_window: {
                 let w = sorted(self.windows.items().iter().map(|&n| n as f64));
                 (w.len() >= ACK_MIN as usize).then(|| percentile(&w, 90.0) as u64)
@@ -278,6 +288,25 @@ impl NetAcc {
             handshake_retx: self.handshake_retx,
         }
     }
+}
+
+/// An ACK held at least this long past the round trip waited for its timer.
+const ACK_HOLD_MIN_S: f64 = 0.005;
+/// ...and at most this long (longer waits are for something else).
+const ACK_HOLD_MAX_S: f64 = 1.0;
+/// Held ACKs needed for an estimate.
+const ACK_HOLD_MIN_SAMPLES: usize = 5;
+
+/// A host's delayed-ACK timeout from its ACKs of one segment: each one's
+/// delay less the host's short round trips (`rtt_p5`), the ACKs sent at
+/// once left out, the median of those the timer held. Stacks differ
+/// (Linux 40 ms and up, macOS 100 ms, Windows 200 ms), and a receiver
+/// whose segments arrive further apart than its timeout ACKs each one: a
+/// generator with the wrong timer sends the wrong number of ACKs.
+fn ack_delay(holds: &[f64], rtt_p5: Option<f64>) -> Option<f64> {
+    let rtt = rtt_p5?;
+    let held = sorted(holds.iter().map(|&d| d - rtt).filter(|&h| (ACK_HOLD_MIN_S..=ACK_HOLD_MAX_S).contains(&h)));
+    (held.len() >= ACK_HOLD_MIN_SAMPLES).then(|| percentile(&held, 50.0))
 }
 
 /// `part` of the `kept` stored values, scaled to the `seen` total.
@@ -373,6 +402,26 @@ mod tests {
             h.rtt_sample(0.020, 1.5, true, &mut rng);
         }
         (h, rng)
+    }
+
+    #[test]
+    fn delayed_ack_timeout_is_the_median_hold_past_the_round_trip() {
+        let (mut h, mut rng) = with_rtts();
+        // ACKs sent at once (a round trip after the segment), and held 100
+        // ms more (macOS's timer); one that waited for something else.
+        for d in [0.020, 0.0201, 0.020, 0.120, 0.121, 0.119, 0.120, 3.0] {
+            h.ack_hold(d, &mut rng);
+        }
+        assert_eq!(h.finish(&opts()).ack_delay_s, None, "four held ACKs are too few");
+        h.ack_hold(0.122, &mut rng);
+        let d = h.finish(&opts()).ack_delay_s.unwrap();
+        assert!((d - 0.100).abs() < 1e-9, "{d}");
+        // Without an RTT the round trip cannot be taken out.
+        let mut n = NetAcc::default();
+        for _ in 0..10 {
+            n.ack_hold(0.1, &mut rng);
+        }
+        assert_eq!(n.finish(&opts()).ack_delay_s, None);
     }
 
     #[test]

@@ -73,6 +73,8 @@ pub(crate) struct Dir {
     /// was counted or could not be.
     pub flight: Option<Flight>,
     pub flight_done: bool,
+    /// The latest segment of new data: when it was seen and its start.
+    pub last_new: Option<(i64, i64)>,
 }
 
 impl Dir {

@@ -662,6 +662,14 @@ fn on_packet(
             // acknowledges, on the wire (window updates and duplicates too).
             if p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst() && od.data_hi.is_some() {
                 hosts.get(src).net.acks += 1;
+                // A pure ACK of the latest segment alone, everything before
+                // it acknowledged already: held by the delayed-ACK timer
+                // (or sent at once); its delay, the round trip included.
+                if let Some((t_new, start)) = od.last_new {
+                    if od.acked >= start && a > od.acked && Some(a) == od.data_hi {
+                        hosts.get(src).net.ack_hold(secs(t - t_new), rh);
+                    }
+                }
             }
             od.acked = od.acked.max(a);
             // Holes the receiver now acknowledged: the capture lost those
@@ -761,6 +769,9 @@ fn on_packet(
                 dd.prev = Some(Seg { t, len, ack: p.ack });
             }
             dd.data_hi = Some(e0);
+            if s0 >= floor {
+                dd.last_new = Some((t, s0));
+            }
             if e0 > dd.hi {
                 let from = dd.hi;
                 dd.hi = e0;

@@ -492,6 +492,10 @@ pub struct HostParams {
     /// what its virtual host reproduces.
     #[serde(default)]
     pub bytes_per_ack: Option<f64>,
+    /// The host's delayed-ACK timeout, seconds: the median hold of its ACKs
+    /// of one segment that waited for a timer, less its round trip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_delay_s: Option<f64>,
     /// Whether most of the host's SYNs offered TCP timestamps (12 header
     /// bytes on every segment when both ends do) and SACK.
     #[serde(default)]
@@ -555,6 +559,7 @@ impl HostParams {
             peak_rate_bps: 0.0,
             segments_per_ack: None,
             bytes_per_ack: None,
+            ack_delay_s: None,
             timestamps: None,
             sack: None,
             initial_window: None,
@@ -612,6 +617,7 @@ pub struct NetTuple {
     /// behaviour is a property of each host's stack).
     pub segments_per_ack: Option<f64>,
     pub bytes_per_ack: Option<f64>,
+    pub ack_delay_s: Option<f64>,
     pub timestamps: Option<bool>,
     pub sack: Option<bool>,
     pub initial_window: Option<u32>,
@@ -698,6 +704,7 @@ impl Model {
                 weight: h.bytes.max(1) as f64,
                 segments_per_ack: h.segments_per_ack,
                 bytes_per_ack: h.bytes_per_ack,
+                ack_delay_s: h.ack_delay_s,
                 timestamps: h.timestamps,
                 sack: h.sack,
                 initial_window: h.initial_window.or(iw.map(|w| w as u32)),

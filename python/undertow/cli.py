@@ -354,7 +354,8 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--max-pairs", type=int, metavar="N", help="request/response pairs per connection (default 200)")
     x.add_argument("--idle-timeout", type=duration_s, metavar="DURATION", help="a connection idle this long is over (default 300s)")
     x.add_argument("--pause-gap", type=duration_s, metavar="DURATION",
-                   help="a sender resuming after this long idle, all acknowledged, starts a new request or response (default 500ms)")
+                   help="a sender resuming this long (and two round trips) after all it sent was acknowledged starts a new "
+                        "request or response (default 200ms)")
     x.add_argument("--no-pause-gap", action="store_true", help="never split a request or response at a pause")
     x.add_argument("--unit-gap", type=duration_s, metavar="DURATION",
                    help="in a concurrent connection, a sender resuming after this long with under 3 segments in flight "

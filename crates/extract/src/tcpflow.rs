@@ -775,9 +775,12 @@ fn on_packet(
             if e0 > dd.hi {
                 let from = dd.hi;
                 dd.hi = e0;
-                // A pause only if everything sent before it was acknowledged:
-                // a sender stalled by its window or a loss is not pausing.
-                let pause = k.pause.filter(|_| dd.acked >= from);
+                // A pause only if everything sent before it was acknowledged
+                // (a sender stalled by its window or a loss is not pausing),
+                // and longer than two round trips: a sender whose window
+                // emptied resumes a round trip after its last send, which on
+                // a long path can outlast the pause gap.
+                let pause = k.pause.filter(|_| dd.acked >= from).map(|p| p.max(2 * c.hs.rtt().unwrap_or(0)));
                 // A gap is the application's if the window cannot have
                 // held the sender back: less than any initial window out.
                 let gap = k.unit_gap.filter(|_| from - dd.acked < UNIT_WINDOW);

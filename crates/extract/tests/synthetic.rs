@@ -708,6 +708,37 @@ fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
 }
 
 #[test]
+fn a_pause_is_longer_than_the_gap_and_two_round_trips() {
+    // The server answers with 4 segments, its client acknowledges them all,
+    // and the server resumes `pause` s after its last segment with 2 more.
+    // Returns the pairs: a pause makes the rest a pair of its own (a
+    // 1-byte request: the server spoke first).
+    let pairs = |syn_rtt: f64, pause: f64| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, syn_rtt - 0.001, 0.001);
+        c.data(&mut x, 1.0 + syn_rtt + 0.001, true, 300);
+        let end = c.response(&mut x, 1.0 + 2.0 * syn_rtt, 4 * 1460, 0.001);
+        c.ack(&mut x, end + 0.0001, true);
+        c.response(&mut x, end + pause, 2 * 1460, 0.001);
+        c.close(&mut x, end + pause + 1.0, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        let mut v = m.classes[0].response_bytes.values.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    // A server that stopped 330 ms mid-answer on a 50 ms path (as
+    // video-netflix's TLS server did): two responses.
+    assert_eq!(pairs(0.050, 0.330), vec![2.0 * 1460.0, 4.0 * 1460.0]);
+    // Under the 200 ms gap: one.
+    assert_eq!(pairs(0.050, 0.150), vec![6.0 * 1460.0]);
+    // On a 300 ms path a sender whose window emptied resumes a round trip
+    // after its last send: not a pause, though longer than the gap.
+    assert_eq!(pairs(0.300, 0.330), vec![6.0 * 1460.0]);
+    assert_eq!(pairs(0.300, 0.700), vec![2.0 * 1460.0, 4.0 * 1460.0]);
+}
+
+#[test]
 fn a_servers_first_flight_gives_its_initial_window() {
     // Handshake round trip 40 ms; the server's first flight is 4 segments,
     // then it waits for ACKs (a 36 ms pause) before 8 more.

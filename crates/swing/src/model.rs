@@ -96,8 +96,8 @@ pub struct ExtractOptions {
     pub max_pairs_per_conn: u32,
     /// A TCP connection with no packet for this long is over.
     pub idle_timeout_s: f64,
-    /// A sender that resumes after this long idle, with all it sent
-    /// acknowledged, starts a new element: an application pause (a server
+    /// A sender that resumes after this long idle (and two handshake round
+    /// trips), with all it sent acknowledged, starts a new element: an application pause (a server
     /// that answers late, pushes, or streams in chunks), which becomes the
     /// think time before a pair without a request. null: never.
     #[serde(default = "default_pause_gap_s")]
@@ -793,7 +793,7 @@ impl Model {
 }
 
 fn default_pause_gap_s() -> Option<f64> {
-    Some(0.5)
+    Some(0.2)
 }
 
 fn default_unit_gap_s() -> Option<f64> {

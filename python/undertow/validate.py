@@ -99,6 +99,7 @@ def _scenario(model_path: Path, period_s: float, periods: int, link_rate: str, s
     # period cuts short would be missed twice (a 300 s many-user trace
     # regenerated in one period came back 23% short). A bin more, so that
     # the series after the warm-up is at least as long as the trace's.
+    misses = "".join(f'pcap_miss_{d} = "{m * 100!r}%"\n' for d, m in zip(("fwd", "rev"), miss) if m > 0)
     return f"""# Written by `undertow validate`: the model's traffic, {periods} trace-length periods after one of warm-up.
 name = "validate"
 duration = "{period_s * (periods + 1) + bin_s!r}s"
@@ -118,7 +119,7 @@ file = {json.dumps(str(model_path.resolve()))}
 pcap = true
 pcap_snaplen = "128B"
 pcap_from = "{period_s!r}s"
-{''.join(f'pcap_miss_{d} = "{m * 100!r}%"' + chr(10) for d, m in zip(("fwd", "rev"), miss) if m > 0)}"""
+{misses}"""
 
 
 def energy_of(series: dict, bin_s: float, what: str = "bytes", window: Optional[int] = None) -> dict[str, EnergyResult]:

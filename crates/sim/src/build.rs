@@ -276,7 +276,7 @@ fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
         host_ack_every(&mut c, t.segments_per_ack);
     }
     if let Some(d) = t.ack_delay_s {
-        c.delack_timeout = units::Dur::from_secs_f64(d.clamp(0.005, 0.5));
+        c.delack_timeout = Dur::from_secs_f64(d.clamp(0.005, 0.5));
     }
     if let Some(mss) = t.mss {
         c.mss = mss.clamp(536, 9000);

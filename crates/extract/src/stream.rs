@@ -32,13 +32,29 @@ pub(crate) struct Seg {
     pub ack: u32,
 }
 
-/// A direction's first flight of data: when it began, its segments so far
-/// and the last one's time (for the sender's initial window).
+/// A direction's first flight of data: when it began, the offsets it
+/// spans, its largest segment and the last one's time (for the sender's
+/// initial window).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Flight {
     pub start: i64,
-    pub n: u32,
+    pub from: i64,
+    pub to: i64,
+    pub max_len: u32,
     pub last: i64,
+}
+
+impl Flight {
+    /// The flight in the sender's segments: the bytes it spans over its
+    /// segment size (the MSS its receiver announced, or its largest
+    /// segment), rounded up. A middlebox that cuts each segment in two (a
+    /// large piece and a small one) leaves the sender's count, not its own;
+    /// a short first segment (a response's header) counts as one; a
+    /// capture that missed part of the flight does not shrink it.
+    pub fn segments(&self, mss: Option<u16>) -> u32 {
+        let size = (mss.unwrap_or(0) as i64).max(self.max_len as i64).max(1);
+        ((self.to - self.from + size - 1) / size).max(1) as u32
+    }
 }
 
 /// One direction's byte stream. Offsets are bytes from the first data byte
@@ -67,6 +83,16 @@ pub(crate) struct Dir {
     pub fills: u64,
     /// When the last retransmission (or hole fill) of this direction was seen.
     pub recovered_at: Option<i64>,
+    /// When this direction last showed a loss: a retransmission, a
+    /// duplicate or selective ACK from its receiver, or the ACK that ended
+    /// such a report (the retransmission came just before it, whether or not
+    /// the capture shows it).
+    pub loss_at: Option<i64>,
+    /// The receiver reported a loss that no ACK has moved past yet.
+    pub loss_reported: bool,
+    /// The window field of the receiver's latest ACK (a repeated ACK that
+    /// changes it is a window update, not a duplicate).
+    pub rwnd: u16,
     /// Highest offset the peer has acknowledged.
     pub acked: i64,
     /// The first flight while it is being counted; `flight_done` once it

@@ -52,6 +52,9 @@ pub(crate) struct Handshake {
     ack: Option<i64>,
     /// Window scale each side's SYN offered (client, server).
     wscale: [Option<u8>; 2],
+    /// The MSS each side's SYN announced: the largest segment the other
+    /// side sends it.
+    mss: [Option<u16>; 2],
 }
 
 impl Handshake {
@@ -513,12 +516,17 @@ impl Tcp {
     }
 }
 
-/// A new data segment at `t` in a direction: counts its first flight, the
-/// segments that arrive within 0.8 handshake RTTs of the first, before any
-/// ACK of them could bring more. Returns the count once the flight is over,
-/// if a clear pause (a quarter RTT) followed it, as the sender waited for
-/// ACKs: a path that spreads the flight over the whole RTT gives none.
-fn first_flight(dd: &mut Dir, t: i64, rtt: Option<i64>) -> Option<u32> {
+/// A new data segment at offsets `s0..e0` at `t` in a direction: counts
+/// its first flight, the segments that arrive within 0.8 handshake RTTs of
+/// the first, before any ACK of them could bring more, in segments of the
+/// MSS the receiver announced (`mss`). Returns the count once the flight is
+/// over, if a clear pause (a quarter RTT) followed it as the sender waited
+/// for ACKs and the next segment came at least 0.9 round trips after the
+/// first (an ACK's round trip). A path that spreads the flight over the
+/// whole RTT gives none, nor does a slow line whose every packet takes
+/// longer than a quarter RTT. (The peer's data ends the count too: see
+/// `on_packet`.)
+fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: Option<u16>) -> Option<u32> {
     if dd.flight_done {
         return None;
     }
@@ -528,17 +536,19 @@ fn first_flight(dd: &mut Dir, t: i64, rtt: Option<i64>) -> Option<u32> {
     };
     match &mut dd.flight {
         None => {
-            dd.flight = Some(Flight { start: t, n: 1, last: t });
+            dd.flight = Some(Flight { start: t, from: s0, to: e0, max_len: (e0 - s0) as u32, last: t });
             None
         }
         Some(f) if t < f.start + r * 8 / 10 => {
-            f.n += 1;
+            f.from = f.from.min(s0);
+            f.to = f.to.max(e0);
+            f.max_len = f.max_len.max((e0 - s0) as u32);
             f.last = t;
             None
         }
         Some(f) => {
             dd.flight_done = true;
-            (t - f.last >= r / 4).then_some(f.n)
+            (t - f.last >= r / 4 && t - f.start >= r * 9 / 10).then(|| f.segments(mss))
         }
     }
 }
@@ -575,6 +585,7 @@ fn on_packet(
                 c.hs.syn = Some(t);
                 c.hs.isn = Some(p.seq);
                 c.hs.wscale[0] = p.options.window_scale;
+                c.hs.mss[0] = p.options.mss;
                 hosts.get(src).net.syn_options(&p.options, rh);
                 c.start = c.start.min(t);
             }
@@ -591,6 +602,7 @@ fn on_packet(
                 c.hs.synack = Some(t);
                 c.hs.server_isn = Some(p.seq);
                 c.hs.wscale[1] = p.options.window_scale;
+                c.hs.mss[1] = p.options.mss;
                 hosts.get(src).net.syn_options(&p.options, rh);
                 c.dirs[1].set_base(p.seq.wrapping_add(1), true);
                 c.dirs[0].set_base(p.ack, true);
@@ -671,6 +683,20 @@ fn on_packet(
                     }
                 }
             }
+            // A duplicate or selective ACK while data is out: the
+            // receiver reports a loss.
+            let dup = p.payload_len == 0
+                && a == od.acked
+                && od.hi > a
+                && p.window == od.rwnd
+                && !f.syn()
+                && !f.fin()
+                && !f.rst();
+            if dup || !p.options.sack().is_empty() || (od.loss_reported && a > od.acked) {
+                od.loss_at = Some(t);
+                od.loss_reported = dup || !p.options.sack().is_empty();
+            }
+            od.rwnd = p.window;
             od.acked = od.acked.max(a);
             // Holes the receiver now acknowledged: the capture lost those
             // segments (or their retransmissions); they reached it.
@@ -723,6 +749,7 @@ fn on_packet(
         }
         if e0 <= floor {
             dd.recovered_at = Some(t);
+            dd.loss_at = Some(t);
             if let Some(delay) = dd.fill(s0, e0, t) {
                 dd.fills += 1;
                 hosts.get(src).net.fill(secs(delay), rh);
@@ -746,7 +773,7 @@ fn on_packet(
             if other_in_flight {
                 c.overlaps += 1;
             }
-            if let Some(n) = first_flight(dd, t, c.hs.rtt()) {
+            if let Some(n) = first_flight(dd, t, s0, e0, c.hs.rtt(), c.hs.mss[o]) {
                 hosts.get(src).net.initial_window(n, rh);
             }
             let rx = &mut hosts.get(c.hosts[o]).net;
@@ -779,8 +806,14 @@ fn on_packet(
                 // (a sender stalled by its window or a loss is not pausing),
                 // and longer than two round trips: a sender whose window
                 // emptied resumes a round trip after its last send, which on
-                // a long path can outlast the pause gap.
-                let pause = k.pause.filter(|_| dd.acked >= from).map(|p| p.max(2 * c.hs.rtt().unwrap_or(0)));
+                // a long path can outlast the pause gap. Nor is a sender
+                // that lost a segment within it: its retransmission timer,
+                // not its application, kept it waiting.
+                let pause = k
+                    .pause
+                    .filter(|_| dd.acked >= from)
+                    .map(|p| p.max(2 * c.hs.rtt().unwrap_or(0)))
+                    .filter(|&p| dd.loss_at.is_none_or(|r| t - r > p));
                 // A gap is the application's if the window cannot have
                 // held the sender back: less than any initial window out.
                 let gap = k.unit_gap.filter(|_| from - dd.acked < UNIT_WINDOW);

@@ -757,6 +757,97 @@ fn a_servers_first_flight_gives_its_initial_window() {
     assert_eq!(flight(0.036), Some(4));
     // Without a pause after it the flight cannot be told from the next.
     assert_eq!(flight(0.001), None);
+
+    // A slow line on a 16 ms path: each segment takes 13 ms, more than a
+    // quarter round trip, and the next comes before an ACK could have
+    // brought it. No count (not a window of one).
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.012, 0.004);
+    c.data(&mut x, 1.017, true, 300);
+    c.response(&mut x, 1.040, 8 * 1460, 0.013);
+    c.close(&mut x, 2.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    assert_eq!(m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().initial_window, None);
+
+    // A server whose short first answer the client replied to (a TLS
+    // handshake) before it sent more: no count either.
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    let end = c.response(&mut x, 1.080, 2 * 1460, 0.001);
+    c.data(&mut x, end + 0.001, true, 100);
+    c.response(&mut x, end + 0.040, 8 * 1460, 0.001);
+    c.close(&mut x, 2.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    assert_eq!(m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().initial_window, None);
+}
+
+#[test]
+fn a_first_flight_a_middlebox_cut_up_counts_the_senders_segments() {
+    // A NAT relays the server's 4-segment first flight (as http-bro-org's
+    // VirtualBox NAT did) in pieces of 1432 and 28 bytes: 8 packets, 4
+    // of the sender's segments.
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    let mut at = 1.080;
+    for _ in 0..4 {
+        c.data(&mut x, at, false, 1432);
+        c.data(&mut x, at + 0.0001, false, 28);
+        at += 0.001;
+    }
+    c.ack(&mut x, at + 0.0001, true);
+    c.response(&mut x, at + 0.036, 8 * 1460, 0.001);
+    c.close(&mut x, 2.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    assert_eq!(m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().initial_window, Some(4));
+}
+
+#[test]
+fn a_stall_after_a_reported_loss_is_not_a_pause() {
+    // The server sends 4 segments; the second is lost before the capture
+    // point, and the client acknowledges the first and repeats that ACK
+    // (or a window update: it changes its window). 330 ms later (its
+    // retransmission timeout) the server sends the second again, which the
+    // capture may miss; the client acknowledges all four, and the server
+    // goes on with 2 more. The responses the model sees:
+    let responses = |window_update: bool, retx_seen: bool| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.049, 0.001);
+        c.data(&mut x, 1.051, true, 300);
+        let first = c.sseq;
+        let end = c.response(&mut x, 1.100, 4 * 1460, 0.001);
+        let (cl, sv, cseq) = (c.c, c.s, c.cseq);
+        x.tcp(end + 0.0001, cl, sv, cseq, first + 1460, ACK, 0, None);
+        for i in 0..3 {
+            if window_update {
+                x.window = 60000 - 1000 * i;
+            }
+            x.tcp(end + 0.001 * (i + 2) as f64, cl, sv, cseq, first + 1460, ACK, 0, None);
+        }
+        x.window = 65535;
+        if retx_seen {
+            x.tcp(end + 0.330, sv, cl, first + 1460, cseq, ACK, 1460, None);
+        }
+        c.ack(&mut x, end + 0.380, true);
+        c.response(&mut x, end + 0.381, 2 * 1460, 0.001);
+        c.close(&mut x, end + 1.5, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        let mut v = m.classes[0].response_bytes.values.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    // Duplicate ACKs: the client reported a loss, and the 381 ms without
+    // new data was the server's retransmission timer: one response,
+    // whether or not the capture shows the retransmission.
+    assert_eq!(responses(false, true), vec![6.0 * 1460.0]);
+    assert_eq!(responses(false, false), vec![6.0 * 1460.0]);
+    // Repeated ACKs that change the window report no loss: a pause.
+    assert_eq!(responses(true, false), vec![2.0 * 1460.0, 4.0 * 1460.0]);
 }
 
 #[test]

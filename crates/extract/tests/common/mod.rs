@@ -27,15 +27,17 @@ pub fn ep(host: u8, ip: [u8; 4], port: u16) -> Ep {
 pub struct Synth {
     w: PcapWriter<Vec<u8>>,
     raw: bool,
+    /// The window field of the TCP packets written next.
+    pub window: u16,
 }
 
 impl Synth {
     pub fn ethernet() -> Synth {
-        Synth { w: PcapWriter::new(Vec::new(), LinkType::ETHERNET, 0).unwrap(), raw: false }
+        Synth { w: PcapWriter::new(Vec::new(), LinkType::ETHERNET, 0).unwrap(), raw: false, window: 65535 }
     }
 
     pub fn raw_ip() -> Synth {
-        Synth { w: PcapWriter::new(Vec::new(), LinkType::RAW, 0).unwrap(), raw: true }
+        Synth { w: PcapWriter::new(Vec::new(), LinkType::RAW, 0).unwrap(), raw: true, window: 65535 }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -46,7 +48,7 @@ impl Synth {
             seq,
             ack,
             flags,
-            window: 65535,
+            window: self.window,
             mss,
             ..Default::default()
         };

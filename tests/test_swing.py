@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -10,7 +11,7 @@ import numpy as np
 
 import pytest
 
-from conftest import cli, traces_dir
+from conftest import UNDERTOW, cli, traces_dir
 
 PCAPS = [
     "caida-nyc-2018.pcapng", "auckland-atm-2000.pcap", "web-ynet-2013.pcap", "web-espn-2010.pcapng",
@@ -126,6 +127,20 @@ def test_inspect_refuses_other_json(tmp_path):
     p.write_text('{"format": "something else"}')
     r = cli("inspect", str(p))
     assert r.returncode == 2 and "is not a swing model" in r.stderr
+
+
+def test_inspect_into_a_closed_pipe_stops_quietly(tmp_path):
+    # `undertow inspect m.json | head -1`: the reader is gone before the
+    # summary is written (here, before the command starts).
+    m = tmp_path / "m.json"
+    assert cli("extract", str(traces_dir() / "web-ynet-2013.pcap"), "-o", str(m), "-q").returncode == 0
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([str(UNDERTOW), "inspect", str(m)], stdout=w, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and p.stderr == "", p.stderr
 
 
 def test_energy_of_a_trace_and_a_run(tmp_path):
@@ -258,28 +273,27 @@ def test_validate_flags_one_direction_traces(tmp_path):
     assert json.loads((tmp_path / "v" / "validation.json").read_text())["one_way_connections"] > 0.9
 
 
-# The realism table of docs/swing-model.md, with whole-session replay: what
-# holds today is asserted, trace by trace; the rest is printed (pytest -s).
-REALISM = {
-    # trace: (rate within 10% both ways, energy within 1.0 at every octave 2 ms-4 s)
-    "web-ynet-2013.pcap": (True, True),
-    "web-espn-2010.pcapng": (True, True),
-    "web-reddit-tls.pcap": (True, True),
-    # Within 1.0 on seeds 1-5 (0.75-0.88 A to B, 0.87-0.98 B to A).
-    "app-alexa.pcapng": (True, True),
-    # Its capture missed 46% of the payload B to A, and the regenerated
-    # capture as much: rates within 10%; energy within on seeds 1-3
-    # (0.69-0.81 / 0.79-0.98).
-    "video-netflix.pcap": (True, True),
-    "http-bro-org.pcap": (True, False),
-    "tls-firefox.pcap": (True, True),
-    "quic-firefox-google.pcap": (True, True),
-}
+# The realism table of docs/swing-model.md, with whole-session replay,
+# asserted trace by trace (pytest -s prints the figures).
+#: Every bidirectional trace meets every realism target at seed 1: rate
+#: within 10% both ways, energy within 1.0 at every octave 2 ms-4 s, request
+#: and response sizes within KS 0.1. video-netflix's capture missed 46% of
+#: its payload B to A, and its regenerated capture as much; http-bro-org's
+#: server sits behind a NAT that cut its segments in two.
+REALISM = (
+    "web-ynet-2013.pcap",
+    "web-espn-2010.pcapng",
+    "web-reddit-tls.pcap",
+    "app-alexa.pcapng",
+    "video-netflix.pcap",
+    "http-bro-org.pcap",
+    "tls-firefox.pcap",
+    "quic-firefox-google.pcap",
+)
 
 
 @pytest.mark.parametrize("name", sorted(REALISM))
 def test_realism_table(tmp_path, name):
-    rate_ok, energy_ok = REALISM[name]
     trace = traces_dir() / name
     r = cli("extract", str(trace), "-o", str(tmp_path / "m.json"), "-q")
     assert r.returncode == 0, r.stderr
@@ -297,11 +311,9 @@ def test_realism_table(tmp_path, name):
             assert c[key]["distance"] <= 0.1, key
     # Every trace with TCP has sizes to compare (concurrent units included).
     assert (c["request_bytes"]["distance"] is not None) == (name != "quic-firefox-google.pcap")
-    if rate_ok:
-        assert all(abs(x) <= 0.10 for x in rates), rates
-    if energy_ok:
-        assert max(energy) <= 1.0, energy
-    assert v["targets"]["energy"]["met"] == (max(energy) <= 1.0)
+    assert all(abs(x) <= 0.10 for x in rates), rates
+    assert max(energy) <= 1.0, energy
+    assert all(t["met"] for t in v["targets"].values()), v["targets"]
     # The regenerated hosts have the trace's RTTs (weighted by bytes).
     assert (c["rtt"]["distance"] is None) == (name == "quic-firefox-google.pcap")
     if c["rtt"]["distance"] is not None:
@@ -320,6 +332,11 @@ def test_realism_table(tmp_path, name):
     # So is the NAT that terminated http-bro-org's TCP (its ACKs in 0.3 ms
     # to a server 78-110 ms away).
     assert [h["addr"] for h in v["split_tcp_hosts"]] == (["192.150.187.43"] if name == "http-bro-org.pcap" else [])
+    if name == "http-bro-org.pcap":
+        # The NAT relayed the server's first flight of 10 segments as 14
+        # pieces: the model keeps the server's 10.
+        hosts = json.loads((tmp_path / "m.json").read_text())["hosts"]
+        assert [h["initial_window"] for h in hosts if h["addr"] == "192.150.187.43"] == [10]
 
 
 @pytest.mark.skipif(shutil.which("mergecap") is None or shutil.which("editcap") is None,

@@ -190,7 +190,7 @@ def validate(
     # A trace whose capture lost packets is compared with a regenerated
     # capture that loses as many: the model regenerates the bytes the
     # receivers acknowledged, which the trace's rate and energy leave out.
-    loss = capture_loss(m)
+    loss = list(_core.capture_loss(str(model_path)))
     miss = loss if as_captured else [0.0, 0.0]
     scen.write_text(_scenario(model_path, duration, periods, link_rate, seed, extra, bin_s, miss))
     rundir = out / "run"
@@ -224,18 +224,6 @@ def validate(
                         split_hosts(m), structure, reason)
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
-
-
-def capture_loss(model: dict) -> list[float]:
-    """Per direction: the share of the TCP payload that crossed the link
-    (captured, or acknowledged by its receiver) which the capture missed."""
-    out = []
-    for d in model["link"]["dirs"]:
-        unseen = d.get("unseen_bytes", 0)
-        # Models from before the payload was counted: against the TCP bytes.
-        seen = d.get("tcp_payload_bytes", d.get("tcp_bytes", 0))
-        out.append(unseen / (seen + unseen) if seen + unseen else 0.0)
-    return out
 
 
 #: Above this share of unseen bytes a direction's capture counts as lossy.

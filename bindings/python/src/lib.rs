@@ -155,6 +155,13 @@ fn compare_models(original: &str, regenerated: &str) -> PyResult<String> {
     serde_json::to_string(&swing::compare(&a, &b)).map_err(|e| RunError::new_err(e.to_string()))
 }
 
+/// Per direction of a model's link (A to B, B to A): the share of the TCP
+/// payload that crossed it which the capture missed.
+#[pyfunction]
+fn capture_loss(model: &str) -> PyResult<Vec<f64>> {
+    Ok(read_model(model)?.link.dirs.iter().map(|d| d.capture_loss()).collect())
+}
+
 /// Checks a scenario file and returns what the command line needs to plan runs.
 #[pyfunction]
 fn load(py: Python<'_>, path: &str) -> PyResult<Py<PyDict>> {
@@ -245,6 +252,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add_function(wrap_pyfunction!(extract_model, m)?)?;
     m.add_function(wrap_pyfunction!(compare_models, m)?)?;
+    m.add_function(wrap_pyfunction!(capture_loss, m)?)?;
     m.add_function(wrap_pyfunction!(default_extract_options, m)?)?;
     m.add_function(wrap_pyfunction!(trace_series, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;

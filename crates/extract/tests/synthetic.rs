@@ -559,7 +559,7 @@ fn capture_loss_is_what_receivers_acknowledged_but_the_capture_missed() {
     let unseen: Vec<u64> = m.link.dirs.iter().map(|d| d.unseen_bytes).collect();
     assert_eq!(unseen, vec![0, 2 * 1460]);
     // The share missed is of the payload that crossed: 2 of 4 segments.
-    assert_eq!(m.link.dirs[1].tcp_payload_bytes, 2 * 1460);
+    assert_eq!(m.link.dirs[1].tcp_payload_bytes, Some(2 * 1460));
     assert_eq!(m.link.dirs[1].capture_loss(), 0.5);
     // The response is still its full size.
     assert_eq!(m.classes[0].response_bytes.values, vec![4.0 * 1460.0]);

@@ -179,16 +179,18 @@ pub struct DirStats {
     #[serde(default)]
     pub unseen_bytes: u64,
     /// TCP payload the capture holds (retransmissions too): with
-    /// `unseen_bytes`, the share of the payload it missed.
+    /// `unseen_bytes`, the share of the payload it missed. None in models
+    /// written before it was counted.
     #[serde(default)]
-    pub tcp_payload_bytes: u64,
+    pub tcp_payload_bytes: Option<u64>,
 }
 
 impl DirStats {
     /// Share of the TCP payload that crossed the link which the capture
-    /// missed (0 without TCP).
+    /// missed (0 without TCP). A model from before the payload was counted
+    /// has it against its TCP bytes, headers included.
     pub fn capture_loss(&self) -> f64 {
-        let all = self.tcp_payload_bytes + self.unseen_bytes;
+        let all = self.tcp_payload_bytes.unwrap_or(self.tcp_bytes) + self.unseen_bytes;
         if all == 0 {
             0.0
         } else {
@@ -892,6 +894,19 @@ mod tests {
 
     fn host(side: Side, rtt: Option<f64>, cap: Option<f64>, bytes: u64) -> HostParams {
         HostParams { rtt_s: rtt, capacity_bps: cap, ..HostParams::unmeasured("10.0.0.1", side, bytes) }
+    }
+
+    #[test]
+    fn capture_loss_is_the_unseen_share_of_the_payload() {
+        let d = DirStats { tcp_bytes: 1500, unseen_bytes: 1000, tcp_payload_bytes: Some(3000), ..Default::default() };
+        assert_eq!(d.capture_loss(), 0.25);
+        // A model written before the payload was counted: its TCP bytes.
+        let old: DirStats = serde_json::from_str(
+            r#"{"packets": 3, "bytes": 1600, "mean_rate_bps": 0.0, "tcp_bytes": 1500, "udp_bytes": 0, "other_bytes": 100, "unseen_bytes": 500}"#,
+        )
+        .unwrap();
+        assert_eq!((old.tcp_payload_bytes, old.capture_loss()), (None, 0.25));
+        assert_eq!(DirStats::default().capture_loss(), 0.0);
     }
 
     #[test]

@@ -190,7 +190,7 @@ def validate(
     # A trace whose capture lost packets is compared with a regenerated
     # capture that loses as many: the model regenerates the bytes the
     # receivers acknowledged, which the trace's rate and energy leave out.
-    loss = list(_core.capture_loss(str(model_path)))
+    loss = _core.capture_loss(str(model_path))
     miss = loss if as_captured else [0.0, 0.0]
     scen.write_text(_scenario(model_path, duration, periods, link_rate, seed, extra, bin_s, miss))
     rundir = out / "run"

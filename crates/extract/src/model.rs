@@ -58,9 +58,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
     udp.sort_by(|a, b| b.flows.cmp(&a.flows).then_with(|| a.name.cmp(&b.name)).then(a.initiators.cmp(&b.initiators)));
 
     let mut dirs = [DirStats::default(), DirStats::default()];
-    for d in &mut dirs {
-        d.tcp_payload_bytes = Some(0);
-    }
+    let mut payload = [0u64; 2];
     for (h, side) in hosts.iter().zip(&dec.side) {
         let d = &mut dirs[side.index()];
         d.packets += h.packets;
@@ -69,9 +67,10 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         d.udp_bytes += h.udp_bytes;
         d.other_bytes += h.bytes - h.tcp_bytes - h.udp_bytes;
         d.unseen_bytes += h.unseen_bytes;
-        *d.tcp_payload_bytes.get_or_insert(0) += h.tcp_payload;
+        payload[side.index()] += h.tcp_payload;
     }
-    for d in &mut dirs {
+    for (d, p) in dirs.iter_mut().zip(payload) {
+        d.tcp_payload_bytes = Some(p);
         d.mean_rate_bps = if duration_s > 0.0 { d.bytes as f64 * 8.0 / duration_s } else { 0.0 };
     }
 

@@ -672,7 +672,8 @@ fn on_packet(
             // segments this host acknowledges at a time.
             // Pure ACKs once the peer has sent data: how often this host
             // acknowledges, on the wire (window updates and duplicates too).
-            if p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst() && od.data_hi.is_some() {
+            let pure_ack = p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst();
+            if pure_ack && od.data_hi.is_some() {
                 hosts.get(src).net.acks += 1;
                 // A pure ACK of the latest segment alone, everything before
                 // it acknowledged already: held by the delayed-ACK timer
@@ -685,26 +686,16 @@ fn on_packet(
             }
             // A duplicate or selective ACK while data is out: the
             // receiver reports a loss.
-            let dup = p.payload_len == 0
-                && a == od.acked
-                && od.hi > a
-                && p.window == od.rwnd
-                && !f.syn()
-                && !f.fin()
-                && !f.rst();
-            if dup || !p.options.sack().is_empty() || (od.loss_reported && a > od.acked) {
+            let reported = (pure_ack && a == od.acked && od.hi > a && p.window == od.rwnd) || !p.options.sack().is_empty();
+            if reported || (od.loss_reported && a > od.acked) {
                 od.loss_at = Some(t);
-                od.loss_reported = dup || !p.options.sack().is_empty();
+                od.loss_reported = reported;
             }
             od.rwnd = p.window;
             od.acked = od.acked.max(a);
             // Holes the receiver now acknowledged: the capture lost those
             // segments (or their retransmissions); they reached it.
-            let holes = od.acked_holes(od.acked);
-            if holes > 0 {
-                hosts.get(c.hosts[o]).unseen_bytes += holes as u64;
-                hosts.get(src).net.bytes_received += holes as u64;
-            }
+            let mut unseen = od.acked_holes(od.acked);
             // An ACK one byte past everything seen is most likely the
             // peer's FIN, which is not data.
             if a > od.hi && (od.fin_off.is_some() || a > od.hi + 1) && a - od.hi < 1 << 30 {
@@ -712,13 +703,16 @@ fn on_packet(
                 // Acknowledged data that a capture showing this direction's
                 // data never showed: the capture lost it.
                 if od.data_hi.is_some() {
-                    hosts.get(c.hosts[o]).unseen_bytes += (a - from) as u64;
-                    hosts.get(src).net.bytes_received += (a - from) as u64;
+                    unseen += a - from;
                 }
                 od.hi = a;
                 if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi(), None, None) {
                     sink.pair(c, pair);
                 }
+            }
+            if unseen > 0 {
+                hosts.get(c.hosts[o]).unseen_bytes += unseen as u64;
+                hosts.get(src).net.bytes_received += unseen as u64;
             }
         }
     }

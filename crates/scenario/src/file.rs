@@ -6,6 +6,9 @@ use crate::schema::Scenario;
 use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
+/// The largest scenario file read (a scenario is a page of TOML).
+pub const SCENARIO_MAX_BYTES: u64 = 4 << 20;
+
 /// A scenario file, checked in full: the base scenario and every case.
 #[derive(Clone, Debug)]
 pub struct ScenarioFile {
@@ -24,13 +27,7 @@ pub struct ScenarioFile {
 impl ScenarioFile {
     pub fn load(path: &Path) -> Result<ScenarioFile, ScenarioError> {
         let display = path.display().to_string();
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ScenarioError::new(&display, "", "no such file"))
-            }
-            Err(e) => return Err(ScenarioError::new(&display, "", format!("cannot read: {e}"))),
-        };
+        let text = units::read::read_text(path, SCENARIO_MAX_BYTES).map_err(|e| ScenarioError::new(&display, "", e.to_string()))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let file = ScenarioFile::parse(&display, &dir, &text)?;
         // Check everything now, so that no run starts from a file with a bad case.
@@ -58,7 +55,13 @@ impl ScenarioFile {
             None => {}
             Some(Value::Table(t)) => {
                 for (name, v) in t {
+                    if let Err(why) = crate::resolve::usable_name(&name) {
+                        return Err(ScenarioError::new(display, "cases", format!("{:?} is not a usable case name: {why}", name)));
+                    }
                     match v {
+                        Value::Table(o) if o.contains_key("case") => {
+                            return Err(ScenarioError::new(display, format!("cases.{name}.case"), CASE_FIELD))
+                        }
                         Value::Table(o) => {
                             cases.push(name);
                             overrides.push(o);
@@ -75,6 +78,14 @@ impl ScenarioFile {
             }
             Some(_) => {
                 return Err(ScenarioError::new(display, "cases", "expected tables [cases.NAME]"))
+            }
+        }
+        if !cases.is_empty() && base.contains_key("case") {
+            return Err(ScenarioError::new(display, "case", CASE_FIELD));
+        }
+        if let Some(Value::String(c)) = base.get("case") {
+            if let Err(why) = crate::resolve::usable_name(c) {
+                return Err(ScenarioError::new(display, "case", format!("{c:?} is not a usable case name: {why}")));
             }
         }
         let baseline = match base.remove("baseline") {
@@ -109,10 +120,14 @@ impl ScenarioFile {
     }
 
     /// Resolved settings of `case`, with `seed` replacing the file's seed if given.
+    /// The scenario returned names its case (`Scenario::case`).
     pub fn resolved(&self, case: Option<&str>, seed: Option<u64>) -> Result<(Scenario, Resolved), ScenarioError> {
         let mut s = self.scenario(case)?;
         if let Some(seed) = seed {
             s.seed = seed;
+        }
+        if let Some(c) = case {
+            s.case = Some(c.to_string());
         }
         let r = resolve(&s, &self.dir).map_err(|mut e| {
             e.file = self.display.clone();
@@ -133,6 +148,9 @@ impl ScenarioFile {
         Ok(t)
     }
 }
+
+const CASE_FIELD: &str =
+    "names the case a run directory's scenario.toml was resolved from, and cannot be set in a file with [cases] (the case table's own name is its case)";
 
 fn list_or_none(v: &[String]) -> String {
     if v.is_empty() {
@@ -174,7 +192,10 @@ fn clean_message(e: &toml::de::Error) -> String {
         if let Some(rest) = m.strip_prefix(prefix) {
             if let Some((got, want)) = rest.rsplit_once(", expected ") {
                 let want = match want {
-                    "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more",
+                    "u8" => "a whole number from 0 to 255",
+                    "u16" => "a whole number from 0 to 65535",
+                    "u32" => "a whole number from 0 to 4294967295",
+                    "u64" | "usize" => "a whole number, 0 or more",
                     "i64" | "i32" => "a whole number",
                     "a boolean" => "true or false",
                     "a string" => "a string in quotes",

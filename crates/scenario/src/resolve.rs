@@ -153,6 +153,27 @@ pub mod defaults {
     pub const SERIES_BIN: &str = "1ms";
 }
 
+pub mod limits {
+    //! What one run may ask for: beyond these a run would exhaust memory or
+    //! never finish, so the scenario is refused before anything is
+    //! allocated. docs/scenario.md lists them.
+
+    /// Hosts of every model and application together (each has its own
+    /// access links and route entries).
+    pub const HOSTS: u64 = 200_000;
+    /// Bins of the bottleneck series: duration / `output.series_bin`.
+    pub const SERIES_BINS: u64 = 20_000_000;
+    /// Packets a cbr or poisson source sends in its active span.
+    pub const SOURCE_PACKETS: f64 = 1e9;
+    /// Sessions and UDP flows a swing model starts per trace-length period
+    /// (all are scheduled when the period begins).
+    pub const SWING_SESSIONS_PER_PERIOD: f64 = 1e6;
+    /// The largest scale factors of a swing model.
+    pub const SWING_SCALE: f64 = 1e6;
+    /// The largest sizes file read for an http application.
+    pub const SIZES_FILE_BYTES: u64 = 64 << 20;
+}
+
 type Res<T> = Result<T, ScenarioError>;
 
 fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
@@ -194,6 +215,9 @@ fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
     Ok(LinkParams { rate, delay, queue: q, loss, shapers: vec![], bunching: 0.0, outages: None })
 }
 
+/// The largest TCP buffer: the most a scaled window can announce (2^30).
+const TCP_BUF_MAX: u64 = 1 << 30;
+
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     let mut c = TcpConfig::default();
     if let Some(cc) = &spec.congestion_control {
@@ -223,11 +247,17 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         if b.0 < c.mss as u64 {
             return Err(err(format!("{field}.rcv_buf"), format!("{} bytes is smaller than one segment ({} bytes)", b.0, c.mss)));
         }
+        if b.0 > TCP_BUF_MAX {
+            return Err(err(format!("{field}.rcv_buf"), format!("{} bytes is more than TCP's largest window, 1GiB", b.0)));
+        }
         c.rcv_buf = b.0;
     }
     match spec.snd_buf {
         Some(BufferSize::Fixed(b)) if b < c.mss as u64 => {
             return Err(err(format!("{field}.snd_buf"), format!("{b} bytes is smaller than one segment ({} bytes)", c.mss)));
+        }
+        Some(BufferSize::Fixed(b)) if b > TCP_BUF_MAX => {
+            return Err(err(format!("{field}.snd_buf"), format!("{b} bytes is out of range: expected at most 1GiB")));
         }
         Some(BufferSize::Fixed(b)) => {
             c.snd_buf = b;
@@ -237,8 +267,8 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         None => {}
     }
     if let Some(w) = spec.initial_cwnd {
-        if w == 0 {
-            return Err(err(format!("{field}.initial_cwnd"), "must be at least 1 segment"));
+        if !(1..=1000).contains(&w) {
+            return Err(err(format!("{field}.initial_cwnd"), format!("{w} is out of range: expected 1 to 1000 segments")));
         }
         c.initial_cwnd = w;
     }
@@ -252,8 +282,8 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         c.quickack = q;
     }
     if let Some(a) = spec.ack_every {
-        if a == 0 {
-            return Err(err(format!("{field}.ack_every"), "must be at least 1 (1 acknowledges every segment)"));
+        if !(1..=64).contains(&a) {
+            return Err(err(format!("{field}.ack_every"), format!("{a} is out of range: expected 1 (every segment) to 64")));
         }
         c.ack_every = a;
     }
@@ -314,6 +344,20 @@ fn reject(field: &str, model: &str, present: &[(&str, bool)]) -> Res<()> {
     Ok(())
 }
 
+/// Whether `n` can name a file in a run directory (a traffic model's
+/// records, a case's directory): not a path, not hidden, not too long.
+pub(crate) fn usable_name(n: &str) -> Result<(), &'static str> {
+    let ok = !n.is_empty()
+        && n.len() <= 64
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        && !n.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        Err("names hold 1 to 64 letters, digits, '_', '-' and '.', and do not start with '.' (they name files and directories of a run)")
+    }
+}
+
 /// Most virtual hosts per side (Swing subsampled to 1000).
 pub const SWING_MAX_HOSTS: u32 = 1000;
 
@@ -322,26 +366,30 @@ fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Gr
     let file = bg.file.as_deref().ok_or_else(|| err(f, "missing required field \"file\" (a model from `undertow extract`)"))?;
     let field = format!("{f}.file");
     let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            err(&field, format!("file {file:?} not found (looked for {})", path.display()))
-        } else {
-            err(&field, format!("cannot read {}: {e}", path.display()))
-        }
+    let model = swing::Model::load(&path).map_err(|e| match e {
+        swing::LoadError::Read(units::read::ReadError::NotFound) => err(&field, format!("file {file:?} not found (looked for {})", path.display())),
+        e => err(&field, format!("{file}: {e}")),
     })?;
-    let model: swing::Model = serde_json::from_str(&text).map_err(|e| {
-        err(&field, format!("{file} is not a swing model: {e} (make one with `undertow extract TRACE -o MODEL.json`)"))
-    })?;
-    model.check().map_err(|e| err(&field, format!("{file}: {e}")))?;
-    let positive = |v: Option<f64>, name: &str, zero_ok: bool| -> Res<f64> {
+    let scale = |v: Option<f64>, name: &str| -> Res<f64> {
         match v {
             None => Ok(1.0),
-            Some(x) if x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0)) => Ok(x),
-            Some(x) => Err(err(format!("{f}.{name}"), format!("{x} is not allowed: expected a number above zero"))),
+            Some(x) if x.is_finite() && x > 0.0 && x <= limits::SWING_SCALE => Ok(x),
+            Some(x) => Err(err(format!("{f}.{name}"), format!("{x} is out of range: expected a number above 0, at most {}", limits::SWING_SCALE))),
         }
     };
-    let session_scale = positive(bg.session_scale, "session_scale", false)?;
-    let response_scale = positive(bg.response_scale, "response_scale", false)?;
+    let session_scale = scale(bg.session_scale, "session_scale")?;
+    let response_scale = scale(bg.response_scale, "response_scale")?;
+    let per_period = (model.classes.iter().map(|c| c.counts.sessions).sum::<u64>() + model.udp.iter().map(|u| u.flows).sum::<u64>()) as f64 * session_scale;
+    if per_period > limits::SWING_SESSIONS_PER_PERIOD {
+        return Err(err(
+            format!("{f}.session_scale"),
+            format!(
+                "{session_scale} times the model's {} sessions and UDP flows starts {per_period:.3e} per period: at most {:.0e} (lower session_scale)",
+                (per_period / session_scale).round(),
+                limits::SWING_SESSIONS_PER_PERIOD
+            ),
+        ));
+    }
     if bg.rtt.is_some_and(|r| r.0 == Dur::ZERO) {
         return Err(err(format!("{f}.rtt"), "must be longer than zero"));
     }
@@ -523,9 +571,8 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
         names.push(name);
     }
     for n in &names {
-        let ok = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) && !n.starts_with('.');
-        if !ok {
-            return Err(err("", format!("{n:?} is not a usable name: names may hold letters, digits, '_', '-' and '.' (they name files in the run directory)")));
+        if let Err(why) = usable_name(n) {
+            return Err(err("", format!("{n:?} is not a usable name: {why}")));
         }
         if n == "connections" {
             return Err(err("", "\"connections\" is reserved (records/connections.parquet): choose another name"));
@@ -560,6 +607,18 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
             return Err(err(field, "a capture that misses 100% writes nothing: expected less than 100%"));
         }
     }
+    let bins = s.duration.0 .0.div_ceil(series_bin.0);
+    if bins > limits::SERIES_BINS {
+        return Err(err(
+            "output.series_bin",
+            format!(
+                "{} at {series_bin} bins is {bins} bins per direction: at most {} (a longer series_bin, or a shorter duration)",
+                s.duration.0,
+                limits::SERIES_BINS
+            ),
+        ));
+    }
+    check_load(&background, &apps)?;
     Ok(Resolved {
         name: s.name.clone().unwrap_or_default(),
         duration: s.duration.0,
@@ -571,6 +630,41 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
     })
 }
 
+/// Refuses models whose hosts or packets would exhaust memory or time.
+fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
+    let mut hosts = 0u64;
+    for (i, b) in background.iter().enumerate() {
+        let f = format!("background[{i}]");
+        hosts += match b {
+            BackgroundModel::Rate { hosts, rate, packet_size, start, stop, .. } => {
+                let packets = rate.as_f64() * (*stop - *start).as_secs_f64() / (8.0 * *packet_size as f64);
+                if packets > limits::SOURCE_PACKETS {
+                    return Err(err(
+                        format!("{f}.rate"),
+                        format!(
+                            "{rate} in {}B packets for {} is {packets:.3e} packets: at most {:.0e} per source (a lower rate, larger packets or a shorter span)",
+                            packet_size,
+                            *stop - *start,
+                            limits::SOURCE_PACKETS
+                        ),
+                    ));
+                }
+                2 * *hosts as u64
+            }
+            BackgroundModel::Greedy { hosts, .. } => 2 * *hosts as u64,
+            BackgroundModel::Swing(m) => m.hosts[0] as u64 + m.hosts[1] as u64,
+        };
+    }
+    for a in apps {
+        let AppModel::Http { clients, .. } = a;
+        hosts += *clients as u64 + 1;
+    }
+    if hosts > limits::HOSTS {
+        return Err(err("", format!("the scenario has {hosts} hosts (background hosts count twice, a source and a sink): at most {}", limits::HOSTS)));
+    }
+    Ok(())
+}
+
 fn parse_queue_default() -> QueueSize {
     QueueSize::Packets(defaults::BOTTLENECK_QUEUE.trim_end_matches('p').parse().expect("default queue"))
 }
@@ -578,12 +672,9 @@ fn parse_queue_default() -> QueueSize {
 /// Object sizes from a file: one size per line ("1MB" or bytes), `#` comments.
 fn sizes_file(dir: &Path, file: &str, field: &str) -> Res<Vec<u64>> {
     let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            err(field, format!("file {file:?} not found (looked for {})", path.display()))
-        } else {
-            err(field, format!("cannot read {}: {e}", path.display()))
-        }
+    let text = units::read::read_text(&path, limits::SIZES_FILE_BYTES).map_err(|e| match e {
+        units::read::ReadError::NotFound => err(field, format!("file {file:?} not found (looked for {})", path.display())),
+        e => err(field, format!("{}: {e}", path.display())),
     })?;
     let mut sizes = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -594,10 +685,12 @@ fn sizes_file(dir: &Path, file: &str, field: &str) -> Res<Vec<u64>> {
         let v = line.parse::<u64>().ok().or_else(|| units::parse::size(line).ok());
         match v {
             Some(b) if b > 0 => sizes.push(b),
+            // The line is not quoted: the file may be anything the user
+            // named by mistake, and its contents are not ours to print.
             _ => {
                 return Err(err(
                     field,
-                    format!("{file} line {}: {line:?} is not a size: expected a positive number of bytes or a size such as \"1MB\"", n + 1),
+                    format!("{file} line {} is not a size: expected one size per line, a positive number of bytes or a size such as \"1MB\"", n + 1),
                 ))
             }
         }

@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The case of a scenario file this scenario was resolved from: written
+    /// in a run directory's scenario.toml, so that running that file again
+    /// records the same case. A file with `[cases]` cannot set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
     /// Simulated time.
     pub duration: TimeSpan,
     #[serde(default = "default_seed")]

@@ -87,14 +87,14 @@ pub enum RateOrShare {
 const RATE_OR_SHARE: &str =
     "a rate such as \"10Mbps\" (bps, Kbps, Mbps, Gbps, Tbps) or a share of the bottleneck such as \"66%\"";
 fn parse_rate_or_share(s: &str) -> Result<RateOrShare, UnitError> {
-    let bad = || UnitError { input: s.to_string(), what: "rate", allowed: RATE_OR_SHARE };
+    let bad = || UnitError::malformed(s, "rate", RATE_OR_SHARE);
     if s.trim_end().ends_with('%') {
         match parse::fraction(s) {
             Ok(f) if f > 0.0 => Ok(RateOrShare::Share(f)),
             _ => Err(bad()),
         }
     } else {
-        parse::rate(s).map(RateOrShare::Rate).map_err(|_| bad())
+        parse::rate(s).map(RateOrShare::Rate).map_err(|e| if e.out_of_range { e } else { bad() })
     }
 }
 unit_value!(RateOrShare, RateOrShare, RATE_OR_SHARE, parse_rate_or_share, None, |v| match v {
@@ -120,7 +120,7 @@ pub enum QueueSize {
 const QUEUE_FORMS: &str =
     "a number of packets such as \"100p\" (or 100), or a size in bytes such as \"150KB\"";
 fn parse_queue(s: &str) -> Result<QueueSize, UnitError> {
-    let bad = || UnitError { input: s.to_string(), what: "queue size", allowed: QUEUE_FORMS };
+    let bad = || UnitError::malformed(s, "queue size", QUEUE_FORMS);
     let t = s.trim();
     for suffix in ["packets", "pkts", "p"] {
         if let Some(n) = t.strip_suffix(suffix) {
@@ -132,6 +132,7 @@ fn parse_queue(s: &str) -> Result<QueueSize, UnitError> {
     }
     match parse::size(t) {
         Ok(b) if b > 0 => Ok(QueueSize::Bytes(b)),
+        Err(e) if e.out_of_range => Err(e),
         _ => Err(bad()),
     }
 }
@@ -165,7 +166,8 @@ fn parse_buffer(s: &str) -> Result<BufferSize, UnitError> {
     }
     match parse::size(s) {
         Ok(b) if b > 0 => Ok(BufferSize::Fixed(b)),
-        _ => Err(UnitError { input: s.to_string(), what: "buffer size", allowed: BUFFER_FORMS }),
+        Err(e) if e.out_of_range => Err(e),
+        _ => Err(UnitError::malformed(s, "buffer size", BUFFER_FORMS)),
     }
 }
 unit_value!(

@@ -179,7 +179,7 @@ fn bad_model_files_are_reported() {
     let e = msg("file = \"missing.json\"");
     assert!(e.contains("background[0].file") && e.contains("not found"), "{e}");
     let e = msg("file = \"bad.json\"");
-    assert!(e.contains("background[0].file") && e.contains("is not a swing model"), "{e}");
+    assert!(e.contains("background[0].file") && e.contains("format \"nope\" is not supported"), "{e}");
     let e = msg("file = \"v99.json\"");
     assert!(e.contains("undertow.swing-model/99") && e.contains("not supported"), "{e}");
     let e = msg("file = \"v99.json\"\nrate = \"1Mbps\"");
@@ -195,6 +195,56 @@ fn bad_model_files_are_reported() {
     std::fs::write(dir.join("units.json"), serde_json::to_string(&m).unwrap()).unwrap();
     let e = msg("file = \"units.json\"");
     assert!(e.contains("data unit") && e.contains("direction 0 or 1"), "{e}");
+}
+
+#[test]
+fn a_model_with_values_extraction_never_gives_is_refused_naming_the_field() {
+    let cases: Vec<(&str, fn(&mut Model), &str)> = vec![
+        ("loss above 1", |m| m.hosts[0].loss = Some(1.5), "hosts[0] (10.0.0.2): loss is 1.5: expected 0 to 1"),
+        ("negative loss", |m| m.hosts[1].loss = Some(-0.5), "hosts[1] (192.0.2.1): loss is -0.5"),
+        ("zero capacity", |m| m.hosts[0].capacity_bps = Some(0.0), "capacity_bps is 0"),
+        ("negative capacity", |m| m.hosts[0].capacity_bps = Some(-1.0), "capacity_bps is -1"),
+        ("negative RTT", |m| m.hosts[0].rtt_s = Some(-1.0), "rtt_s is -1"),
+        ("MSS 0", |m| m.hosts[0].mss = Some(0), "mss is 0"),
+        ("bad address", |m| m.hosts[0].addr = "10.0.0.999".into(), "hosts[0] (10.0.0.999): addr is not an IPv4 or IPv6 address"),
+        ("negative think time", |m| m.classes[0].think_s = Dist { n: 1, values: vec![-0.2] }, "classes[0] (\"HTTP\"): think_s must hold"),
+        ("negative RRE gap", |m| m.classes[0].inter_rre_s = Dist { n: 1, values: vec![-0.5] }, "inter_rre_s"),
+        ("negative pair size", |m| m.classes[0].sessions = vec![SessionSample { start_s: 0.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[-300.0, 1000.0, 0.0]])] }] }], "pair"),
+        ("negative duration", |m| m.link.duration_s = -10.0, "link.duration_s is -10"),
+        ("negative UDP start", |m| m.udp[0].samples[0].start_s = -1.0, "udp[0] (\"DNS\"): a flow's start_s is -1"),
+    ];
+    let dir = std::env::temp_dir().join(format!("undertow-swing-range-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = "duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[background]]\nmodel = \"swing\"\nfile = \"m.json\"\n";
+    for (what, spoil, want) in cases {
+        let mut m = model();
+        spoil(&mut m);
+        std::fs::write(dir.join("m.json"), serde_json::to_string(&m).unwrap()).unwrap();
+        let e = ScenarioFile::parse("s.toml", &dir, base).and_then(|f| f.resolved(None, None)).unwrap_err().to_string();
+        assert!(e.contains("background[0].file") && e.contains(want), "{what}: {e}");
+        // Every reader loads through the same check.
+        assert!(Model::load(&dir.join("m.json")).unwrap_err().to_string().contains(want), "{what}");
+    }
+    // The hand-built model itself is within every range.
+    model().check().unwrap();
+}
+
+#[test]
+fn a_session_scale_that_would_start_too_many_sessions_at_once_is_refused() {
+    let dir = std::env::temp_dir().join(format!("undertow-swing-scale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("m.json"), serde_json::to_string(&model()).unwrap()).unwrap();
+    let base = "duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[background]]\nmodel = \"swing\"\nfile = \"m.json\"\n";
+    let msg = |extra: &str| ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string();
+    let e = msg("session_scale = 1e30");
+    assert!(e.contains("background[0].session_scale") && e.contains("at most 1000000"), "{e}");
+    // Four sessions and two UDP flows a period: 200,000 times that is over the limit.
+    let e = msg("session_scale = 200000");
+    assert!(e.contains("1.200e6 per period") && e.contains("at most 1e6"), "{e}");
+    let e = msg("response_scale = -1");
+    assert!(e.contains("background[0].response_scale") && e.contains("above 0"), "{e}");
+    let e = msg("hosts = 1000000");
+    assert!(e.contains("2000000 hosts") && e.contains("at most 200000"), "{e}");
 }
 
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {

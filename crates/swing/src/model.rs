@@ -651,7 +651,51 @@ pub fn weighted_median(mut v: Vec<(f64, f64)>) -> Option<f64> {
     v.last().map(|(x, _)| *x)
 }
 
+/// The largest model file read: a long trace's model runs to tens of MB.
+pub const MODEL_MAX_BYTES: u64 = 1 << 30;
+
+/// Why a model file could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    Read(units::read::ReadError),
+    /// Not JSON, or not a model's fields: serde's message.
+    Parse(String),
+    /// A model whose values are out of range (`Model::check`).
+    Invalid(String),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Read(e) => write!(f, "{e}"),
+            LoadError::Parse(e) => write!(f, "not a swing model: {e} (make one with `undertow extract TRACE -o MODEL.json`)"),
+            LoadError::Invalid(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 impl Model {
+    /// Reads, parses and checks a model file.
+    pub fn load(path: &std::path::Path) -> Result<Model, LoadError> {
+        let text = units::read::read_text(path, MODEL_MAX_BYTES).map_err(LoadError::Read)?;
+        let m: Model = serde_json::from_str(&text).map_err(|e| {
+            // Another kind of JSON file, or another version of the format,
+            // is named as such rather than by its first odd field.
+            #[derive(Deserialize)]
+            struct Tag {
+                format: Option<serde_json::Value>,
+            }
+            match serde_json::from_str::<Tag>(&text).map(|t| t.format) {
+                Ok(Some(serde_json::Value::String(f))) if f == FORMAT => LoadError::Parse(parse_message(&e)),
+                Ok(Some(serde_json::Value::String(f))) => LoadError::Invalid(format!("format {:?} is not supported: expected {FORMAT:?}", short(&f))),
+                Ok(_) => LoadError::Invalid(format!("not a swing model (no \"format\": {FORMAT:?}; make one with `undertow extract TRACE -o MODEL.json`)")),
+                Err(_) => LoadError::Parse(parse_message(&e)),
+            }
+        })?;
+        m.check().map_err(LoadError::Invalid)?;
+        Ok(m)
+    }
+
     /// Network tuples of the hosts on `side`. A host without its own value
     /// gets the median of the side's hosts that have one, each weighted by
     /// its bytes (Swing gave such hosts the others' median; weighting lets
@@ -719,74 +763,231 @@ impl Model {
             .collect()
     }
 
-    /// Checks the format tag and the shape of the distributions.
+    /// Checks the format tag and that every value is within the ranges
+    /// extraction produces, so that a model edited by hand (or damaged)
+    /// is refused on load with the field named, not run with degenerate
+    /// traffic. Every reader of model files (the scenario, `inspect`,
+    /// `validate`) loads through this.
     pub fn check(&self) -> Result<(), String> {
         if self.format != FORMAT {
             return Err(format!("format {:?} is not supported: expected {FORMAT:?}", self.format));
         }
-        for c in &self.classes {
-            // Concurrent connections are data units, not pairs.
-            let pairs = c.counts.connections > c.counts.concurrent_connections;
-            for (name, d, needed) in [
-                ("session_start_s", &c.session_start_s, true),
-                ("rres_per_session", &c.rres_per_session, true),
-                ("conns_per_rre", &c.conns_per_rre, true),
-                ("pairs_per_conn", &c.pairs_per_conn, pairs),
-                ("request_bytes", &c.request_bytes, pairs),
-                ("response_bytes", &c.response_bytes, pairs),
-                ("connect_wait_s", &c.connect_wait_s, false),
-                ("server_s", &c.server_s, false),
-                ("close_wait_s", &c.close_wait_s, false),
-            ] {
-                if d.values.is_empty() && c.counts.connections > 0 && needed {
-                    return Err(format!("class {:?}: {name} has no values", c.name));
-                }
-                if d.values.windows(2).any(|w| w[0] > w[1]) || d.values.iter().any(|v| !v.is_finite() || *v < 0.0) {
-                    return Err(format!("class {:?}: {name} must hold sorted, finite, non-negative values", c.name));
-                }
+        let l = &self.link;
+        seconds(l.duration_s, "link.duration_s")?;
+        for (i, st) in l.stalls.iter().enumerate() {
+            seconds(st.start_s, &format!("link.stalls[{i}].start_s"))?;
+            seconds(st.end_s, &format!("link.stalls[{i}].end_s"))?;
+            if st.end_s < st.start_s {
+                return Err(format!("link.stalls[{i}]: end_s is before start_s"));
             }
-            for (name, w) in [("request_writes", &c.request_writes), ("response_writes", &c.response_writes)] {
-                if w.iter().any(|e| !(e[0].is_finite() && e[0] >= 1.0 && e[1].is_finite() && e[1] >= 1.0))
-                    || w.windows(2).any(|p| p[0][0] > p[1][0])
-                {
-                    return Err(format!("class {:?}: {name} must hold [bytes ≥ 1, writes ≥ 1] sorted by bytes", c.name));
-                }
+        }
+        for (i, c) in self.classes.iter().enumerate() {
+            c.check().map_err(|e| format!("classes[{i}] ({:?}): {e}", c.name))?;
+        }
+        for (i, u) in self.udp.iter().enumerate() {
+            u.check().map_err(|e| format!("udp[{i}] ({:?}): {e}", u.name))?;
+        }
+        for (i, h) in self.hosts.iter().enumerate() {
+            h.check().map_err(|e| format!("hosts[{i}] ({}): {e}", short(&h.addr)))?;
+        }
+        Ok(())
+    }
+}
+
+/// serde's message, without a quoted value long enough to be a file's contents.
+fn parse_message(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    if m.len() <= 240 {
+        return m;
+    }
+    let cut: String = m.chars().take(200).collect();
+    format!("{cut}... (line {}, column {})", e.line(), e.column())
+}
+
+/// A host address as quoted in a message (it may be anything in a damaged file).
+fn short(s: &str) -> String {
+    let mut t: String = s.chars().take(48).collect();
+    if t.len() < s.len() {
+        t.push_str("...");
+    }
+    t
+}
+
+/// Seconds: finite and not negative.
+fn seconds(v: f64, name: &str) -> Result<(), String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{name} is {v}: expected seconds, 0 or more"))
+    }
+}
+
+/// A value within [lo, hi].
+fn within(v: f64, lo: f64, hi: f64, name: &str) -> Result<(), String> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{name} is {v}: expected {lo} to {hi}"))
+    }
+}
+
+/// Sorted, finite, non-negative values.
+fn check_dist(d: &Dist, name: &str) -> Result<(), String> {
+    if d.values.windows(2).any(|w| w[0] > w[1]) || d.values.iter().any(|v| !v.is_finite() || *v < 0.0) {
+        return Err(format!("{name} must hold sorted, finite, non-negative values"));
+    }
+    Ok(())
+}
+
+/// The most a rate in a model may be (bit/s): as a scenario's rates.
+const MAX_BPS: f64 = 1e15;
+
+impl AppClass {
+    fn check(&self) -> Result<(), String> {
+        // Concurrent connections are data units, not pairs.
+        let pairs = self.counts.connections > self.counts.concurrent_connections;
+        for (name, d, needed) in [
+            ("session_start_s", &self.session_start_s, true),
+            ("rres_per_session", &self.rres_per_session, true),
+            ("servers_per_session", &self.servers_per_session, false),
+            ("inter_rre_s", &self.inter_rre_s, false),
+            ("conns_per_rre", &self.conns_per_rre, true),
+            ("inter_conn_s", &self.inter_conn_s, false),
+            ("pairs_per_conn", &self.pairs_per_conn, pairs),
+            ("request_bytes", &self.request_bytes, pairs),
+            ("response_bytes", &self.response_bytes, pairs),
+            ("think_s", &self.think_s, false),
+            ("connect_wait_s", &self.connect_wait_s, false),
+            ("server_s", &self.server_s, false),
+            ("close_wait_s", &self.close_wait_s, false),
+        ] {
+            if d.values.is_empty() && self.counts.connections > 0 && needed {
+                return Err(format!("{name} has no values"));
             }
-            for r in c.sessions.iter().flat_map(|s| s.rres.iter()) {
+            check_dist(d, name)?;
+        }
+        for (name, w) in [("request_writes", &self.request_writes), ("response_writes", &self.response_writes)] {
+            if w.iter().any(|e| !(e[0].is_finite() && e[0] >= 1.0 && e[1].is_finite() && e[1] >= 1.0)) || w.windows(2).any(|p| p[0][0] > p[1][0]) {
+                return Err(format!("{name} must hold [bytes ≥ 1, writes ≥ 1] sorted by bytes"));
+            }
+        }
+        for s in &self.sessions {
+            seconds(s.start_s, "a session's start_s")?;
+            for r in &s.rres {
+                seconds(r.gap_s, "a session RRE's gap_s")?;
                 for k in &r.conns {
-                    if !k.after.is_empty() && k.after.len() != k.pairs.len() {
-                        return Err(format!("class {:?}: a session connection has {} pairs but {} `after` entries", c.name, k.pairs.len(), k.after.len()));
-                    }
-                    for a in k.after.iter().flatten() {
-                        let conn = r.conns.get(a[0] as usize).filter(|_| a[0].fract() == 0.0 && a[0] >= 0.0);
-                        let pair_ok = conn.is_some_and(|o| a[1].fract() == 0.0 && a[1] >= 0.0 && (a[1] as usize) < o.pairs.len());
-                        if !pair_ok || !(a[2].is_finite() && a[2] >= 0.0) {
-                            return Err(format!(
-                                "class {:?}: `after` entries must name a connection of the RRE and one of its pairs, with seconds ≥ 0",
-                                c.name
-                            ));
-                        }
-                    }
+                    k.check(r)?;
                 }
             }
-            for k in c.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter())) {
-                if !k.server_s.is_empty() && k.server_s.len() != k.pairs.len() {
-                    return Err(format!("class {:?}: a session connection has {} pairs but {} server times", c.name, k.pairs.len(), k.server_s.len()));
-                }
-                if k.server_s.iter().any(|&v| !(v.is_finite() && (v >= 0.0 || v == -1.0))) {
-                    return Err(format!("class {:?}: server_s must hold seconds ≥ 0, or -1 for unknown", c.name));
-                }
-                if !(k.close_s.is_finite() && k.close_s >= 0.0) {
-                    return Err(format!("class {:?}: close_s must be seconds ≥ 0", c.name));
+        }
+        let units = self.concurrent.iter().chain(self.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter().map(|k| &k.adus))));
+        for u in units.flatten() {
+            if !(u[0].is_finite() && u[0] >= 0.0 && (u[1] == 0.0 || u[1] == 1.0) && u[2].is_finite() && u[2] >= 1.0) {
+                return Err(format!("data unit {u:?} must be [offset s ≥ 0, direction 0 or 1, bytes ≥ 1]"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ConnSample {
+    /// A connection of RRE `rre`, whole.
+    fn check(&self, rre: &RreSample) -> Result<(), String> {
+        seconds(self.at_s, "a session connection's at_s")?;
+        for p in &self.pairs {
+            if !p.iter().all(|v| v.is_finite() && *v >= 0.0) {
+                return Err(format!("a session connection's pair {p:?} must be [request bytes ≥ 0, response bytes ≥ 0, think s ≥ 0]"));
+            }
+        }
+        if !self.after.is_empty() && self.after.len() != self.pairs.len() {
+            return Err(format!("a session connection has {} pairs but {} `after` entries", self.pairs.len(), self.after.len()));
+        }
+        for a in self.after.iter().flatten() {
+            let conn = rre.conns.get(a[0] as usize).filter(|_| a[0].fract() == 0.0 && a[0] >= 0.0);
+            let pair_ok = conn.is_some_and(|o| a[1].fract() == 0.0 && a[1] >= 0.0 && (a[1] as usize) < o.pairs.len());
+            if !pair_ok || !(a[2].is_finite() && a[2] >= 0.0) {
+                return Err("`after` entries must name a connection of the RRE and one of its pairs, with seconds ≥ 0".into());
+            }
+        }
+        if !self.server_s.is_empty() && self.server_s.len() != self.pairs.len() {
+            return Err(format!("a session connection has {} pairs but {} server times", self.pairs.len(), self.server_s.len()));
+        }
+        if self.server_s.iter().any(|&v| !(v.is_finite() && (v >= 0.0 || v == -1.0))) {
+            return Err("server_s must hold seconds ≥ 0, or -1 for unknown".into());
+        }
+        seconds(self.close_s, "close_s")
+    }
+}
+
+impl UdpClass {
+    fn check(&self) -> Result<(), String> {
+        for f in &self.samples {
+            seconds(f.start_s, "a flow's start_s")?;
+            seconds(f.duration_s, "a flow's duration_s")?;
+            seconds(f.reply_s, "a flow's reply_s")?;
+            for p in &f.sequence {
+                if !(p[0].is_finite() && p[0] >= 0.0 && (p[1] == 0.0 || p[1] == 1.0) && p[2].is_finite() && p[2] >= 1.0) {
+                    return Err(format!("packet {p:?} must be [offset s ≥ 0, direction 0 or 1, bytes ≥ 1]"));
                 }
             }
-            let units = c.concurrent.iter().chain(c.sessions.iter().flat_map(|s| s.rres.iter().flat_map(|r| r.conns.iter().map(|k| &k.adus))));
-            for u in units.flatten() {
-                if !(u[0].is_finite() && u[0] >= 0.0 && (u[1] == 0.0 || u[1] == 1.0) && u[2].is_finite() && u[2] >= 1.0) {
-                    return Err(format!(
-                        "class {:?}: data unit {u:?} must be [offset s ≥ 0, direction 0 or 1, bytes ≥ 1]",
-                        c.name
-                    ));
+        }
+        for (k, d) in self.packet_gap_s.iter().enumerate() {
+            check_dist(d, &format!("packet_gap_s[{k}]"))?;
+        }
+        for (k, d) in self.packet_bytes.iter().enumerate() {
+            check_dist(d, &format!("packet_bytes[{k}]"))?;
+        }
+        Ok(())
+    }
+}
+
+impl HostParams {
+    fn check(&self) -> Result<(), String> {
+        if self.addr.parse::<std::net::IpAddr>().is_err() {
+            return Err("addr is not an IPv4 or IPv6 address".into());
+        }
+        if let Some(r) = self.rtt_s {
+            within(r, 0.0, 3600.0, "rtt_s")?;
+        }
+        if let Some(c) = self.capacity_bps {
+            if !(c.is_finite() && c >= 1.0 && c <= MAX_BPS) {
+                return Err(format!("capacity_bps is {c}: expected 1 to {MAX_BPS:e} bit/s"));
+            }
+        }
+        within(self.peak_rate_bps, 0.0, MAX_BPS, "peak_rate_bps")?;
+        for (name, v) in [("loss", self.loss), ("loss_after_link", self.loss_after_link), ("bunched", self.bunched)] {
+            if let Some(v) = v {
+                within(v, 0.0, 1.0, name)?;
+            }
+        }
+        if self.handshake_retx > self.handshakes.saturating_mul(1000) {
+            return Err("handshake_retx is more than a thousand per handshake".into());
+        }
+        if let Some(m) = self.mss {
+            if !(1..=65535).contains(&m) {
+                return Err(format!("mss is {m}: expected 1 to 65535 bytes"));
+            }
+        }
+        for (name, v) in [("segments_per_ack", self.segments_per_ack), ("bytes_per_ack", self.bytes_per_ack)] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(format!("{name} is {v}: expected a number above 0"));
+                }
+            }
+        }
+        if let Some(d) = self.ack_delay_s {
+            within(d, 0.0, 60.0, "ack_delay_s")?;
+        }
+        if self.initial_window == Some(0) {
+            return Err("initial_window is 0: expected at least 1 segment".into());
+        }
+        if self.rcv_window == Some(0) {
+            return Err("rcv_window is 0: expected at least 1 byte".into());
+        }
+        if let Some(sh) = &self.shaper {
+            for (rate, burst) in sh.buckets() {
+                if !(rate.is_finite() && rate >= 1.0 && rate <= MAX_BPS) || burst == 0 {
+                    return Err(format!("shaper bucket ({rate} bit/s, {burst} bytes): expected 1 to {MAX_BPS:e} bit/s and at least 1 byte"));
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! Units shared by every undertow crate.
+//! Units shared by every undertow crate, and bounded reading of input files.
 //!
 //! Inside the core, time is an integer count of nanoseconds ([`Time`] for an
 //! instant, [`Dur`] for a span), rates are integer bits per second ([`Rate`])
@@ -11,6 +11,7 @@
 //! same seed gives the same bits on every platform and release.
 
 pub mod parse_units;
+pub mod read;
 mod rng;
 mod time;
 

@@ -7,17 +7,47 @@
 use crate::{Dur, Rate};
 use std::fmt;
 
-/// A value that could not be read, with the reason and the accepted forms.
+/// A value that could not be read, with the reason and the accepted forms
+/// (or, for a well-formed value that cannot be represented, its range).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnitError {
     pub input: String,
     pub what: &'static str,
     pub allowed: &'static str,
+    /// The value is well formed but outside what the type can hold: a
+    /// number is never clamped or rounded to zero silently.
+    pub out_of_range: bool,
+}
+
+impl UnitError {
+    /// `input` is not a `what` at all: `allowed` lists the forms.
+    pub fn malformed(input: &str, what: &'static str, allowed: &'static str) -> UnitError {
+        UnitError { input: shown(input), what, allowed, out_of_range: false }
+    }
+
+    /// `input` is a `what`, but outside `range`.
+    pub fn range(input: &str, what: &'static str, range: &'static str) -> UnitError {
+        UnitError { input: shown(input), what, allowed: range, out_of_range: true }
+    }
+}
+
+/// The input as quoted in a message: at most 40 characters of it, so that a
+/// value pasted by mistake (a whole file) does not make a message of pages.
+fn shown(input: &str) -> String {
+    const MAX: usize = 40;
+    match input.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", &input[..i]),
+        None => input.to_string(),
+    }
 }
 
 impl fmt::Display for UnitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?} is not a valid {}: expected {}", self.input, self.what, self.allowed)
+        if self.out_of_range {
+            write!(f, "{:?} is out of range for a {}: expected {}", self.input, self.what, self.allowed)
+        } else {
+            write!(f, "{:?} is not a valid {}: expected {}", self.input, self.what, self.allowed)
+        }
     }
 }
 impl std::error::Error for UnitError {}
@@ -27,8 +57,17 @@ pub const RATE_FORMS: &str =
 pub const DURATION_FORMS: &str =
     "a number followed by ns, us, ms, s, min or h (e.g. \"30ms\")";
 pub const SIZE_FORMS: &str =
-    "a number followed by B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024) (e.g. \"1MB\")";
+    "a number followed by B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024) (e.g. \"1MB\")";
 pub const FRACTION_FORMS: &str = "a percentage from 0% to 100% (e.g. \"1%\")";
+
+/// The largest rate, size and duration a value may name, and their
+/// resolution: beyond these a number would be clamped or rounded away.
+pub const RATE_MAX_BPS: f64 = 1e15;
+pub const RATE_RANGE: &str = "1bps to 1000Tbps";
+pub const SIZE_MAX_BYTES: f64 = 1e15;
+pub const SIZE_RANGE: &str = "0B to 1000TB, in whole bytes";
+pub const DURATION_MAX_NS: f64 = 1e6 * 3600e9;
+pub const DURATION_RANGE: &str = "0s, or 1ns to 1000000h";
 
 /// Splits "12.5 Mbps" into (12.5, "Mbps").
 fn split(s: &str) -> Option<(f64, &str)> {
@@ -50,7 +89,7 @@ fn split(s: &str) -> Option<(f64, &str)> {
 
 /// Parses a rate; zero and negative rates are errors.
 pub fn rate(s: &str) -> Result<Rate, UnitError> {
-    let err = || UnitError { input: s.to_string(), what: "rate", allowed: RATE_FORMS };
+    let err = || UnitError::malformed(s, "rate", RATE_FORMS);
     let (v, unit) = split(s).ok_or_else(err)?;
     let mult = match unit {
         "bps" | "bit/s" => 1.0,
@@ -61,15 +100,18 @@ pub fn rate(s: &str) -> Result<Rate, UnitError> {
         _ => return Err(err()),
     };
     let bits = v * mult;
-    if bits < 1.0 {
+    if v <= 0.0 {
         return Err(err());
+    }
+    if !(1.0..=RATE_MAX_BPS).contains(&bits) {
+        return Err(UnitError::range(s, "rate", RATE_RANGE));
     }
     Ok(Rate(bits.round() as u64))
 }
 
 /// Parses a duration; negative values are errors, zero is allowed.
 pub fn duration(s: &str) -> Result<Dur, UnitError> {
-    let err = || UnitError { input: s.to_string(), what: "duration", allowed: DURATION_FORMS };
+    let err = || UnitError::malformed(s, "duration", DURATION_FORMS);
     let (v, unit) = split(s).ok_or_else(err)?;
     let mult = match unit {
         "ns" => 1.0,
@@ -80,23 +122,27 @@ pub fn duration(s: &str) -> Result<Dur, UnitError> {
         "h" => 3600e9,
         _ => return Err(err()),
     };
-    if v < 0.0 || v * mult > u64::MAX as f64 / 2.0 {
+    if v < 0.0 {
         return Err(err());
     }
-    Ok(Dur((v * mult).round() as u64))
+    let ns = v * mult;
+    if ns > DURATION_MAX_NS || (ns > 0.0 && ns.round() < 1.0) {
+        return Err(UnitError::range(s, "duration", DURATION_RANGE));
+    }
+    Ok(Dur(ns.round() as u64))
 }
 
 /// Parses a size in bytes; negative values are errors, zero is allowed.
 pub fn size(s: &str) -> Result<u64, UnitError> {
-    let err = || UnitError { input: s.to_string(), what: "size", allowed: SIZE_FORMS };
+    let err = || UnitError::malformed(s, "size", SIZE_FORMS);
     let (v, unit) = split(s).ok_or_else(err)?;
     let mult = size_unit(unit).ok_or_else(err)?;
     if v < 0.0 {
         return Err(err());
     }
     let b = v * mult;
-    if b.fract() != 0.0 && b < 1.0 {
-        return Err(err());
+    if b > SIZE_MAX_BYTES || (b.fract() != 0.0 && b < 1.0) {
+        return Err(UnitError::range(s, "size", SIZE_RANGE));
     }
     Ok(b.round() as u64)
 }
@@ -107,16 +153,18 @@ pub(crate) fn size_unit(unit: &str) -> Option<f64> {
         "KB" | "kB" => 1e3,
         "MB" => 1e6,
         "GB" => 1e9,
+        "TB" => 1e12,
         "KiB" => 1024.0,
         "MiB" => 1048576.0,
         "GiB" => 1073741824.0,
+        "TiB" => 1099511627776.0,
         _ => return None,
     })
 }
 
 /// Parses a fraction written as a percentage ("66%", "0.5%") into [0, 1].
 pub fn fraction(s: &str) -> Result<f64, UnitError> {
-    let err = || UnitError { input: s.to_string(), what: "percentage", allowed: FRACTION_FORMS };
+    let err = || UnitError::malformed(s, "percentage", FRACTION_FORMS);
     let (v, unit) = split(s).ok_or_else(err)?;
     if unit != "%" || !(0.0..=100.0).contains(&v) {
         return Err(err());
@@ -163,6 +211,17 @@ pub fn format_size(b: u64) -> String {
     format!("{b}B")
 }
 
+/// Formats a byte count in binary units when it is a whole number of them
+/// (limits such as 16MiB).
+pub fn format_size_binary(b: u64) -> String {
+    for (m, u) in [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if b >= m && b % m == 0 {
+            return format!("{}{u}", b / m);
+        }
+    }
+    format!("{b}B")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +237,31 @@ mod tests {
         }
         let e = rate("15Mbs").unwrap_err().to_string();
         assert!(e.contains("\"15Mbs\"") && e.contains("Mbps"), "{e}");
+    }
+
+    #[test]
+    fn values_beyond_a_types_range_are_refused_not_clamped() {
+        for (r, what) in [
+            (rate("1e30Mbps"), "rate"),
+            (rate("1e-30bps"), "rate"),
+            (rate("0.4bps"), "rate"),
+            (size("1e30B").map(|b| Rate(b)), "size"),
+            (size("0.5B").map(|b| Rate(b)), "size"),
+            (duration("1e-30s").map(|d| Rate(d.0)), "duration"),
+            (duration("1e300h").map(|d| Rate(d.0)), "duration"),
+        ] {
+            let e = r.unwrap_err();
+            assert!(e.out_of_range, "{e}");
+            let m = e.to_string();
+            assert!(m.contains("out of range for a ") && m.contains(what) && m.contains(" to "), "{m}");
+        }
+        assert_eq!(rate("1000Tbps").unwrap(), Rate(1_000_000_000_000_000));
+        assert_eq!(duration("1ns").unwrap(), Dur(1));
+        assert_eq!(duration("0.6ns").unwrap(), Dur(1));
+        assert_eq!(size("1000TB").unwrap(), 1_000_000_000_000_000);
+        // A long input is quoted in part.
+        let e = rate(&"9".repeat(5000)).unwrap_err().to_string();
+        assert!(e.len() < 200, "{e}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ CARGO  ?= cargo
 .PHONY: demo test bench build setup system-deps rust-test py-test fuzz-test clean
 
 demo: build
-	$(VENV)/bin/undertow run examples/quickstart.toml -o runs/quickstart
+	$(VENV)/bin/undertow run examples/quickstart.toml -o runs/quickstart --overwrite
 
 test: system-deps build rust-test py-test fuzz-test
 

@@ -267,13 +267,13 @@ def test_read_timeseries_text_forms(tmp_path):
 @pytest.mark.parametrize(
     ("content", "line", "what"),
     [
-        ("0.1 64\n0.2 64\n0.3 abc\n", 3, "'abc' is not a number"),
+        ("0.1 64\n0.2 64\n0.3 abc\n", 3, "column 2 is not a number"),
         ("0.1 64\n# c\n0.2\n", 3, "1 columns where line 1 has 2"),
         ("0.1\n0.2 64\n", 2, "2 columns where line 1 has 1"),
         ("\n0.1 64 7\n", 2, "3 columns"),
         ("0.1\nnan\n", 2, "NaN or infinite"),
         ("0.1 64\n0.2 -5\n", 2, "negative size"),
-        ("0.1,64\n", 1, "'0.1,64' is not a number"),
+        ("0.1,64\n", 1, "column 1 is not a number"),
     ],
 )
 def test_read_timeseries_bad_line_names_file_and_line(tmp_path, content, line, what):

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import signal
 import sys
 import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from undertow import _core, runner, table
+from undertow import _core, outputs, runner, table
 
 EXIT_USAGE = 2
+#: The longest error message printed: a message quoting a value pasted by
+#: mistake is cut, not printed for pages.
+MESSAGE_MAX = 600
 
 
 class Progress:
@@ -45,11 +50,12 @@ class Progress:
 
 def cmd_run(args: argparse.Namespace) -> int:
     info = runner.load(args.scenario)
-    out = Path(args.output) if args.output else Path("runs") / Path(args.scenario).stem
+    out = outputs.output_path(args.output, "-o") if args.output is not None else Path("runs") / Path(args.scenario).stem
     bar = Progress(not args.quiet and (args.progress or sys.stderr.isatty()))
     started = time.monotonic()
     try:
-        results = runner.run_file(args.scenario, out, seed=args.seed, cases=args.case, jobs=args.jobs, progress=bar)
+        results = runner.run_file(args.scenario, out, seed=args.seed, cases=args.case, jobs=args.jobs, progress=bar,
+                                  overwrite=args.overwrite)
     finally:
         bar.close()
     if args.quiet:
@@ -74,20 +80,46 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The largest summary.json read (a summary is a page of JSON).
+SUMMARY_MAX_BYTES = 16 << 20
+
+
+def read_summary(d: str) -> dict:
+    """The summary of a complete run directory; InputError for anything else."""
+    p = Path(d)
+    if not p.is_dir():
+        what = "no such file or directory" if not p.exists() else "not a directory"
+        raise InputError(f"{d}: {what}: expected a run directory (written by `undertow run`)")
+    if outputs.is_incomplete(p):
+        raise InputError(f"{d}: an incomplete run (stopped before it finished, or still running): its files are not a result")
+    f = p / "summary.json"
+    try:
+        with open(f, "rb") as fh:
+            raw = fh.read(SUMMARY_MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError(f"{d}: no summary.json: not a run directory (written by `undertow run`)") from None
+    except OSError as e:
+        raise InputError(f"{f}: cannot read: {e.strerror}") from None
+    try:
+        if len(raw) > SUMMARY_MAX_BYTES:
+            raise ValueError("too large")
+        s = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise InputError(f"{f}: not a summary written by `undertow run`") from None
+    if not isinstance(s, dict) or s.get("format") != "undertow.summary/1":
+        raise InputError(f"{f}: not a summary written by `undertow run` (format is not \"undertow.summary/1\")")
+    return s
+
+
 def cmd_summary(args: argparse.Namespace) -> int:
     rows = []
     for d in args.rundir:
-        p = Path(d) / "summary.json"
-        try:
-            s = json.loads(p.read_text())
-        except FileNotFoundError:
-            print(f"error: {p}: no such file (is {d} a run directory?)", file=sys.stderr)
-            return EXIT_USAGE
-        except json.JSONDecodeError as e:
-            print(f"error: {p}: not valid JSON ({e})", file=sys.stderr)
-            return EXIT_USAGE
+        s = read_summary(d)
         rows.append((s.get("case") or Path(d).name, s))
-    print(table.comparison(rows, args.baseline))
+    try:
+        print(table.comparison(rows, args.baseline))
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"a summary lacks what the table needs ({e}): was it written by this version of undertow?") from None
     return 0
 
 
@@ -101,6 +133,14 @@ def duration_s(text: str) -> float:
         return _core.parse_duration(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def bin_s(text: str) -> float:
+    """A bin width: a duration above zero."""
+    v = duration_s(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: a bin must be longer than zero")
+    return v
 
 
 def cmd_energy(args: argparse.Namespace) -> int:
@@ -132,11 +172,13 @@ def cmd_energy(args: argparse.Namespace) -> int:
             except ValueError as e:
                 raise InputError(f"{k}: {e}") from None
             print(f"  {k}: H = {h.H:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]")
-    if args.plot:
+    if args.plot is not None:
         from undertow.report.energy_plot import plot_energy
 
-        plot_energy(results, args.plot, title=args.title)
-        print(f"\nplot: {args.plot}")
+        target = outputs.output_path(args.plot, "--plot")
+        with outputs.new_file(target) as tmp:
+            plot_energy(results, tmp, title=args.title)
+        print(f"\nplot: {target}")
     return 0
 
 
@@ -172,14 +214,11 @@ def extract_overrides(args: argparse.Namespace) -> dict:
     if args.port or args.ports:
         ports = {p: n for p, n in json.loads(_core.default_extract_options())["ports"]}
         if args.ports:
-            try:
-                lines = Path(args.ports).read_text().splitlines()
-            except OSError as e:
-                raise InputError(f"--ports {args.ports}: {e.strerror}") from None
+            lines = read_small_text(args.ports, "--ports").splitlines()
             for k, line in enumerate(lines, 1):
                 line = line.split("#")[0].strip()
                 if line:
-                    ports.update([port_name(line.replace(" ", "=", 1), f"{args.ports} line {k}")])
+                    ports.update([port_name(line.replace(" ", "=", 1), f"{args.ports} line {k}", quote=False)])
         for spec in args.port or []:
             ports.update([port_name(spec, "--port")])
         o["ports"] = sorted(ports.items())
@@ -192,16 +231,36 @@ def extract_overrides(args: argparse.Namespace) -> dict:
     return o
 
 
-def port_name(spec: str, where: str) -> tuple[int, str]:
+def read_small_text(path: str, what: str, limit: int = 1 << 20) -> str:
+    """A small text file named by option `what` (at most `limit` bytes)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(limit + 1)
+    except OSError as e:
+        raise InputError(f"{what} {path}: {e.strerror}") from None
+    if len(raw) > limit:
+        raise InputError(f"{what} {path}: larger than {limit >> 10} KiB, the most this file may hold")
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        raise InputError(f"{what} {path}: not a text file") from None
+
+
+def port_name(spec: str, where: str, quote: bool = True) -> tuple[int, str]:
+    """(port, class name) of "PORT=NAME"; a line of a file is not quoted
+    in the message (its contents are the user's, whatever file it is)."""
     port, _, name = spec.partition("=")
-    if not port.strip().isdigit() or not 0 < int(port) < 65536 or not name.strip():
-        raise InputError(f"{where}: {spec!r} is not a port mapping: expected PORT=NAME, e.g. 8080=HTTP")
+    if not port.strip().isdigit() or not 0 < int(port) < 65536 or not name.strip() or len(name.strip()) > 64:
+        shown = f"{spec!r} " if quote else ""
+        raise InputError(f"{where}: {shown}is not a port mapping: expected PORT=NAME (a port 1 to 65535, a name of up to 64 characters), "
+                         "e.g. 8080=HTTP")
     return int(port), name.strip()
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
     from undertow.inspect_model import load_model
 
+    outputs.check_file_target(outputs.output_path(args.output, "-o"))
     opts = json.dumps(extract_overrides(args))
     started = time.monotonic()
     try:
@@ -224,29 +283,38 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from undertow.inspect_model import ModelError
+    from undertow.inspect_model import ModelError, load_model
+    from undertow.report.energy_plot import plot_energy
     from undertow.validate import text, validate
 
-    out = Path(args.output) if args.output else Path("runs") / f"validate-{Path(args.model).stem}"
+    out = outputs.output_path(args.output, "-o") if args.output is not None else Path("runs") / f"validate-{Path(args.model).stem}"
+    plot = outputs.check_file_target(outputs.output_path(args.plot, "--plot")) if args.plot is not None else None
+    try:
+        load_model(args.model)
+    except ModelError as e:
+        raise InputError(str(e)) from None
     bar = Progress(not args.quiet and (args.progress or sys.stderr.isatty()))
     try:
-        v = validate(args.model, args.trace, out, link_rate=args.link_rate, seed=args.seed or 1, bin_s=args.bin, periods=args.periods,
-                     structure=args.structure, progress=lambda f: bar({"run": f}), as_captured=not args.full_link)
-    except (ModelError, _core.InputError) as e:
+        with outputs.new_directory(out, args.overwrite) as tmp:
+            v = validate(args.model, args.trace, tmp, link_rate=args.link_rate, seed=args.seed, bin_s=args.bin, periods=args.periods,
+                         structure=args.structure, progress=lambda f: bar({"run": f}), as_captured=not args.full_link)
+            e = v.energy
+            curves = {"trace A to B": e["original"]["fwd"], "regenerated A to B": e["regenerated"]["fwd"],
+                      "trace B to A": e["original"]["rev"], "regenerated B to A": e["regenerated"]["rev"]}
+            title = f"{Path(args.model).name}: trace against regenerated (bytes per {args.bin * 1e3:g} ms)"
+            if plot is None:
+                plot_energy(curves, tmp / "energy.png", title=title)
+            else:
+                with outputs.new_file(plot) as p:
+                    plot_energy(curves, p, title=title)
+    except (ModelError, _core.InputError, ValueError) as e:
         raise InputError(str(e)) from None
     finally:
         bar.close()
-    if args.plot is not False:
-        from undertow.report.energy_plot import plot_energy
-
-        plot = Path(args.plot) if args.plot else out / "energy.png"
-        e = v.energy
-        plot_energy({"trace A to B": e["original"]["fwd"], "regenerated A to B": e["regenerated"]["fwd"],
-                     "trace B to A": e["original"]["rev"], "regenerated B to A": e["regenerated"]["rev"]},
-                    plot, title=f"{Path(args.model).name}: trace against regenerated (bytes per {args.bin * 1e3:g} ms)")
     if not args.quiet:
         print(text(v))
-        print(f"\nresults in {out}/ (validation.json, energy.png, run/, regenerated.json)")
+        where = "validation.json, run/, regenerated.json" + (", energy.png" if plot is None else f"; plot: {plot}")
+        print(f"\nresults in {out}/ ({where})")
     return 0
 
 
@@ -270,6 +338,42 @@ def _trace_series(args: argparse.Namespace):
     return series
 
 
+def whole(lo: int, hi: Optional[int] = None):
+    """An argparse type: a whole number from `lo` (to `hi`)."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            v = None
+        if v is None or v < lo or (hi is not None and v > hi):
+            allowed = f"from {lo} to {hi}" if hi is not None else f"{lo} or more"
+            raise argparse.ArgumentTypeError(f"{text!r} is not allowed: expected a whole number {allowed}")
+        return v
+
+    return parse
+
+
+def number(lo: float, hi: float, lo_open: bool = False):
+    """An argparse type: a finite number in [lo, hi] (or (lo, hi])."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = math.nan
+        if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi):
+            left = "(" if lo_open else "["
+            raise argparse.ArgumentTypeError(f"{text!r} is not allowed: expected a number in {left}{lo:g}, {hi:g}]")
+        return v
+
+    return parse
+
+
+#: Seeds are unsigned 64-bit numbers.
+seed_value = whole(0, 2**64 - 1)
+
+
 def octaves(text: str) -> tuple[int, int]:
     try:
         a, b = (int(v) for v in text.split(":"))
@@ -281,21 +385,23 @@ def octaves(text: str) -> tuple[int, int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="undertow",
         description="Subject an application to realistic, responsive background traffic, reproducibly.",
     )
     p.add_argument("--version", action="version", version=f"undertow {_core.__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
     r = sub.add_parser("run", help="run a scenario (every case) in the simulator", description=(
         "Run a scenario file in the simulator and write one run directory per case "
         "(scenario.toml, summary.json, records/*.parquet, series/*.parquet, optional bottleneck.pcap)."))
     r.add_argument("scenario", help="scenario file (TOML)")
     r.add_argument("-o", "--output", metavar="DIR", help="run directory (default: runs/<scenario name>)")
-    r.add_argument("--seed", type=int, help="seed replacing the scenario's own")
+    r.add_argument("--seed", type=seed_value, help="seed replacing the scenario's own (0 to 2^64-1)")
     r.add_argument("--case", action="append", metavar="NAME", help="run only this case (repeatable)")
-    r.add_argument("-j", "--jobs", type=int, metavar="N", help="cases run in parallel (default: one per core)")
+    r.add_argument("-j", "--jobs", type=whole(1, 1024), metavar="N", help="cases run in parallel (default: one per core)")
+    r.add_argument("--overwrite", action="store_true",
+                   help="replace DIR if it exists (whole: never a mixture of two runs; only a directory undertow wrote)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     r.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
     r.set_defaults(func=cmd_run)
@@ -309,7 +415,7 @@ def parser() -> argparse.ArgumentParser:
         "This is what a run directory records as scenario.toml."))
     v.add_argument("scenario", help="scenario file (TOML)")
     v.add_argument("--case", metavar="NAME", help="the case to resolve (default: the base scenario)")
-    v.add_argument("--seed", type=int, help="seed replacing the scenario's own")
+    v.add_argument("--seed", type=seed_value, help="seed replacing the scenario's own")
     v.set_defaults(func=cmd_resolve)
 
     s = sub.add_parser("summary", help="tabulate finished run directories", description="Print the result table of existing run directories, from their summary.json.")
@@ -325,7 +431,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--what", choices=["bytes", "packets"], default="bytes", help="what to count per bin (default bytes)")
     e.add_argument("--direction", choices=["fwd", "rev", "both"], default="fwd",
                    help="fwd: left to right in a run, side A to B in a trace (default fwd)")
-    e.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="base bin (default 1ms)")
+    e.add_argument("--bin", type=bin_s, default=0.001, metavar="DURATION", help="base bin (default 1ms)")
     e.add_argument("--wavelet", default="db3", help="Daubechies wavelet, db1 (Haar) to db20 (default db3)")
     e.add_argument("--shift-invariant", action="store_true",
                    help="average each octave over every alignment of the dyadic grid (undecimated transform); "
@@ -349,9 +455,9 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--rre-max-interconn", type=duration_s, metavar="DURATION", help="...or this long after the previous connection started (default 30s)")
     x.add_argument("--session-gap", type=duration_s, metavar="DURATION", help="new session after this idle gap (default 300s)")
     x.add_argument("--session-max", type=duration_s, metavar="DURATION", help="cut sessions this long after they start (default: no cap)")
-    x.add_argument("--max-rres", type=int, metavar="N", help="RREs per session (default 100)")
-    x.add_argument("--max-conns", type=int, metavar="N", help="connections per RRE (default 100)")
-    x.add_argument("--max-pairs", type=int, metavar="N", help="request/response pairs per connection (default 200)")
+    x.add_argument("--max-rres", type=whole(1, 2**32 - 1), metavar="N", help="RREs per session (default 100)")
+    x.add_argument("--max-conns", type=whole(1, 2**32 - 1), metavar="N", help="connections per RRE (default 100)")
+    x.add_argument("--max-pairs", type=whole(1, 2**32 - 1), metavar="N", help="request/response pairs per connection (default 200)")
     x.add_argument("--idle-timeout", type=duration_s, metavar="DURATION", help="a connection idle this long is over (default 300s)")
     x.add_argument("--pause-gap", type=duration_s, metavar="DURATION",
                    help="a sender resuming this long (and two round trips) after all it sent was acknowledged starts a new "
@@ -363,20 +469,20 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--no-unit-gap", action="store_true", help="data units end only when the other side sends")
     x.add_argument("--rtt-samples", choices=["handshake", "handshake-and-data", "handshake-else-data"],
                    help="RTT sample types (default handshake-else-data: handshakes where a host has enough)")
-    x.add_argument("--rtt-min-samples", type=int, metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
+    x.add_argument("--rtt-min-samples", type=whole(1, 2**32 - 1), metavar="N", help="hosts with fewer samples get no RTT of their own (default 2)")
     x.add_argument("--rtt-max", type=duration_s, metavar="DURATION", help="discard RTT samples above this (default 1.5s)")
-    x.add_argument("--rtt-percentile", type=float, metavar="P",
+    x.add_argument("--rtt-percentile", type=number(0, 100), metavar="P",
                    help="percentile of a host's RTT samples taken as its RTT (default 10; Swing: 50)")
-    x.add_argument("--capacity-percentile", type=float, metavar="P", help="percentile of packet-pair samples (default 50)")
-    x.add_argument("--capacity-min-samples", type=int, metavar="N", help="default 10")
-    x.add_argument("--shaper-fraction", type=float, metavar="F",
+    x.add_argument("--capacity-percentile", type=number(0, 100), metavar="P", help="percentile of packet-pair samples (default 50)")
+    x.add_argument("--capacity-min-samples", type=whole(1, 2**32 - 1), metavar="N", help="default 10")
+    x.add_argument("--shaper-fraction", type=number(0, 1, lo_open=True), metavar="F",
                    help="a host whose longest sends stayed under this fraction of its capacity gets a token bucket (default 0.5)")
-    x.add_argument("--shaper-min-segments", type=int, metavar="N", help="data segments in a sending stretch (default 16)")
+    x.add_argument("--shaper-min-segments", type=whole(1, 2**32 - 1), metavar="N", help="data segments in a sending stretch (default 16)")
     x.add_argument("--no-shaper", action="store_true", help="never give a host a token bucket")
     x.add_argument("--loss-formula", choices=["swing", "retransmissions"], help="default swing")
-    x.add_argument("--loss-min-packets", type=int, metavar="N", help="default 100")
+    x.add_argument("--loss-min-packets", type=whole(1, 2**63 - 1), metavar="N", help="default 100")
     x.add_argument("--no-think-minus-rtt", action="store_true", help="keep the host RTT in think times")
-    x.add_argument("--session-structures", type=int, metavar="N",
+    x.add_argument("--session-structures", type=whole(0, 2**32 - 1), metavar="N",
                    help="whole sessions kept per class for `structure = \"sessions\"` (default 1000; 0 keeps none)")
     x.add_argument("--port", action="append", metavar="PORT=NAME", help="class name of a server port (repeatable)")
     x.add_argument("--ports", metavar="FILE", help="file of 'PORT NAME' lines")
@@ -396,8 +502,9 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--trace", action="append", required=True, metavar="TRACE", help="the trace(s) the model came from (repeatable)")
     v.add_argument("-o", "--output", metavar="DIR", help="results directory (default: runs/validate-<model>)")
     v.add_argument("--link-rate", default="1Gbps", metavar="RATE", help="target link rate (default 1Gbps: the hosts' access links constrain)")
-    v.add_argument("--seed", type=int, help="simulation seed (default 1)")
-    v.add_argument("--periods", type=int, metavar="N",
+    v.add_argument("--seed", type=seed_value, default=1, help="simulation seed (default 1)")
+    v.add_argument("--overwrite", action="store_true", help="replace DIR if it exists (whole; only a directory undertow wrote)")
+    v.add_argument("--periods", type=whole(1, 1000), metavar="N",
                    help="regenerate N trace-length periods and compare averages (default: 10, fewer for traces over 200,000 packets)")
     v.add_argument("--structure", choices=("auto", "marginals", "sessions"), default="auto",
                    help="draw every session parameter on its own, as Swing did (marginals), or replay whole observed sessions; "
@@ -405,8 +512,8 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--full-link", action="store_true",
                    help="compare the whole regenerated link with a trace whose capture lost packets (by default the "
                         "regenerated capture misses the same share of data segments as the trace's did)")
-    v.add_argument("--bin", type=duration_s, default=0.001, metavar="DURATION", help="energy base bin (default 1ms)")
-    v.add_argument("--plot", nargs="?", const=None, default=None, metavar="FILE.png", help="energy plot file (default DIR/energy.png)")
+    v.add_argument("--bin", type=bin_s, default=0.001, metavar="DURATION", help="energy base bin (default 1ms)")
+    v.add_argument("--plot", metavar="FILE.png", help="energy plot file (default DIR/energy.png)")
     v.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     v.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
     v.set_defaults(func=cmd_validate)
@@ -419,27 +526,53 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where Python next runs (the core checks between events)."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
+def error(message: str) -> None:
+    """One line on stderr, however long or many-lined the message."""
+    line = " ".join(str(message).split())
+    if len(line) > MESSAGE_MAX:
+        line = line[: MESSAGE_MAX - 3] + "..."
+    print(f"error: {line}", file=sys.stderr)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (the usage is in --help)."""
+
+    def error(self, message: str):
+        error(f"{message} (see `{self.prog} --help`)")
+        sys.exit(EXIT_USAGE)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
-    except _core.ScenarioError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (_core.ScenarioError, _core.InputError, _core.RunError, InputError, outputs.OutputError) as e:
+        # A run that cannot write its directory is a bad output place: a
+        # user error like the others.
+        error(str(e))
         return EXIT_USAGE
-    except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except _core.RunError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("\nterminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         # The reader went away (`undertow inspect m.json | head`): stop
         # quietly, and keep the interpreter's exit flush from failing too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

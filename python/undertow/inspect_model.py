@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from undertow import _core
 from undertow.table import render
 
-FORMAT = "undertow.swing-model/1"
 
 
 class ModelError(ValueError):
@@ -40,17 +40,14 @@ SPLIT_BYTES = 0.1
 SPLIT_MIN = 10
 
 def load_model(path) -> dict:
+    """A model file as a dict, after the core's checks (the same a scenario's
+    `swing` background runs: what `inspect` shows, `run` accepts)."""
     p = Path(path)
     try:
-        m = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise ModelError(f"{p}: no such file") from None
-    except json.JSONDecodeError as e:
-        raise ModelError(f"{p}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
-    if not isinstance(m, dict) or m.get("format") != FORMAT:
-        got = m.get("format") if isinstance(m, dict) else type(m).__name__
-        raise ModelError(f"{p}: format {got!r} is not a swing model: expected {FORMAT!r} (from `undertow extract`)")
-    return m
+        _core.check_model(str(p))
+    except _core.InputError as e:
+        raise ModelError(str(e)) from None
+    return json.loads(p.read_text())
 
 
 def _q(values: list[float], scale: float = 1.0, fmt: str = "{:.3g}") -> list[str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from undertow import _core
+from undertow import _core, outputs
 
 
 @dataclass
@@ -40,6 +40,10 @@ def run_case(
     return CaseResult(case, Path(out_dir), json.loads(summary), json.loads(timing))
 
 
+class Cancelled(Exception):
+    """Another case failed or the user interrupted: this case stops."""
+
+
 def run_file(
     path: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -47,11 +51,16 @@ def run_file(
     cases: Optional[list[str]] = None,
     jobs: Optional[int] = None,
     progress: Optional[Callable[[dict[str, float]], None]] = None,
+    overwrite: bool = False,
 ) -> list[CaseResult]:
-    """Runs the file's cases (or its base scenario if it has none).
+    """Runs the file's cases (or its base scenario if it has none) into
+    `out_dir`, which appears whole when every case has finished, or not at
+    all (see `undertow.outputs`).
 
     Each case gets `out_dir/<case>`. Cases run in parallel threads (the core
     releases the GIL); `progress` receives the fraction done of every case.
+    When one case fails or the run is interrupted, the others stop at their
+    next progress report (a fraction of a second).
     """
     info = load(path)
     names: list[Optional[str]] = list(cases) if cases else (list(info["cases"]) or [None])
@@ -59,22 +68,34 @@ def run_file(
         if n is not None and n not in info["cases"]:
             known = ", ".join(info["cases"]) or "no cases"
             raise _core.ScenarioError(f"{path}: no case named {n!r}: the file has {known}")
-    out = Path(out_dir)
     done = {str(n): 0.0 for n in names}
     lock = threading.Lock()
+    stop = threading.Event()
 
-    def one(name: Optional[str]) -> CaseResult:
-        def tick(frac: float) -> None:
-            with lock:
-                done[str(name)] = frac
-                if progress:
-                    progress(dict(done))
+    with outputs.new_directory(Path(out_dir), overwrite) as tmp:
 
-        d = out / name if name is not None else out
-        return run_case(path, d, name, seed, tick)
+        def one(name: Optional[str]) -> CaseResult:
+            def tick(frac: float) -> None:
+                if stop.is_set():
+                    raise Cancelled()
+                with lock:
+                    done[str(name)] = frac
+                    if progress:
+                        progress(dict(done))
 
-    jobs = jobs or min(len(names), os.cpu_count() or 1)
-    if jobs <= 1 or len(names) == 1:
-        return [one(n) for n in names]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(one, names))
+            d = tmp / name if name is not None else tmp
+            r = run_case(path, d, name, seed, tick)
+            # Results name the directory they will have.
+            r.directory = Path(out_dir) / name if name is not None else Path(out_dir)
+            return r
+
+        jobs = jobs or min(len(names), os.cpu_count() or 1)
+        if jobs <= 1 or len(names) == 1:
+            return [one(n) for n in names]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(one, n) for n in names]
+            try:
+                return [f.result() for f in futures]
+            except BaseException:
+                stop.set()
+                raise

@@ -282,8 +282,9 @@ def report_dict(v: Validation) -> dict:
             d: [{"octave": j, "scale_s": s, "difference": diff, **_trace_octave(v, d, j)} for j, s, diff in rows]
             for d, rows in v.energy_diff.items()
         },
-        "run": str(v.rundir),
-        "regenerated_model": str(v.regenerated_model),
+        # Relative to the results directory, which may be moved into place.
+        "run": v.rundir.name,
+        "regenerated_model": v.regenerated_model.name,
     }
 
 

@@ -35,10 +35,14 @@ fn extract_options(overrides: Option<&str>) -> Result<swing::ExtractOptions, Str
 }
 
 fn read_model(path: &str) -> PyResult<swing::Model> {
-    let text = std::fs::read_to_string(path).map_err(|e| input_err(format!("{path}: {e}")))?;
-    let m: swing::Model = serde_json::from_str(&text).map_err(|e| input_err(format!("{path}: not a swing model: {e}")))?;
-    m.check().map_err(|e| input_err(format!("{path}: {e}")))?;
-    Ok(m)
+    swing::Model::load(Path::new(path)).map_err(|e| input_err(format!("{path}: {e}")))
+}
+
+/// Loads and checks a model file as every reader does (ranges included);
+/// raises InputError naming the file and field.
+#[pyfunction]
+fn check_model(path: &str) -> PyResult<()> {
+    read_model(path).map(|_| ())
 }
 
 /// Extracts a Swing model from traces into `out_path` (JSON); returns the
@@ -85,6 +89,13 @@ fn extract_model(py: Python<'_>, paths: Vec<String>, out_path: &str, options: Op
 fn write_model(model: &swing::Model, out_path: &str) -> PyResult<()> {
     use std::io::Write;
     let cannot = |e: std::io::Error| RunError::new_err(format!("{out_path}: cannot write: {e}"));
+    // The rename replaces what is there: only a regular file may be (a
+    // device, FIFO or symlink named by mistake is left alone).
+    if let Ok(m) = std::fs::symlink_metadata(out_path) {
+        if !m.file_type().is_file() {
+            return Err(RunError::new_err(format!("{out_path} exists and is not a regular file: refusing to replace it")));
+        }
+    }
     let tmp = format!("{out_path}.partial");
     let write = || -> std::io::Result<()> {
         let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
@@ -218,7 +229,9 @@ fn run(
                 true
             })
         };
-        sim::run_scenario(&r, &text, case, Path::new(out_dir), &mut cb)
+        // The case named on the command line, or the one a run directory's
+        // scenario.toml records.
+        sim::run_scenario(&r, &text, s.case.as_deref(), Path::new(out_dir), &mut cb)
     });
     match result {
         Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
@@ -244,6 +257,7 @@ fn parse_rate(text: &str) -> PyResult<f64> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SERIES_MAX_BINS", ::extract::SERIES_MAX_BINS)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("RunError", m.py().get_type::<RunError>())?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
@@ -253,6 +267,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(extract_model, m)?)?;
     m.add_function(wrap_pyfunction!(compare_models, m)?)?;
     m.add_function(wrap_pyfunction!(capture_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(check_model, m)?)?;
     m.add_function(wrap_pyfunction!(default_extract_options, m)?)?;
     m.add_function(wrap_pyfunction!(trace_series, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;

@@ -11,6 +11,8 @@ pub enum ExtractError {
     /// An option with a value outside what is allowed; the message names the
     /// option and the allowed values.
     Options(String),
+    /// A request beyond what fits in memory: the message names the limit.
+    Limit(String),
     /// A file that cannot be opened.
     Io { path: PathBuf, err: std::io::Error },
     /// The progress callback asked to stop.
@@ -22,6 +24,7 @@ impl fmt::Display for ExtractError {
         match self {
             ExtractError::Trace(e) => write!(f, "{e}"),
             ExtractError::Options(m) => write!(f, "extract options: {m}"),
+            ExtractError::Limit(m) => write!(f, "{m}"),
             ExtractError::Io { path, err } => write!(f, "{}: cannot open: {err}", path.display()),
             ExtractError::Cancelled => write!(f, "extraction cancelled"),
         }

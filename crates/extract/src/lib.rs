@@ -82,7 +82,7 @@ pub use error::ExtractError;
 pub use exchanges::{Element, Pair};
 pub use options::Thresholds;
 pub use record::{ConnRecord, EndReason};
-pub use series::{host_sides, series, series_for_model, Series};
+pub use series::{host_sides, series, series_for_model, Series, MAX_BINS as SERIES_MAX_BINS};
 pub use reservoir::{DIST_RESERVOIR, HOST_RESERVOIR, MSS_RESERVOIR, UDP_RESERVOIR};
 
 use input::{Merge, Src};

@@ -12,6 +12,10 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use swing::{Model, Side};
 
+/// The most bins a series holds (each direction's bytes and packets): a
+/// finer bin over a longer trace would exhaust memory, so it is refused.
+pub const MAX_BINS: usize = 20_000_000;
+
 /// Per-bin counts from the start of the trace. Index 0 is A to B.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Series {
@@ -55,6 +59,13 @@ pub fn series(paths: &[PathBuf], bin_s: f64, sides: &HashMap<IpAddr, Side>, star
         };
         // Slightly out-of-order packets before the start go into bin 0.
         let i = ((h.ts - t0).max(0) / bin_ns) as usize;
+        if i >= MAX_BINS {
+            return Err(ExtractError::Limit(format!(
+                "bins of {} s: the trace's first {:.6} s already need more than {MAX_BINS}, the most a series holds: use a longer bin",
+                s.bin_s,
+                (h.ts - t0) as f64 * 1e-9
+            )));
+        }
         for v in [&mut s.bytes[dir], &mut s.packets[dir]] {
             if v.len() <= i {
                 v.resize(i + 1, 0.0);

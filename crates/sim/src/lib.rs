@@ -28,6 +28,10 @@ use serde_json::{json, Value};
 use std::path::Path;
 use units::Time;
 
+/// A file present in a run directory until its last file is written: a
+/// directory holding it is not a result.
+pub const INCOMPLETE: &str = "INCOMPLETE";
+
 /// Why a run did not complete.
 #[derive(Debug)]
 pub enum RunError {
@@ -84,6 +88,15 @@ pub fn run_scenario(
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<RunReport, RunError> {
     std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    // A run never mixes its files with another's: it writes into a new
+    // directory, marked incomplete until its last file is written.
+    // (It may already be marked, by a caller that writes several runs.)
+    let mut entries = std::fs::read_dir(dir).map_err(|e| io_err(dir, e))?;
+    if entries.any(|e| e.map_or(true, |e| e.file_name() != INCOMPLETE)) {
+        return Err(RunError::Output(format!("{}: not empty: a run writes into a new directory", dir.display())));
+    }
+    let marker = dir.join(INCOMPLETE);
+    std::fs::write(&marker, "this run has not finished (or was stopped): its files are not a result\n").map_err(|e| io_err(&marker, e))?;
     let sc = dir.join("scenario.toml");
     std::fs::write(&sc, scenario_toml).map_err(|e| io_err(&sc, e))?;
 
@@ -91,9 +104,6 @@ pub fn run_scenario(
     let pcap = dir.join("bottleneck.pcap");
     if r.output.pcap {
         b.world.capture = Some(capture::Capture::create(&pcap, r.output.pcap_snaplen, r.seed, Time(r.output.pcap_from.0), r.output.pcap_miss).map_err(|e| io_err(&pcap, e))?);
-    } else if pcap.exists() {
-        // A capture from an earlier run with other settings would mislead.
-        std::fs::remove_file(&pcap).map_err(|e| io_err(&pcap, e))?;
     }
     let end = Time(r.duration.0);
     let started = std::time::Instant::now();
@@ -120,5 +130,6 @@ pub fn run_scenario(
         "sim_s_per_wall_s": r.duration.as_secs_f64() / wall,
     });
     write_json(&dir.join("timing.json"), &timing)?;
+    std::fs::remove_file(&marker).map_err(|e| io_err(&marker, e))?;
     Ok(RunReport { summary, timing })
 }

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from undertow import _core
+
 __all__ = ["bin_events", "is_trace", "load_series", "read_run_series", "read_timeseries", "rebin"]
 
 _ALLOWED_LINES = (
@@ -30,6 +32,10 @@ _ALLOWED_LINES = (
     "finite, size >= 0, the same number of columns on every line); "
     "'#' starts a comment, blank lines are ignored"
 )
+
+#: The most bins a series holds (the core's limit for traces too): a finer
+#: bin over a longer span would exhaust memory, so it is refused.
+MAX_BINS: int = _core.SERIES_MAX_BINS
 
 # ASCII whitespace, exactly the separators bytes.split() uses.
 _WHITESPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint8)
@@ -95,6 +101,11 @@ def bin_events(times_s, sizes=None, bin_s=0.001, start=None, end=None) -> np.nda
         if not end > start:
             raise ValueError(f"bin_events: end ({end}) must be after start ({start})")
         nbins = int(np.ceil(round((end - start) / bin_s, 9)))
+    if nbins > MAX_BINS:
+        raise ValueError(
+            f"bins of {bin_s:g} s over {nbins * bin_s:.6g} s are {nbins} bins, more than {MAX_BINS}, "
+            "the most a series holds: use a longer bin"
+        )
     idx = _bin_index(t, start, bin_s)
     keep = (idx >= 0) & (idx < nbins)
     if end is not None:
@@ -180,7 +191,7 @@ def read_timeseries(path) -> tuple[np.ndarray, np.ndarray | None]:
             try:
                 float(tok)
             except ValueError:
-                _fail(path, raw, int(token_line[i]), f"{tok.decode(errors='replace')!r} is not a number")
+                _fail(path, raw, int(token_line[i]), f"column {_column(raw, int(token_line[i]), tok)} is not a number")
         raise  # pragma: no cover - numpy and float() disagree
     values = values.reshape(-1, ncols)
     nonfinite = ~np.isfinite(values)
@@ -197,24 +208,37 @@ def read_timeseries(path) -> tuple[np.ndarray, np.ndarray | None]:
     return times, sizes
 
 
+#: The largest event list read (after decompression).
+EVENT_LIST_MAX_BYTES = 1 << 30
+
+
 def _read_bytes(path: Path) -> bytes:
     suffix = path.suffix.lower()
     opener = {".gz": gzip.open, ".xz": lzma.open, ".lzma": lzma.open, ".bz2": bz2.open}.get(suffix, open)
     try:
         with opener(path, "rb") as f:
-            return f.read()
+            raw = f.read(EVENT_LIST_MAX_BYTES + 1)
+    except IsADirectoryError:
+        raise ValueError(f"{path}: a directory, not an event list") from None
     except (OSError, lzma.LZMAError, EOFError) as e:
         if isinstance(e, FileNotFoundError):
             raise
-        raise ValueError(f"{path}: cannot read as {suffix or 'plain text'} file: {e}") from e
+        raise ValueError(f"{path}: cannot read as {suffix or 'plain text'} file: {getattr(e, 'strerror', None) or e}") from None
+    if len(raw) > EVENT_LIST_MAX_BYTES:
+        raise ValueError(f"{path}: more than {EVENT_LIST_MAX_BYTES >> 20} MiB of events, the most an event list may hold")
+    return raw
+
+
+def _column(raw: bytes, line0: int, tok: bytes) -> int:
+    """The 1-based column of `tok` on line `line0` of `raw`."""
+    line = raw.split(b"\n", line0 + 1)[line0].split()
+    return line.index(tok) + 1 if tok in line else 1
 
 
 def _fail(path: Path, raw: bytes, line0: int, what: str):
-    lines = raw.split(b"\n", line0 + 1)
-    text = lines[line0].decode(errors="replace").strip() if line0 < len(lines) else ""
-    if len(text) > 80:
-        text = text[:77] + "..."
-    raise ValueError(f"{path}:{line0 + 1}: {what} in line {text!r}; expected {_ALLOWED_LINES}")
+    # The line itself is not quoted: an event list is the user's data, and
+    # whatever file was named by mistake, its contents are not ours to print.
+    raise ValueError(f"{path}:{line0 + 1}: {what}; expected {_ALLOWED_LINES}")
 
 
 _RUN_COLUMNS = ("bytes", "packets", "drops")

@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 cargo +nightly fuzz build
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-for target in trace_reader decode; do
+for target in trace_reader decode scenario_loader model_loader; do
     mkdir -p "$scratch/$target"
     echo "== fuzzing $target for ${secs}s"
     cargo +nightly fuzz run "$target" "$scratch/$target" "corpus/$target" -- \

@@ -29,6 +29,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let s = r.stats();
     assert_eq!((s.records, s.bytes), (n, bytes));
-    assert!(s.truncated_tail <= data.len() as u64);
+    assert!(s.unread_bytes() <= data.len() as u64);
+    // Damage is placed: the tail runs from where reading stopped to the end.
+    assert_eq!(s.damage_offset.is_some(), s.skipped > 0 || s.truncated_tail > 0);
+    assert_eq!(s.tail_offset.map(|t| t + s.truncated_tail), (s.truncated_tail > 0).then_some(data.len() as u64));
+    assert!(s.damage_offset <= s.tail_offset.or(s.damage_offset));
     assert!(r.read_next().unwrap().is_none(), "a finished reader stays finished");
 });

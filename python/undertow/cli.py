@@ -19,6 +19,10 @@ EXIT_USAGE = 2
 #: mistake is cut, not printed for pages.
 MESSAGE_MAX = 600
 
+#: `extract` refuses a trace of which it could read under this share of the
+#: bytes (damaged records skipped, or a truncated end) without --allow-truncated.
+MIN_READ_SHARE = 0.9
+
 
 class Progress:
     """A one-line progress bar on stderr, shown once a run lasts over a second."""
@@ -127,6 +131,12 @@ class InputError(Exception):
     """A bad command-line input, reported in one line (exit status 2)."""
 
 
+def warn(lines: Sequence[str]) -> None:
+    """One line on stderr per warning of the core (e.g. a damaged trace)."""
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+
+
 def duration_s(text: str) -> float:
     """A human duration ("1ms") in seconds, read by the core's unit parser."""
     try:
@@ -152,11 +162,12 @@ def cmd_energy(args: argparse.Namespace) -> int:
         raise InputError(f"{len(labels)} labels for {len(args.source)} sources")
     directions = ["fwd", "rev"] if args.direction == "both" else [args.direction]
     results = {}
+    trace_series = _trace_series(args)
     for i, src in enumerate(args.source):
         name = labels[i] if i < len(labels) else Path(src).name
         for d in directions:
             try:
-                x, b = load_series(src, d, args.what, args.bin, trace_series=_trace_series(args))
+                x, b = load_series(src, d, args.what, args.bin, trace_series=trace_series)
                 key = f"{name} {d}" if len(directions) > 1 else name
                 results[key] = energy(x, bin_s=b, wavelet=args.wavelet, shift_invariant=args.shift_invariant)
             except (OSError, ValueError) as e:
@@ -262,11 +273,15 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
     outputs.check_file_target(outputs.output_path(args.output, "-o"))
     opts = json.dumps(extract_overrides(args))
+    min_share = 0.0 if args.allow_truncated else MIN_READ_SHARE
     started = time.monotonic()
     try:
-        report = _core.extract(args.trace, args.output, opts)
+        report, warnings = _core.extract(args.trace, args.output, opts, None, min_share)
+    except _core.TruncatedError as e:
+        raise InputError(f"{e}: pass --allow-truncated to write the model anyway") from None
     except _core.InputError as e:
         raise InputError(str(e)) from None
+    warn(warnings)
     wall = time.monotonic() - started
     if not args.quiet:
         m = load_model(args.output)
@@ -311,6 +326,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise InputError(str(e)) from None
     finally:
         bar.close()
+    warn(v.trace_warnings)
     if not args.quiet:
         print(text(v))
         where = "validation.json, run/, regenerated.json" + (", energy.png" if plot is None else f"; plot: {plot}")
@@ -330,10 +346,15 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _trace_series(args: argparse.Namespace):
-    """The core's per-direction binning of packet traces, with this command's side rule."""
+    """The core's per-direction binning of packet traces, with this command's
+    side rule; a damaged trace is warned of once, however often it is read."""
+    warned: set[str] = set()
 
     def series(path: str, bin_s: float):
-        return _core.trace_series([path], bin_s, side_a=args.side_a)
+        s = _core.trace_series([path], bin_s, side_a=args.side_a)
+        warn([w for w in s["warnings"] if w not in warned])
+        warned.update(s["warnings"])
+        return s
 
     return series
 
@@ -488,7 +509,11 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--ports", metavar="FILE", help="file of 'PORT NAME' lines")
     x.add_argument("--side-a-prefix", action="append", metavar="CIDR", help="hosts in this prefix are side A (repeatable)")
     x.add_argument("--side-a-mac", action="append", metavar="MAC", help="frames from this MAC come from side A (repeatable)")
-    x.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    x.add_argument("--allow-truncated", action="store_true",
+                   help=f"write the model even from a trace of which under {MIN_READ_SHARE * 100:.0f}%% of the bytes could be read "
+                        "(damaged records skipped, or a truncated end); without it such a trace is an error (exit status 2) "
+                        "and no model is written. Any damage is warned of on stderr")
+    x.add_argument("-q", "--quiet", action="store_true", help="print nothing on success (warnings still go to stderr)")
     x.add_argument("--report", action="store_true", help="print the extraction report (counters)")
     x.set_defaults(func=cmd_extract)
 

@@ -87,6 +87,7 @@ def summary(m: dict) -> str:
     for t in m["traces"]:
         out.append(f"trace {t['path']}: {t['packets']:,} packets, {t['bytes']:,} bytes, {t['duration_s']:.3f} s"
                    + (f", {t['skipped']} damaged records skipped" if t["skipped"] else "")
+                   + (f", {t['truncated_tail_bytes']:,} bytes at the end unreadable" if t.get("truncated_tail_bytes") else "")
                    + (f", {t['non_ip']} non-IP frames" if t["non_ip"] else ""))
     link = m["link"]
     s = m["sides"]

@@ -49,6 +49,9 @@ class Validation:
     structure: str = "marginals"
     structure_reason: str = ""
     """How sessions were regenerated, and why (for `auto`)."""
+    trace_warnings: list[str] = field(default_factory=list)
+    """A line for each damaged trace read (its series holds only what could
+    be read)."""
 
 
 #: `auto_periods`: at most this many periods, and about this many packets
@@ -220,8 +223,10 @@ def validate(
     diffs = {d: compare_energy(e_orig[d], e_regen[d]) for d in ("fwd", "rev")}
     link = m["link"]
     one_way = link.get("tcp_one_way", 0) / max(link.get("tcp_connections", 0), 1)
+    # The run's own series (no capture read) has no warnings.
+    warnings = original["warnings"] + regen_series.get("warnings", [])
     result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, loss, miss, one_way,
-                        split_hosts(m), structure, reason)
+                        split_hosts(m), structure, reason, warnings)
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
 

@@ -12,6 +12,7 @@ mod error;
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, field and what is allowed.");
 create_exception!(_core, RunError, PyOSError, "A run that could not write its run directory.");
 create_exception!(_core, InputError, PyValueError, "A trace, model or option that cannot be used; the message names the file or option and what is allowed.");
+create_exception!(_core, TruncatedError, InputError, "A trace of which too little could be read to model it; the message names the file, the share read and where the damage was.");
 
 use error::{input_err, scenario_err};
 
@@ -46,11 +47,20 @@ fn check_model(path: &str) -> PyResult<()> {
 }
 
 /// Extracts a Swing model from traces into `out_path` (JSON); returns the
-/// extraction report as JSON. `options` is a JSON object of
-/// `ExtractOptions` fields to change.
+/// extraction report (its Debug text) and a line for each damaged trace.
+/// `options` is a JSON object of `ExtractOptions` fields to change. A trace
+/// read under `min_read_share` of its bytes raises `TruncatedError` and
+/// nothing is written.
 #[pyfunction]
-#[pyo3(name = "extract", signature = (paths, out_path, options=None, progress=None))]
-fn extract_model(py: Python<'_>, paths: Vec<String>, out_path: &str, options: Option<&str>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(name = "extract", signature = (paths, out_path, options=None, progress=None, min_read_share=0.0))]
+fn extract_model(
+    py: Python<'_>,
+    paths: Vec<String>,
+    out_path: &str,
+    options: Option<&str>,
+    progress: Option<Py<PyAny>>,
+    min_read_share: f64,
+) -> PyResult<(String, Vec<String>)> {
     let opts = extract_options(options).map_err(input_err)?;
     let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
     let mut raised: Option<PyErr> = None;
@@ -79,8 +89,15 @@ fn extract_model(py: Python<'_>, paths: Vec<String>, out_path: &str, options: Op
         }
         Err(e) => return Err(input_err(e.to_string())),
     };
+    if let Some(d) = report.damaged.iter().find(|d| d.read_share() < min_read_share) {
+        return Err(TruncatedError::new_err(d.refusal(min_read_share)));
+    }
     write_model(&model, out_path)?;
-    Ok(format!("{report:?}"))
+    Ok((format!("{report:?}"), damage_lines(&report.damaged)))
+}
+
+fn damage_lines(damaged: &[::extract::TraceDamage]) -> Vec<String> {
+    damaged.iter().map(ToString::to_string).collect()
 }
 
 /// Writes the model as pretty JSON, streamed (a long trace's model runs to
@@ -114,7 +131,8 @@ fn write_model(model: &swing::Model, out_path: &str) -> PyResult<()> {
 /// B). The sides are those of `model` (a model extracted from these traces),
 /// else of `side_a` prefixes, else decided from the traces as `extract`
 /// does. Bins start at `start_s` (seconds since the epoch) if given, else
-/// at the model's first timestamp, else at the first packet.
+/// at the model's first timestamp, else at the first packet. `warnings` has
+/// a line for each damaged trace.
 #[pyfunction]
 #[pyo3(signature = (paths, bin_s, model=None, side_a=None, start_s=None))]
 fn trace_series<'py>(
@@ -150,6 +168,7 @@ fn trace_series<'py>(
         d.set_item(format!("{dir}_packets"), s.packets[i].clone())?;
     }
     d.set_item("unplaced", s.unplaced)?;
+    d.set_item("warnings", damage_lines(&s.damaged))?;
     Ok(d)
 }
 
@@ -264,6 +283,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add("TruncatedError", m.py().get_type::<TruncatedError>())?;
     m.add_function(wrap_pyfunction!(extract_model, m)?)?;
     m.add_function(wrap_pyfunction!(compare_models, m)?)?;
     m.add_function(wrap_pyfunction!(capture_loss, m)?)?;

@@ -56,6 +56,7 @@
 //! ```
 
 mod classes;
+mod damage;
 mod error;
 mod exchanges;
 mod flowkey;
@@ -78,6 +79,7 @@ mod stream;
 mod tcpflow;
 mod udp;
 
+pub use damage::TraceDamage;
 pub use error::ExtractError;
 pub use exchanges::{Element, Pair};
 pub use options::Thresholds;
@@ -107,6 +109,9 @@ pub struct Report {
     /// the end of files.
     pub skipped_records: u64,
     pub truncated_tail_bytes: u64,
+    /// Each file with damaged records or a truncated tail: where, and how
+    /// much of it could not be read.
+    pub damaged: Vec<TraceDamage>,
     /// Frames that were not IP (ARP, LLDP, ...) or of an unsupported link type.
     pub non_ip: u64,
     /// IP frames whose headers could not be decoded.

@@ -1,6 +1,7 @@
 //! The end of the pass: sides, host estimates and the model file.
 
 use crate::classes::Finish;
+use crate::damage::TraceDamage;
 use crate::input::Src;
 use crate::options::secs;
 use crate::pipeline::Extractor;
@@ -25,6 +26,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 duration_s: secs(b.saturating_sub(a)),
                 skipped: s.r.stats().skipped + i.decode_errors,
                 non_ip: i.non_ip,
+                truncated_tail_bytes: s.r.stats().truncated_tail,
             }
         })
         .collect();
@@ -122,6 +124,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         other_ip_packets: ex.other_packets,
         skipped_records: srcs.iter().map(|s| s.r.stats().skipped).sum(),
         truncated_tail_bytes: srcs.iter().map(|s| s.r.stats().truncated_tail).sum(),
+        damaged: srcs.iter().filter_map(TraceDamage::of).collect(),
         non_ip: srcs.iter().map(|s| s.info.non_ip).sum(),
         decode_errors: srcs.iter().map(|s| s.info.decode_errors).sum(),
         out_of_order: ex.out_of_order,

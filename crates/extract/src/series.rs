@@ -5,6 +5,7 @@
 //! model's host list, so that a trace and the model extracted from it (and
 //! the traffic regenerated from that model) agree on what "A to B" means.
 
+use crate::damage::TraceDamage;
 use crate::error::ExtractError;
 use crate::input::{self, Merge};
 use std::collections::HashMap;
@@ -26,6 +27,9 @@ pub struct Series {
     pub packets: [Vec<f64>; 2],
     /// IP packets neither of whose hosts has a side (not counted in a bin).
     pub unplaced: u64,
+    /// Each file with damaged records or a truncated tail: the bins hold
+    /// only what could be read.
+    pub damaged: Vec<TraceDamage>,
 }
 
 /// The side of each host of `model`.
@@ -75,6 +79,7 @@ pub fn series(paths: &[PathBuf], bin_s: f64, sides: &HashMap<IpAddr, Side>, star
         s.packets[dir][i] += 1.0;
     }
     s.start_ns = start.unwrap_or(0);
+    s.damaged = merge.srcs.iter().filter_map(TraceDamage::of).collect();
     let n = s.bytes.iter().map(Vec::len).max().unwrap_or(0);
     for v in s.bytes.iter_mut().chain(s.packets.iter_mut()) {
         v.resize(n, 0.0);

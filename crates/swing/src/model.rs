@@ -157,9 +157,15 @@ pub struct TraceInfo {
     /// First timestamp, seconds since the Unix epoch.
     pub start_s: f64,
     pub duration_s: f64,
-    /// Records the reader skipped as damaged, and frames that were not IP.
+    /// Records the reader skipped as damaged or could not decode, and
+    /// frames that were not IP.
     pub skipped: u64,
     pub non_ip: u64,
+    /// Bytes at the end of the file that could not be read as records (an
+    /// incomplete last record, or all that followed a record of impossible
+    /// length). Models from before it was recorded load with 0.
+    #[serde(default)]
+    pub truncated_tail_bytes: u64,
 }
 
 /// Packets and bytes in one direction of the link.
@@ -1108,6 +1114,15 @@ mod tests {
         .unwrap();
         assert_eq!((old.tcp_payload_bytes, old.capture_loss()), (None, 0.25));
         assert_eq!(DirStats::default().capture_loss(), 0.0);
+    }
+
+    #[test]
+    fn a_trace_entry_written_before_truncated_tails_were_recorded_loads_with_none() {
+        let old: TraceInfo = serde_json::from_str(
+            r#"{"path": "t.pcap", "packets": 3, "bytes": 180, "start_s": 1.0, "duration_s": 0.5, "skipped": 0, "non_ip": 0}"#,
+        )
+        .unwrap();
+        assert_eq!(old.truncated_tail_bytes, 0);
     }
 
     #[test]

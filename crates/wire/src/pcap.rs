@@ -58,26 +58,24 @@ pub(crate) fn parse_header(h: &[u8; HEADER_LEN]) -> Result<Header, TraceErrorKin
 ///
 /// A caplen above [`MAX_CAPLEN`] means the file is damaged, and a pcap
 /// record header has no marker to search for, so nothing after it can be
-/// trusted: the rest of the input is counted as `truncated_tail` and reading
-/// stops. A caplen above the file's snaplen but within the limit is read as
-/// is (libpcap does the same; some writers set snaplen low).
+/// trusted: the rest of the input, from the damaged record's header on, is
+/// counted as `truncated_tail` and reading stops. A caplen above the file's
+/// snaplen but within the limit is read as is (libpcap does the same; some
+/// writers set snaplen low).
 #[inline]
 pub(crate) fn next<R: Read>(inp: &mut Input<R>, h: &Header, stats: &mut Stats) -> io::Result<Option<Meta>> {
     if !inp.fill(RECORD_HEADER_LEN)? {
-        stats.truncated_tail += inp.skip_rest()?;
-        return Ok(None);
+        return stop(inp, stats);
     }
     let Some(r) = array::<RECORD_HEADER_LEN>(inp.avail(), 0) else { return Ok(None) };
     let e = h.endian;
     let caplen = e.u32([r[8], r[9], r[10], r[11]]);
     if caplen > MAX_CAPLEN {
-        stats.truncated_tail += inp.skip_rest()?;
-        return Ok(None);
+        return stop(inp, stats);
     }
     let len = RECORD_HEADER_LEN + caplen as usize;
     if !inp.fill(len)? {
-        stats.truncated_tail += inp.skip_rest()?;
-        return Ok(None);
+        return stop(inp, stats);
     }
     let secs = e.u32([r[0], r[1], r[2], r[3]]) as i64;
     let frac = e.u32([r[4], r[5], r[6], r[7]]) as i64;
@@ -92,6 +90,15 @@ pub(crate) fn next<R: Read>(inp: &mut Input<R>, h: &Header, stats: &mut Stats) -
     };
     inp.consume(len);
     Ok(Some(meta))
+}
+
+/// Ends reading at the current position: the rest of the input is the
+/// truncated tail.
+#[cold]
+fn stop<R: Read>(inp: &mut Input<R>, stats: &mut Stats) -> io::Result<Option<Meta>> {
+    let at = inp.offset();
+    stats.tail(at, inp.skip_rest()?);
+    Ok(None)
 }
 
 /// Writes a classic pcap file with nanosecond timestamps (magic a1b23c4d,

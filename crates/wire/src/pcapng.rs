@@ -27,6 +27,22 @@ pub(crate) const MAX_BLOCK_LEN: u32 = 16 << 20;
 /// SHB with no options: type, length, BOM, version, section length, length.
 pub(crate) const MIN_SHB_LEN: u32 = 28;
 
+/// The shortest block of a type this reader interprets (its fixed fields;
+/// any other type: the 12 bytes of type and lengths). A block framed right
+/// but shorter is damaged.
+fn min_block_len(typ: u32) -> usize {
+    match typ {
+        SHB_TYPE => MIN_SHB_LEN as usize,
+        // Link type, reserved, snaplen.
+        IDB => 20,
+        // Interface, timestamp, caplen, orig_len.
+        EPB | PB => 32,
+        // orig_len.
+        SPB => 16,
+        _ => 12,
+    }
+}
+
 /// How raw timestamp units become nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Scale {
@@ -136,7 +152,8 @@ impl PcapNg {
         let io = |e| (None, TraceErrorKind::Io(e));
         loop {
             if !inp.fill(12).map_err(io)? {
-                stats.truncated_tail += inp.skip_rest().map_err(io)?;
+                let at = inp.offset();
+                stats.tail(at, inp.skip_rest().map_err(io)?);
                 return Ok(None);
             }
             let Some((typ, len, endian)) = self.block_header(inp.avail()) else {
@@ -151,6 +168,16 @@ impl PcapNg {
             let start = inp.pos();
             let offset = inp.offset();
             let b = inp.avail().get(..len).unwrap_or(&[]);
+            if len < min_block_len(typ) {
+                // Framed right but too short for its fields: an IDB still
+                // takes its index (so later ids stay right), invalid.
+                if typ == IDB {
+                    self.interfaces.push(Interface { valid: false, ..self.interface(b) });
+                }
+                stats.skip(offset, len as u64);
+                inp.consume(len);
+                continue;
+            }
             let meta = match typ {
                 SHB_TYPE => {
                     check_version(b, endian).map_err(|k| (Some(offset), k))?;
@@ -169,7 +196,9 @@ impl PcapNg {
                     } else {
                         self.packet(typ, b, start, offset)
                     };
-                    stats.skipped += m.is_none() as u64;
+                    if m.is_none() {
+                        stats.skip(offset, len as u64);
+                    }
                     m
                 }
                 _ => None,
@@ -205,15 +234,18 @@ impl PcapNg {
         loop {
             inp.consume(4);
             if !inp.fill(12)? {
-                stats.truncated_tail += inp.offset() - from + inp.skip_rest()?;
+                let passed = inp.offset() - from;
+                stats.tail(from, passed + inp.skip_rest()?);
                 return Ok(());
             }
             let Some((typ, len, endian)) = self.block_header(inp.avail()) else { continue };
-            if !matches!(typ, SHB_TYPE | IDB | PB | SPB | NRB | ISB | EPB | SYSTEMD | DSB | CUSTOM | CUSTOM_NOCOPY) {
+            if !matches!(typ, SHB_TYPE | IDB | PB | SPB | NRB | ISB | EPB | SYSTEMD | DSB | CUSTOM | CUSTOM_NOCOPY)
+                || len < min_block_len(typ)
+            {
                 continue;
             }
             if inp.fill(len)? && endian.u32_at(inp.avail(), len - 4) == Some(len as u32) {
-                stats.skipped += 1;
+                stats.skip(from, inp.offset() - from);
                 return Ok(());
             }
         }

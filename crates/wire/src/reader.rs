@@ -48,16 +48,52 @@ pub struct Stats {
     /// Records returned.
     pub records: u64,
     /// Damaged records or blocks passed over, reading going on after them:
-    /// pcapng blocks whose lengths disagree (followed by a resynchronising
-    /// scan), packet blocks with an impossible caplen or an unknown
-    /// interface.
+    /// pcapng blocks whose lengths disagree or are impossible (followed by a
+    /// resynchronising scan), blocks too short for their type's fields
+    /// (an interface block's packets are then skipped too), packet blocks
+    /// with an impossible caplen or an unknown interface.
     pub skipped: u64,
+    /// Bytes of the skipped records and blocks, and of the damage the
+    /// resynchronising scan passed over.
+    pub skipped_bytes: u64,
     /// Bytes at the end of the input that could not be read as records: an
     /// incomplete last record, or everything after damage that could not be
     /// resynchronised (in pcap, a record with a caplen over [`MAX_CAPLEN`]).
     pub truncated_tail: u64,
+    /// File offset of the first damage: the first skipped record or block,
+    /// else the start of the truncated tail. None while there is none.
+    pub damage_offset: Option<u64>,
+    /// File offset where reading stopped, the start of the truncated tail;
+    /// None without a tail.
+    pub tail_offset: Option<u64>,
     /// Sum of `orig_len` over the records returned (bytes on the wire).
     pub bytes: u64,
+}
+
+impl Stats {
+    /// Counts a damaged record or block of `len` bytes at `offset`, passed
+    /// over with reading going on after it.
+    pub(crate) fn skip(&mut self, offset: u64, len: u64) {
+        self.skipped += 1;
+        self.skipped_bytes += len;
+        self.damage_offset.get_or_insert(offset);
+    }
+
+    /// Counts the `len` bytes from `offset` to the end of the input as the
+    /// truncated tail (nothing when `len` is 0: the input ended cleanly).
+    pub(crate) fn tail(&mut self, offset: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        self.truncated_tail += len;
+        self.tail_offset.get_or_insert(offset);
+        self.damage_offset.get_or_insert(offset);
+    }
+
+    /// Bytes of the input that could not be read as records.
+    pub fn unread_bytes(&self) -> u64 {
+        self.skipped_bytes + self.truncated_tail
+    }
 }
 
 /// The file format found, with the classic pcap header's fields.

@@ -91,7 +91,9 @@ fn truncated_last_record() {
     for (cut, tail) in [(f.len() - 5, 51), (f.len() - 50, 6)] {
         let (seqs, s) = read_all(&f[..cut]);
         assert_eq!(seqs, [0, 1], "cut at {cut}");
-        assert_eq!(s, Stats { records: 2, skipped: 0, truncated_tail: tail, bytes: 80 }, "cut at {cut}");
+        let at = Some(24 + 2 * 56);
+        let want = Stats { records: 2, truncated_tail: tail, bytes: 80, ..Stats::default() };
+        assert_eq!(s, Stats { damage_offset: at, tail_offset: at, ..want }, "cut at {cut}");
     }
     let (seqs, s) = read_all(&f);
     assert_eq!((seqs, s.truncated_tail), (vec![0, 1, 2], 0));
@@ -103,7 +105,8 @@ fn garbage_after_a_valid_header() {
     f.extend([0xff; 100]);
     let (seqs, s) = read_all(&f);
     assert!(seqs.is_empty());
-    assert_eq!(s, Stats { records: 0, skipped: 0, truncated_tail: 100, bytes: 0 });
+    let at = Some(24);
+    assert_eq!(s, Stats { truncated_tail: 100, damage_offset: at, tail_offset: at, ..Stats::default() });
 }
 
 #[test]
@@ -113,7 +116,9 @@ fn huge_caplen_stops_and_counts_the_rest() {
     f[second + 8..second + 12].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
     let (seqs, s) = read_all(&f);
     assert_eq!(seqs, [0]);
-    assert_eq!(s, Stats { records: 1, skipped: 0, truncated_tail: 2 * 56, bytes: 40 });
+    let at = Some(second as u64);
+    let want = Stats { records: 1, truncated_tail: 2 * 56, bytes: 40, ..Stats::default() };
+    assert_eq!(s, Stats { damage_offset: at, tail_offset: at, ..want });
     // Just over the 256 KiB limit is damage too; at the limit it is a record.
     let mut f = pcap_header(101, 0);
     f.extend(pcap_record(1, 0, 300_000, &vec![0x45; wire::MAX_CAPLEN as usize]));
@@ -121,6 +126,22 @@ fn huge_caplen_stops_and_counts_the_rest() {
     let mut f = pcap_header(101, 0);
     f.extend(pcap_record(1, 0, 300_000, &vec![0x45; wire::MAX_CAPLEN as usize + 1]));
     assert_eq!(read_all(&f).1.truncated_tail, 16 + wire::MAX_CAPLEN as u64 + 1);
+}
+
+#[test]
+fn a_caplen_of_2_to_the_31_in_record_101_ends_reading_there_and_counts_the_rest_as_the_tail() {
+    let mut f = pcap_header(101, 65535);
+    for i in 0..1000 {
+        f.extend(pcap_record(1000 + i, 0, 40, &ipv4_syn(i)));
+    }
+    let at = 24 + 100 * 56;
+    f[at + 8..at + 12].copy_from_slice(&(1u32 << 31).to_le_bytes());
+    let (seqs, s) = read_all(&f);
+    assert_eq!(seqs, (0..100).collect::<Vec<_>>());
+    let rest = (f.len() - at) as u64;
+    assert_eq!((s.records, s.skipped, s.skipped_bytes, s.truncated_tail), (100, 0, 0, rest));
+    assert_eq!((s.damage_offset, s.tail_offset), (Some(at as u64), Some(at as u64)));
+    assert_eq!(s.unread_bytes(), 900 * 56);
 }
 
 /// SHB, an IDB (raw IP), and EPBs with sequence numbers 0..n.
@@ -145,7 +166,8 @@ fn pcapng_inconsistent_block_length_resynchronises() {
         f[trailer..trailer + 4].copy_from_slice(&[9, 9, 9, 9]);
         let (seqs, s) = read_all(&f);
         assert_eq!(seqs, [0, 2, 3], "big-endian {big}");
-        assert_eq!((s.skipped, s.truncated_tail), (1, 0));
+        assert_eq!((s.skipped, s.skipped_bytes, s.truncated_tail), (1, epb_len as u64, 0));
+        assert_eq!(s.damage_offset, Some((first_epb + epb_len) as u64));
         // A length that is not a multiple of 4, and one far past the end.
         for bad in [70u32, 0x00ff_fff0] {
             let mut f = ng.out.clone();
@@ -168,7 +190,8 @@ fn pcapng_garbage_between_blocks_and_at_the_end() {
     f.extend([0xee; 10]);
     let (seqs, s) = read_all(&f);
     assert_eq!(seqs, [0, 1]);
-    assert_eq!((s.skipped, s.truncated_tail), (1, 10));
+    assert_eq!((s.skipped, s.skipped_bytes, s.truncated_tail), (1, 64, 10));
+    assert_eq!((s.damage_offset, s.tail_offset), (Some(split as u64), Some(f.len() as u64 - 10)));
     // Garbage straight after the section header, nothing to resync on.
     let mut f = ng_file(false, 0).out;
     f.extend([0xee; 999]);
@@ -199,6 +222,33 @@ fn pcapng_bad_packet_blocks_are_skipped() {
     let (seqs, s) = read_all(&ng.out);
     assert_eq!(seqs, [0, 9]);
     assert_eq!((s.skipped, s.truncated_tail), (2, 0));
+}
+
+#[test]
+fn a_pcapng_interface_block_of_length_0_is_damage_and_so_are_the_packets_of_its_interface() {
+    let ng = ng_file(false, 3);
+    let (idb, epbs) = (28, 28 + 20);
+    let mut f = ng.out.clone();
+    f[idb + 4..idb + 8].copy_from_slice(&0u32.to_le_bytes());
+    let (seqs, s) = read_all(&f);
+    assert!(seqs.is_empty());
+    // The scan passes over the interface block to the first packet block;
+    // the packets name an interface that was never read.
+    assert_eq!((s.records, s.skipped, s.truncated_tail), (0, 1 + 3, 0));
+    assert_eq!(s.skipped_bytes, (f.len() - idb) as u64);
+    assert_eq!((s.damage_offset, s.tail_offset), (Some(idb as u64), None));
+    assert_eq!(epbs + 3 * 72, f.len());
+}
+
+#[test]
+fn a_pcapng_interface_block_framed_right_but_too_short_is_skipped_and_keeps_its_index() {
+    // Interface 0 is a bare 12-byte block, interface 1 a good one.
+    let mut ng = Ng::new(false);
+    ng.shb().block(1, &[]).idb(101, 0, None, None).epb(0, 0, 40, &ipv4_syn(1)).epb(1, 0, 40, &ipv4_syn(2));
+    let (seqs, s) = read_all(&ng.out);
+    assert_eq!(seqs, [2]);
+    assert_eq!((s.records, s.skipped, s.skipped_bytes, s.truncated_tail), (1, 2, 12 + 72, 0));
+    assert_eq!(s.damage_offset, Some(28));
 }
 
 #[test]

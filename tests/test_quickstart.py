@@ -15,7 +15,7 @@ def test_udp_background_slows_downloads_more_than_tcp(tmp_path, seed):
     out = tmp_path / "qs"
     r = cli("run", str(ROOT / "examples/quickstart.toml"), "-o", str(out), "--seed", str(seed), "-q")
     assert r.returncode == 0, r.stderr
-    s = {c.name: json.loads((c / "summary.json").read_text()) for c in out.iterdir()}
+    s = {c.name: json.loads((c / "summary.json").read_text()) for c in out.iterdir() if c.is_dir()}
     assert set(s) == {"nbg", "cbr_tcp", "cbr_udp", "poisson_tcp", "poisson_udp", "loss_1pct", "loss_2pct", "loss_3pct"}
     web = {c: v["apps"]["web"] for c, v in s.items()}
     base = web["nbg"]

@@ -142,8 +142,10 @@ def check_file_target(target: Path) -> Path:
         if not stat.S_ISREG(os.lstat(target).st_mode):
             raise OutputError(f"{target} exists and is not a regular file: refusing to replace it")
     parent = target.parent
+    if not parent.exists():
+        raise OutputError(f"{target}: cannot write: no directory {parent}")
     if not parent.is_dir():
-        raise OutputError(f"{target}: {parent} is not a directory")
+        raise OutputError(f"{target}: cannot write: {parent} is not a directory")
     if not os.access(parent, os.W_OK):
         raise OutputError(f"{target}: cannot write in {parent}: {os.strerror(errno.EACCES)}")
     return target

@@ -11,8 +11,18 @@ mod error;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, field and what is allowed.");
 create_exception!(_core, RunError, PyOSError, "A run that could not write its run directory.");
-create_exception!(_core, InputError, PyValueError, "A trace, model or option that cannot be used; the message names the file or option and what is allowed.");
-create_exception!(_core, TruncatedError, InputError, "A trace of which too little could be read to model it; the message names the file, the share read and where the damage was.");
+create_exception!(
+    _core,
+    InputError,
+    PyValueError,
+    "A trace, model or option that cannot be used; the message names the file or option and what is allowed."
+);
+create_exception!(
+    _core,
+    TruncatedError,
+    InputError,
+    "A trace of which too little could be read to model it; the message names the file, the share read and where the damage was."
+);
 
 use error::{input_err, scenario_err};
 
@@ -84,9 +94,7 @@ fn extract_model(
     });
     let (model, report) = match result {
         Ok(x) => x,
-        Err(::extract::ExtractError::Cancelled) => {
-            return Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("extraction cancelled")))
-        }
+        Err(::extract::ExtractError::Cancelled) => return Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("extraction cancelled"))),
         Err(e) => return Err(input_err(e.to_string())),
     };
     if let Some(d) = report.damaged.iter().find(|d| d.read_share() < min_read_share) {
@@ -220,14 +228,7 @@ fn resolve(path: &str, case: Option<&str>, seed: Option<u64>) -> PyResult<String
 /// the run stops and the exception propagates.
 #[pyfunction]
 #[pyo3(signature = (path, out_dir, case=None, seed=None, progress=None))]
-fn run(
-    py: Python<'_>,
-    path: &str,
-    out_dir: &str,
-    case: Option<&str>,
-    seed: Option<u64>,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<(String, String)> {
+fn run(py: Python<'_>, path: &str, out_dir: &str, case: Option<&str>, seed: Option<u64>, progress: Option<Py<PyAny>>) -> PyResult<(String, String)> {
     let f = scenario::ScenarioFile::load(Path::new(path)).map_err(scenario_err)?;
     let (s, r) = f.resolved(case, seed).map_err(scenario_err)?;
     let text = scenario::to_toml(&scenario::with_defaults(&s, &r));
@@ -254,9 +255,7 @@ fn run(
     });
     match result {
         Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
-        Err(sim::RunError::Cancelled) => {
-            Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled")))
-        }
+        Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
         Err(e @ sim::RunError::Output(_)) => Err(RunError::new_err(e.to_string())),
     }
 }

@@ -26,13 +26,8 @@ const NONE: u32 = u32::MAX;
 
 impl ClassNames {
     pub(crate) fn new(ports: &[(u16, String)]) -> ClassNames {
-        let mut c = ClassNames {
-            names: Vec::new(),
-            by_name: FxHashMap::default(),
-            known: vec![NONE; 65536],
-            tcp: vec![NONE; 65536],
-            udp: vec![NONE; 65536],
-        };
+        let mut c =
+            ClassNames { names: Vec::new(), by_name: FxHashMap::default(), known: vec![NONE; 65536], tcp: vec![NONE; 65536], udp: vec![NONE; 65536] };
         for (p, n) in ports {
             let id = c.intern(n);
             c.known[*p as usize] = id;
@@ -482,13 +477,8 @@ impl TcpClasses {
                     v.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
                     swing::thin(v)
                 };
-                let mut sessions: Vec<SessionSample> = acc
-                    .sessions
-                    .items()
-                    .iter()
-                    .filter(|(_, h)| f.side_of[*h as usize] == side)
-                    .map(|(sh, h)| f.session(sh, *h))
-                    .collect();
+                let mut sessions: Vec<SessionSample> =
+                    acc.sessions.items().iter().filter(|(_, h)| f.side_of[*h as usize] == side).map(|(sh, h)| f.session(sh, *h)).collect();
                 sessions.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
                 let ports = ports_in(&acc.ports, *mask);
                 // Class bytes by link direction: clients' packets go from
@@ -532,13 +522,7 @@ impl TcpClasses {
                     connect_wait_s: dist(Param::ConnectWait),
                     server_s: dist(Param::ServerTime),
                     close_wait_s: dist(Param::CloseWait),
-                    concurrent: acc
-                        .concurrent
-                        .items()
-                        .iter()
-                        .filter(|(_, h)| f.side_of[*h as usize] == side)
-                        .map(|(a, _)| adus_secs(a))
-                        .collect(),
+                    concurrent: acc.concurrent.items().iter().filter(|(_, h)| f.side_of[*h as usize] == side).map(|(a, _)| adus_secs(a)).collect(),
                     request_writes: writes(0),
                     response_writes: writes(1),
                     sessions,

@@ -80,13 +80,7 @@ impl fmt::Display for TraceDamage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let unread = self.unread_bytes();
         let share = percent(1.0 - self.read_share());
-        write!(
-            f,
-            "{}: {}: {unread} of {} bytes ({share}) could not be read",
-            self.path,
-            self.place(),
-            self.file_bytes
-        )?;
+        write!(f, "{}: {}: {unread} of {} bytes ({share}) could not be read", self.path, self.place(), self.file_bytes)?;
         match (self.skipped, self.truncated_tail) {
             (0, _) => Ok(()),
             (n, 0) => write!(f, " ({n} damaged records skipped)"),
@@ -124,15 +118,9 @@ mod tests {
     #[test]
     fn a_truncated_file_says_where_reading_stopped_and_how_much_was_lost() {
         let d = damage(0, 0, 9000);
-        assert_eq!(
-            d.to_string(),
-            "t.pcap: reading stopped at byte offset 1000: 9000 of 10000 bytes (90.0%) could not be read"
-        );
+        assert_eq!(d.to_string(), "t.pcap: reading stopped at byte offset 1000: 9000 of 10000 bytes (90.0%) could not be read");
         assert!((d.read_share() - 0.1).abs() < 1e-12);
-        assert_eq!(
-            d.refusal(0.9),
-            "t.pcap: 10.0% of its bytes could be read, below the 90.0% required (reading stopped at byte offset 1000)"
-        );
+        assert_eq!(d.refusal(0.9), "t.pcap: 10.0% of its bytes could be read, below the 90.0% required (reading stopped at byte offset 1000)");
     }
 
     #[test]

@@ -83,15 +83,7 @@ impl Exchanges {
     /// the sender was not held back by its window, so the gap was the
     /// application's (requests written one by one, a stream produced as
     /// it goes).
-    pub(crate) fn advance(
-        &mut self,
-        dir: u8,
-        from: i64,
-        t: i64,
-        hi: [i64; 2],
-        pause: Option<i64>,
-        gap: Option<i64>,
-    ) -> Option<Pair> {
+    pub(crate) fn advance(&mut self, dir: u8, from: i64, t: i64, hi: [i64; 2], pause: Option<i64>, gap: Option<i64>) -> Option<Pair> {
         match &mut self.cur {
             Some(c) if c.dir == dir && pause.is_none_or(|p| t - c.last <= p) => {
                 if gap.is_some_and(|g| t - c.last > g) && from > c.unit_off {
@@ -110,16 +102,7 @@ impl Exchanges {
                     h[dir as usize] = from;
                 }
                 let out = self.close(h);
-                self.cur = Some(Current {
-                    dir,
-                    start_off: from,
-                    start: t,
-                    last: t,
-                    write_off: from,
-                    writes: 0,
-                    unit_off: from,
-                    unit_start: t,
-                });
+                self.cur = Some(Current { dir, start_off: from, start: t, last: t, write_off: from, writes: 0, unit_off: from, unit_start: t });
                 out
             }
         }
@@ -186,13 +169,7 @@ mod tests {
     #[test]
     fn alternating_directions_make_pairs() {
         let p = run(&[(0, 300, 1), (1, 1000, 5), (1, 2500, 6), (0, 400, 20), (0, 450, 21), (1, 3000, 30)]);
-        assert_eq!(
-            p,
-            vec![
-                Pair { req: el(300, 1, 1), resp: el(2500, 5, 6) },
-                Pair { req: el(150, 20, 21), resp: el(500, 30, 30) },
-            ]
-        );
+        assert_eq!(p, vec![Pair { req: el(300, 1, 1), resp: el(2500, 5, 6) }, Pair { req: el(150, 20, 21), resp: el(500, 30, 30) },]);
     }
 
     #[test]
@@ -201,11 +178,7 @@ mod tests {
         let p = run(&[(1, 100, 1), (0, 20, 2), (1, 150, 3), (0, 40, 4)]);
         assert_eq!(
             p,
-            vec![
-                Pair { req: None, resp: el(100, 1, 1) },
-                Pair { req: el(20, 2, 2), resp: el(50, 3, 3) },
-                Pair { req: el(20, 4, 4), resp: None },
-            ]
+            vec![Pair { req: None, resp: el(100, 1, 1) }, Pair { req: el(20, 2, 2), resp: el(50, 3, 3) }, Pair { req: el(20, 4, 4), resp: None },]
         );
         assert_eq!((p[0].start(), p[2].end()), (1, 4));
         assert!(run(&[]).is_empty());

@@ -147,11 +147,7 @@ impl SessionBuilder {
         out.push(Sample::SessionStart(start));
         out.push(Sample::RreStart);
         let servers = vec![pairs.server];
-        let shape = self.keep_shapes.then(|| SessionShape {
-            start,
-            pairs: pairs.size(),
-            rres: vec![RreShape { gap: 0, conns: vec![(0, pairs)] }],
-        });
+        let shape = self.keep_shapes.then(|| SessionShape { start, pairs: pairs.size(), rres: vec![RreShape { gap: 0, conns: vec![(0, pairs)] }] });
         self.s = Some(State {
             sess_start: start,
             rres: 1,
@@ -184,10 +180,7 @@ impl SessionBuilder {
                     r.conns.push(((start - s.rre_start).max(0), pairs));
                 }
             }
-        } else if start - s.rre_end < th.session_gap
-            && s.rres < th.max_rres
-            && th.session_max.is_none_or(|m| start - s.sess_start < m)
-        {
+        } else if start - s.rre_end < th.session_gap && s.rres < th.max_rres && th.session_max.is_none_or(|m| start - s.sess_start < m) {
             let gap = (start - s.rre_end).max(0);
             out.push(Sample::ConnsPerRre(s.rre_conns));
             out.push(Sample::InterRre(gap));
@@ -295,10 +288,7 @@ impl Grouper {
         let token = self.next_token;
         self.next_token += 1;
         let (th, keep) = (self.th, self.keep_shapes);
-        let ks = self
-            .keys
-            .entry(key)
-            .or_insert_with(|| KeyState { pending: VecDeque::new(), b: SessionBuilder::new(th, keep) });
+        let ks = self.keys.entry(key).or_insert_with(|| KeyState { pending: VecDeque::new(), b: SessionBuilder::new(th, keep) });
         // Keep start order; input disorder and split connections can place
         // a start before the last one queued.
         let at = ks.pending.iter().rposition(|p| p.start <= start).map_or(0, |i| i + 1);
@@ -354,8 +344,7 @@ impl Grouper {
 
     /// Closes the sessions that nothing starting from `now` on could join.
     pub(crate) fn sweep(&mut self, now: i64) {
-        let mut done: Vec<GroupKey> =
-            self.keys.iter().filter(|(_, ks)| ks.pending.is_empty() && ks.b.done_at(now)).map(|(k, _)| *k).collect();
+        let mut done: Vec<GroupKey> = self.keys.iter().filter(|(_, ks)| ks.pending.is_empty() && ks.b.done_at(now)).map(|(k, _)| *k).collect();
         done.sort_unstable();
         for k in done {
             self.retire(k);
@@ -417,14 +406,7 @@ mod tests {
         let out = run(th(), &[(0.0, 1.0), (2.9, 3.0), (5.0, 6.0)]);
         assert_eq!(
             out,
-            vec![
-                SessionStart(0),
-                InterConn(29 * S / 10),
-                ConnsPerRre(2),
-                InterRre(2 * S),
-                ConnsPerRre(1),
-                RresPerSession(2), ServersPerSession(1)
-            ]
+            vec![SessionStart(0), InterConn(29 * S / 10), ConnsPerRre(2), InterRre(2 * S), ConnsPerRre(1), RresPerSession(2), ServersPerSession(1)]
         );
     }
 
@@ -449,14 +431,7 @@ mod tests {
         let out = run(t, &[(0.0, 0.5), (4.0, 4.5), (10.0, 10.5)]);
         assert_eq!(
             out,
-            vec![
-                SessionStart(0),
-                InterConn(4 * S),
-                ConnsPerRre(2),
-                InterRre(55 * S / 10),
-                ConnsPerRre(1),
-                RresPerSession(2), ServersPerSession(1)
-            ]
+            vec![SessionStart(0), InterConn(4 * S), ConnsPerRre(2), InterRre(55 * S / 10), ConnsPerRre(1), RresPerSession(2), ServersPerSession(1)]
         );
     }
 
@@ -471,10 +446,12 @@ mod tests {
                 ConnsPerRre(1),
                 InterRre(299 * S),
                 ConnsPerRre(1),
-                RresPerSession(2), ServersPerSession(1),
+                RresPerSession(2),
+                ServersPerSession(1),
                 SessionStart(601 * S),
                 ConnsPerRre(1),
-                RresPerSession(1), ServersPerSession(1)
+                RresPerSession(1),
+                ServersPerSession(1)
             ]
         );
     }
@@ -505,10 +482,12 @@ mod tests {
                 InterRre(S / 20),
                 InterConn(S / 10),
                 ConnsPerRre(2),
-                RresPerSession(2), ServersPerSession(1),
+                RresPerSession(2),
+                ServersPerSession(1),
                 SessionStart(4 * S / 10),
                 ConnsPerRre(1),
-                RresPerSession(1), ServersPerSession(1)
+                RresPerSession(1),
+                ServersPerSession(1)
             ]
         );
     }
@@ -539,7 +518,10 @@ mod tests {
                 start: 0,
                 pairs: 4,
                 rres: vec![
-                    RreShape { gap: 0, conns: vec![(0, c(vec![(300, 5000, 0, 0, 0)])), (S / 2, c(vec![(200, 100, 0, 0, 0), (250, 90_000, S / 10, 0, 0)]))] },
+                    RreShape {
+                        gap: 0,
+                        conns: vec![(0, c(vec![(300, 5000, 0, 0, 0)])), (S / 2, c(vec![(200, 100, 0, 0, 0), (250, 90_000, S / 10, 0, 0)]))]
+                    },
                     RreShape { gap: 3 * S, conns: vec![(0, c(vec![(100, 10, 0, 0, 0)]))] },
                 ],
             }
@@ -602,8 +584,7 @@ mod tests {
         g.close(k1, c, 2 * S, ConnShape::default());
         g.close(k2, b, 2 * S, ConnShape::default());
         g.finish_all();
-        let mut per: Vec<(u32, Sample)> =
-            g.out.drain(..).map(|(k, s)| (k.server, s)).filter(|s| s.1 != RreStart).collect();
+        let mut per: Vec<(u32, Sample)> = g.out.drain(..).map(|(k, s)| (k.server, s)).filter(|s| s.1 != RreStart).collect();
         per.sort_by_key(|(k, _)| *k);
         assert_eq!(
             per,

@@ -73,8 +73,8 @@ mod series;
 mod shaping;
 mod sides;
 mod sink;
-mod stalls;
 mod slots;
+mod stalls;
 mod stream;
 mod tcpflow;
 mod udp;
@@ -84,8 +84,8 @@ pub use error::ExtractError;
 pub use exchanges::{Element, Pair};
 pub use options::Thresholds;
 pub use record::{ConnRecord, EndReason};
-pub use series::{host_sides, series, series_for_model, Series, MAX_BINS as SERIES_MAX_BINS};
 pub use reservoir::{DIST_RESERVOIR, HOST_RESERVOIR, MSS_RESERVOIR, UDP_RESERVOIR};
+pub use series::{host_sides, series, series_for_model, Series, MAX_BINS as SERIES_MAX_BINS};
 
 use input::{Merge, Src};
 use options::Compiled;
@@ -161,11 +161,7 @@ pub const PROGRESS_EVERY: u64 = 1 << 16;
 /// Extracts the model from trace files (pcap or pcapng), merged in time
 /// order as one observation of the link. `progress` is called with the
 /// packet count every [`PROGRESS_EVERY`] packets; returning false cancels.
-pub fn extract(
-    paths: &[PathBuf],
-    opts: &ExtractOptions,
-    progress: &mut dyn FnMut(u64) -> bool,
-) -> Result<(Model, Report), ExtractError> {
+pub fn extract(paths: &[PathBuf], opts: &ExtractOptions, progress: &mut dyn FnMut(u64) -> bool) -> Result<(Model, Report), ExtractError> {
     let srcs = paths.iter().map(|p| input::open(p)).collect::<Result<Vec<_>, _>>()?;
     let (m, r, _) = run(srcs, opts, progress, false)?;
     Ok((m, r))
@@ -191,10 +187,7 @@ pub fn connections(paths: &[PathBuf], opts: &ExtractOptions) -> Result<Vec<ConnR
 }
 
 /// [`connections`] from readers.
-pub fn connections_readers(
-    sources: Vec<(String, Box<dyn Read>)>,
-    opts: &ExtractOptions,
-) -> Result<Vec<ConnRecord>, ExtractError> {
+pub fn connections_readers(sources: Vec<(String, Box<dyn Read>)>, opts: &ExtractOptions) -> Result<Vec<ConnRecord>, ExtractError> {
     Ok(run(readers(sources)?, opts, &mut |_| true, true)?.2)
 }
 

@@ -143,9 +143,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         peak_udp_flows: ex.udp.peak_live as u64,
         peak_group_keys: ex.tcp.sink.grouper.peak_keys as u64,
         peak_pending: ex.tcp.sink.grouper.peak_pending as u64,
-        stored_values: (ex.tcp.sink.classes.stored()
-            + ex.udp.stored()
-            + hosts.iter().map(|h| h.net.stored()).sum::<usize>()) as u64,
+        stored_values: (ex.tcp.sink.classes.stored() + ex.udp.stored() + hosts.iter().map(|h| h.net.stored()).sum::<usize>()) as u64,
         tcp_classes: ex.tcp.sink.classes.count() as u64,
         udp_classes: ex.udp.classes() as u64,
         class_host_entries: ex.tcp.sink.classes.entries() as u64,
@@ -161,12 +159,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
             tcp_one_way: st.one_way,
             stalls: crate::stalls::find(&ex.tcp.sink.late, &dec.side, &host_rtt, tmin),
         },
-        sides: SideInfo {
-            rule: o.sides.clone(),
-            decided_by: dec.decided_by,
-            hosts_a,
-            hosts_b: hosts.len() as u64 - hosts_a,
-        },
+        sides: SideInfo { rule: o.sides.clone(), decided_by: dec.decided_by, hosts_a, hosts_b: hosts.len() as u64 - hosts_a },
         classes,
         udp,
         hosts: params,

@@ -7,8 +7,8 @@
 //! loss only if the fill came at least one RTT after the hole opened (else
 //! it was reordering), as Swing did after its pass (`getplr-rexmissions-flowid`).
 
-use crate::shaping::Sending;
 use crate::reservoir::{percentile, sorted, Reservoir, HOST_RESERVOIR, MSS_RESERVOIR};
+use crate::shaping::Sending;
 use swing::{ExtractOptions, HostShaper, LossFormula, RttSamples};
 use units::Rng;
 
@@ -134,7 +134,6 @@ impl NetAcc {
         }
     }
 
-
     /// A packet pair of `payload` bytes spaced `dt` seconds apart.
     pub(crate) fn pair_sample(&mut self, payload: u32, dt: f64, rng: &mut Rng) {
         if dt > 0.0 {
@@ -211,8 +210,7 @@ impl NetAcc {
         let p5 = rtt_s.map(|_| percentile(&rtts, 5.0));
         let kept = sorted(self.pairs.items().iter().filter(|(_, dt)| p5.is_none_or(|p| *dt < p)).map(|(b, _)| *b));
         let capacity_samples = scale(kept.len(), self.pairs.len(), self.pairs.seen());
-        let capacity_bps = (capacity_samples > o.capacity_min_samples as u64 && !kept.is_empty())
-            .then(|| percentile(&kept, o.capacity_percentile));
+        let capacity_bps = (capacity_samples > o.capacity_min_samples as u64 && !kept.is_empty()).then(|| percentile(&kept, o.capacity_percentile));
         // Of its consecutive segments that arrived at the capacity or
         // faster (sent back to back), those closer than half a packet's
         // time at it: the path delivered them together (frame aggregation,
@@ -251,12 +249,10 @@ impl NetAcc {
         };
         // A host sent at least ACK_MIN segments: a server that piggybacks
         // its ACKs on responses sends few pure ACKs of its own.
-        let segments_per_ack =
-            (self.segs_received >= ACK_MIN).then(|| self.segs_received as f64 / self.acks.max(1) as f64);
+        let segments_per_ack = (self.segs_received >= ACK_MIN).then(|| self.segs_received as f64 / self.acks.max(1) as f64);
         // Bytes, which receive offload does not change: a capture on the
         // receiving host shows merged segments but every ACK it sent.
-        let bytes_per_ack =
-            (self.segs_received >= ACK_MIN).then(|| self.bytes_received as f64 / self.acks.max(1) as f64);
+        let bytes_per_ack = (self.segs_received >= ACK_MIN).then(|| self.bytes_received as f64 / self.acks.max(1) as f64);
         HostNet {
             rtt_s,
             rtt_samples: rtt_seen,
@@ -437,7 +433,13 @@ mod tests {
         let ms = 1_000_000;
         let mut t = 0;
         for i in 0..46 {
-            t += if i <= 30 { ms } else if i <= 40 { 10_000 } else { 50 * ms };
+            t += if i <= 30 {
+                ms
+            } else if i <= 40 {
+                10_000
+            } else {
+                50 * ms
+            };
             h.arrival(1460, t, &mut rng);
             h.arrival(100, t, &mut rng);
         }

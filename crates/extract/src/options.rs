@@ -67,11 +67,7 @@ fn bad(name: &str, v: impl std::fmt::Debug, allowed: &str) -> ExtractError {
 
 impl Compiled {
     pub(crate) fn new(o: &ExtractOptions) -> Result<Compiled, ExtractError> {
-        for (name, v) in [
-            ("rre_gap_s", o.rre_gap_s),
-            ("rre_max_interconn_s", o.rre_max_interconn_s),
-            ("session_gap_s", o.session_gap_s),
-        ] {
+        for (name, v) in [("rre_gap_s", o.rre_gap_s), ("rre_max_interconn_s", o.rre_max_interconn_s), ("session_gap_s", o.session_gap_s)] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(bad(name, v, "must be a finite number of seconds, 0 or more"));
             }
@@ -114,11 +110,7 @@ impl Compiled {
             }
             if let Some(prev) = seen.insert(*port, name) {
                 if prev != name {
-                    return Err(bad(
-                        "ports",
-                        port,
-                        &format!("is given two class names ({prev:?} and {name:?}); give each port one"),
-                    ));
+                    return Err(bad("ports", port, &format!("is given two class names ({prev:?} and {name:?}); give each port one")));
                 }
             }
         }
@@ -127,19 +119,13 @@ impl Compiled {
             SideRule::Prefixes { a } if a.is_empty() => {
                 return Err(bad("sides.a", a, "the prefixes rule needs at least one CIDR prefix, e.g. \"10.0.0.0/8\""))
             }
-            SideRule::Prefixes { a } => Sides::Prefixes(
-                a.iter().map(|s| parse_prefix(s).map_err(|e| bad("sides.a", s, &e))).collect::<Result<_, _>>()?,
-            ),
-            SideRule::Macs { a } if a.is_empty() => {
-                return Err(bad(
-                    "sides.a",
-                    a,
-                    "the MAC rule needs at least one MAC address, e.g. \"00:1b:21:3a:4f:01\"",
-                ))
+            SideRule::Prefixes { a } => {
+                Sides::Prefixes(a.iter().map(|s| parse_prefix(s).map_err(|e| bad("sides.a", s, &e))).collect::<Result<_, _>>()?)
             }
-            SideRule::Macs { a } => Sides::Macs(
-                a.iter().map(|s| parse_mac(s).map_err(|e| bad("sides.a", s, &e))).collect::<Result<_, _>>()?,
-            ),
+            SideRule::Macs { a } if a.is_empty() => {
+                return Err(bad("sides.a", a, "the MAC rule needs at least one MAC address, e.g. \"00:1b:21:3a:4f:01\""))
+            }
+            SideRule::Macs { a } => Sides::Macs(a.iter().map(|s| parse_mac(s).map_err(|e| bad("sides.a", s, &e))).collect::<Result<_, _>>()?),
         };
         Ok(Compiled {
             o: o.clone(),
@@ -182,8 +168,7 @@ mod tests {
         assert!(m.contains("max_pairs_per_conn") && m.contains("at least 1"), "{m}");
         let m = err(ExtractOptions { idle_timeout_s: f64::NAN, ..Default::default() });
         assert!(m.contains("idle_timeout_s"), "{m}");
-        let m =
-            err(ExtractOptions { sides: SideRule::Prefixes { a: vec!["10.0.0.0/33".into()] }, ..Default::default() });
+        let m = err(ExtractOptions { sides: SideRule::Prefixes { a: vec!["10.0.0.0/33".into()] }, ..Default::default() });
         assert!(m.contains("sides.a") && m.contains("10.0.0.0/33"), "{m}");
         let m = err(ExtractOptions { sides: SideRule::Macs { a: vec!["00:11:22".into()] }, ..Default::default() });
         assert!(m.contains("sides.a") && m.contains("00:11:22"), "{m}");

@@ -78,18 +78,7 @@ impl Extractor {
             }
             Transport::Udp(u) => {
                 self.udp_packets += 1;
-                let ids = self.udp.packet(
-                    t,
-                    t0,
-                    src,
-                    u.src_port,
-                    dst,
-                    u.dst_port,
-                    len,
-                    &mut self.hosts,
-                    &mut self.names,
-                    &mut self.rng_udp,
-                );
+                let ids = self.udp.packet(t, t0, src, u.src_port, dst, u.dst_port, len, &mut self.hosts, &mut self.names, &mut self.rng_udp);
                 self.udp.maybe_sweep(self.now, t0, &mut self.rng_udp);
                 ids
             }

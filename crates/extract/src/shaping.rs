@@ -110,13 +110,7 @@ impl Sending {
 
     /// The token bucket the host's sending shows, if its sustained rate was
     /// under `max_fraction` of `capacity_bps`.
-    pub(crate) fn shaper(
-        &self,
-        rtt_s: Option<f64>,
-        capacity_bps: Option<f64>,
-        min_segments: u32,
-        max_fraction: Option<f64>,
-    ) -> Option<HostShaper> {
+    pub(crate) fn shaper(&self, rtt_s: Option<f64>, capacity_bps: Option<f64>, min_segments: u32, max_fraction: Option<f64>) -> Option<HostShaper> {
         let (rtt, cap, frac) = (rtt_s?, capacity_bps?, max_fraction?);
         let k = GAPS_NS.iter().rposition(|&g| g as f64 <= rtt * 1e9 / 2.0).unwrap_or(0);
         let open = self.open[k];
@@ -141,9 +135,8 @@ impl Sending {
     /// buckets: in series with the sustained one they allow no window more
     /// than the trace host sent in it (at the measured window lengths).
     fn peaks(&self, rate: f64, cap: f64) -> Vec<[f64; 2]> {
-        let pts: Vec<(f64, f64)> = std::iter::once((0.0, 0.0))
-            .chain(TAUS_NS.iter().zip(&self.envelope).map(|(&t, &e)| (t as f64 * 1e-9, e as f64 * 8.0)))
-            .collect();
+        let pts: Vec<(f64, f64)> =
+            std::iter::once((0.0, 0.0)).chain(TAUS_NS.iter().zip(&self.envelope).map(|(&t, &e)| (t as f64 * 1e-9, e as f64 * 8.0))).collect();
         let mut hull: Vec<(f64, f64)> = Vec::new();
         for p in pts {
             while hull.len() >= 2 {

@@ -91,11 +91,7 @@ pub(crate) fn parse_prefix(s: &str) -> Result<Prefix, String> {
     let max = if ip.is_ipv4() { 32 } else { 128 };
     let len: u32 = match l {
         None => max,
-        Some(l) => l
-            .parse()
-            .ok()
-            .filter(|n| *n <= max)
-            .ok_or_else(|| format!("prefix length {l:?} must be a whole number from 0 to {max}"))?,
+        Some(l) => l.parse().ok().filter(|n| *n <= max).ok_or_else(|| format!("prefix length {l:?} must be a whole number from 0 to {max}"))?,
     };
     let len = if ip.is_ipv4() { len + 96 } else { len } as u8;
     let mask = if len == 0 { 0 } else { u128::MAX << (128 - len as u32) };
@@ -249,8 +245,7 @@ pub(crate) fn decide(rule: &crate::options::Sides, hosts: &[Host], macs: &MacTab
             decided_by: "prefix rule: hosts inside the listed prefixes are side A".into(),
         },
         Sides::Macs(list) => {
-            let a_ids: Vec<u32> =
-                macs.stats.iter().enumerate().filter(|(_, s)| list.contains(&s.mac)).map(|(i, _)| i as u32).collect();
+            let a_ids: Vec<u32> = macs.stats.iter().enumerate().filter(|(_, s)| list.contains(&s.mac)).map(|(i, _)| i as u32).collect();
             let is_a = |m: u32| a_ids.contains(&m);
             Decision {
                 side: hosts.iter().map(|h| mac_side(h, &is_a)).collect(),
@@ -311,17 +306,11 @@ fn auto(hosts: &[Host], macs: &MacTable, t: &Tallies) -> Decision {
         let apart = hosts.iter().filter(|h| !h.private && !h.private_peer && initiator(h)).count();
         let also = match apart {
             0 => String::new(),
-            1 => "; 1 public host that never talks to a private one but initiates more than it accepts is side A too"
-                .into(),
-            n => format!(
-                "; {n} public hosts that never talk to a private one but initiate more than they accept are side A too"
-            ),
+            1 => "; 1 public host that never talks to a private one but initiates more than it accepts is side A too".into(),
+            n => format!("; {n} public hosts that never talk to a private one but initiate more than they accept are side A too"),
         };
         return Decision {
-            side: hosts
-                .iter()
-                .map(|h| if h.private || (!h.private_peer && initiator(h)) { Side::A } else { Side::B })
-                .collect(),
+            side: hosts.iter().map(|h| if h.private || (!h.private_peer && initiator(h)) { Side::A } else { Side::B }).collect(),
             decided_by: format!(
                 "auto: {private} private/local and {public} public hosts, {:.1}% of packets cross between \
                  them: private/local addresses are side A{also}",
@@ -379,16 +368,7 @@ mod tests {
 
     #[test]
     fn private_ranges() {
-        for a in [
-            "10.1.1.1",
-            "172.16.0.1",
-            "172.31.255.255",
-            "192.168.0.1",
-            "100.64.0.1",
-            "169.254.3.4",
-            "fd00::1",
-            "fe80::1",
-        ] {
+        for a in ["10.1.1.1", "172.16.0.1", "172.31.255.255", "192.168.0.1", "100.64.0.1", "169.254.3.4", "fd00::1", "fe80::1"] {
             assert!(is_private(addr_key(a.parse().unwrap())), "{a}");
         }
         for a in ["172.32.0.1", "100.128.0.1", "8.8.8.8", "2001:db8::1", "11.0.0.1"] {

@@ -169,7 +169,13 @@ impl Sink {
         for h in c.held.drain(..) {
             let req = h.pair.req.map_or(0, |e| e.bytes);
             let resp = h.pair.resp.map_or(0, |e| e.bytes);
-            let mut s = [(Param::RequestBytes, req.max(1) as f64), (Param::ResponseBytes, resp.max(1) as f64), (Param::Think, 0.0), (Param::Think, 0.0), (Param::Think, 0.0)];
+            let mut s = [
+                (Param::RequestBytes, req.max(1) as f64),
+                (Param::ResponseBytes, resp.max(1) as f64),
+                (Param::Think, 0.0),
+                (Param::Think, 0.0),
+                (Param::Think, 0.0),
+            ];
             let mut n = 2;
             for (p, t) in [(Param::Think, h.think_ns), (Param::ConnectWait, h.wait_ns), (Param::ServerTime, h.server_ns)] {
                 if let Some(t) = t {

@@ -287,9 +287,7 @@ impl Tcp {
                     // starts a new one.
                     let from_client = from_lo == c.client_lo;
                     let isn_next = Some(p.seq.wrapping_add(1));
-                    let same = from_client
-                        && (c.hs.isn == Some(p.seq)
-                            || (c.hs.isn.is_none() && c.dirs[0].from_syn && c.dirs[0].base == isn_next));
+                    let same = from_client && (c.hs.isn == Some(p.seq) || (c.hs.isn.is_none() && c.dirs[0].from_syn && c.dirs[0].base == isn_next));
                     (!same).then_some(EndReason::Reused)
                 } else {
                     None
@@ -325,8 +323,7 @@ impl Tcp {
         let ids = (c.hosts[d], c.hosts[1 - d]);
         if let Some(why) = on_packet(c, d, t, p, ip_len, hosts, rh, &mut self.sink, self.knobs) {
             let c = &self.conns[idx as usize];
-            let cl =
-                Closed { at: t, client_lo: c.client_lo, hosts: c.hosts, class: c.class, server_isn: c.hs.server_isn };
+            let cl = Closed { at: t, client_lo: c.client_lo, hosts: c.hosts, class: c.class, server_isn: c.hs.server_isn };
             self.closed.insert(key, cl);
             self.finish(idx, t, why, hosts, names);
         }
@@ -334,17 +331,7 @@ impl Tcp {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn open(
-        &mut self,
-        key: FlowKey,
-        from_lo: bool,
-        t: i64,
-        src: u128,
-        dst: u128,
-        p: &TcpInfo,
-        hosts: &mut HostTable,
-        names: &mut ClassNames,
-    ) -> u32 {
+    fn open(&mut self, key: FlowKey, from_lo: bool, t: i64, src: u128, dst: u128, p: &TcpInfo, hosts: &mut HostTable, names: &mut ClassNames) -> u32 {
         let (sport, dport) = (p.src_port, p.dst_port);
         let client_is_src = if p.flags.syn() {
             !p.flags.ack()
@@ -359,8 +346,7 @@ impl Tcp {
         if !p.flags.syn() || p.flags.ack() {
             self.sink.stats.without_syn += 1;
         }
-        let (client, server, sport_c, sport_s) =
-            if client_is_src { (src, dst, sport, dport) } else { (dst, src, dport, sport) };
+        let (client, server, sport_c, sport_s) = if client_is_src { (src, dst, sport, dport) } else { (dst, src, dport, sport) };
         let h = [hosts.id(client), hosts.id(server)];
         hosts.get(h[0]).tcp_initiated += 1;
         hosts.get(h[1]).tcp_accepted += 1;

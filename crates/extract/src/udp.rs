@@ -217,9 +217,7 @@ impl UdpTable {
             packets: f.packets,
             bytes: f.bytes,
             reply_s: f.reply.map_or(0.0, |r| secs(r - f.start)),
-            sequence: seq
-                .map(|s| s.into_iter().map(|(t, d, b)| [secs(t), d as f64, b as f64]).collect())
-                .unwrap_or_default(),
+            sequence: seq.map(|s| s.into_iter().map(|(t, d, b)| [secs(t), d as f64, b as f64]).collect()).unwrap_or_default(),
         };
         // The store holds the sequence from now on, unless over budget;
         // whatever the store lets go of is no longer held.

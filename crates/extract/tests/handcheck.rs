@@ -11,9 +11,9 @@
 //! response. The trace has no retransmissions, so summed `tcp.len` equals
 //! sequence advance.
 
-use testdata::trace;
 use extract::{ConnRecord, EndReason};
 use swing::ExtractOptions;
+use testdata::trace;
 
 fn recs() -> Vec<ConnRecord> {
     extract::connections(&[trace("http-bro-org.pcap")], &ExtractOptions::default()).unwrap()
@@ -41,10 +41,7 @@ fn stream_0_persistent_http() {
     let t0 = r.start_ns;
     // Frame 1 (SYN, 55079 → 80), frame 2 (SYN/ACK, 0.078046), frame 3
     // (ACK, 0.078091): tshark's iRTT 0.078091.
-    assert_eq!(
-        (r.client.to_string().as_str(), r.server.to_string().as_str()),
-        ("10.0.2.15:55079", "192.150.187.43:80")
-    );
+    assert_eq!((r.client.to_string().as_str(), r.server.to_string().as_str()), ("10.0.2.15:55079", "192.150.187.43:80"));
     assert_eq!((r.syns, r.synacks), (1, 1));
     assert!((r.server_rtt_s().unwrap() - 0.078046).abs() < 1e-9);
     assert!((r.client_rtt_s().unwrap() - 0.000045).abs() < 1e-9);
@@ -66,14 +63,7 @@ fn stream_0_persistent_http() {
         ],
     );
     // Think: each request's start minus the previous response's last packet.
-    let want = [
-        0.235248 - 0.234497,
-        0.311207 - 0.310593,
-        0.386799 - 0.386638,
-        0.494113 - 0.462744,
-        0.672788 - 0.655621,
-        3.207112 - 0.754686,
-    ];
+    let want = [0.235248 - 0.234497, 0.311207 - 0.310593, 0.386799 - 0.386638, 0.494113 - 0.462744, 0.672788 - 0.655621, 3.207112 - 0.754686];
     // Application writes: the segments with PSH in each element (tshark's
     // tcp.flags.push); every element ends with one, so there is no tail.
     let writes: Vec<(u32, u32)> = r.pairs.iter().map(|p| (p.req.unwrap().writes, p.resp.unwrap().writes)).collect();

@@ -7,15 +7,12 @@
 mod common;
 
 use common::Repeat;
-use testdata::trace;
 use std::time::Instant;
+use testdata::trace;
 
 fn vm_hwm_mib() -> f64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .map_or(f64::NAN, |k| k / 1024.0)
+    s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()).map_or(f64::NAN, |k| k / 1024.0)
 }
 
 #[test]
@@ -24,12 +21,7 @@ fn five_million_packets() {
     let r = Repeat::new(bytes, 160, 400);
     let per_pass = r.records();
     let t = Instant::now();
-    let (m, rep) = extract::extract_readers(
-        vec![("auckland x160".into(), Box::new(r))],
-        &swing::ExtractOptions::default(),
-        &mut |_| true,
-    )
-    .unwrap();
+    let (m, rep) = extract::extract_readers(vec![("auckland x160".into(), Box::new(r))], &swing::ExtractOptions::default(), &mut |_| true).unwrap();
     let s = t.elapsed().as_secs_f64();
     m.check().unwrap();
     assert_eq!(rep.packets, 160 * per_pass);

@@ -7,15 +7,14 @@
 mod common;
 
 use common::Repeat;
-use testdata::trace;
 use extract::{extract_readers, ExtractError, Report, DIST_RESERVOIR, HOST_RESERVOIR, MSS_RESERVOIR, UDP_RESERVOIR};
 use swing::{ExtractOptions, Model};
+use testdata::trace;
 
 fn run(times: u32) -> (Model, Report) {
     let bytes = std::fs::read(trace("auckland-atm-2000.pcap")).unwrap();
     let r = Repeat::new(bytes, times, 400);
-    extract_readers(vec![(format!("auckland x{times}"), Box::new(r))], &ExtractOptions::default(), &mut |_| true)
-        .unwrap()
+    extract_readers(vec![(format!("auckland x{times}"), Box::new(r))], &ExtractOptions::default(), &mut |_| true).unwrap()
 }
 
 #[test]
@@ -31,19 +30,14 @@ fn state_stays_flat_as_the_trace_grows() {
     }
     assert_eq!(r24.packets, 24 * r1.packets);
     // Every pass is rebuilt the same way: counts scale exactly.
-    assert_eq!(
-        (r24.tcp_connections, r24.pairs, r24.udp_flows),
-        (24 * r1.tcp_connections, 24 * r1.pairs, 24 * r1.udp_flows)
-    );
-    let http =
-        |m: &Model| m.classes.iter().find(|c| c.name == "HTTP" && c.clients == swing::Side::A).unwrap().counts.clone();
+    assert_eq!((r24.tcp_connections, r24.pairs, r24.udp_flows), (24 * r1.tcp_connections, 24 * r1.pairs, 24 * r1.udp_flows));
+    let http = |m: &Model| m.classes.iter().find(|c| c.name == "HTTP" && c.clients == swing::Side::A).unwrap().counts.clone();
     assert_eq!(http(&m24).connections, 24 * http(&m1).connections);
     // Peak state depends on the traffic, not on how long it lasts. (Idle
     // state is retired by sweeps every few thousand packets, whose phase
     // within a pass differs from pass to pass: peaks may differ by a few.)
     assert_eq!((r24.hosts, r24.class_host_entries), (r3.hosts, r3.class_host_entries));
-    let peaks =
-        |r: &Report| [r.peak_tcp_entries, r.peak_closed_tuples, r.peak_udp_flows, r.peak_group_keys, r.peak_pending];
+    let peaks = |r: &Report| [r.peak_tcp_entries, r.peak_closed_tuples, r.peak_udp_flows, r.peak_group_keys, r.peak_pending];
     for (a, b) in peaks(&r24).into_iter().zip(peaks(&r3)) {
         assert!(a <= b + b / 50 + 16, "peak {a} after 24 passes, {b} after 3");
     }
@@ -65,14 +59,10 @@ fn state_stays_flat_as_the_trace_grows() {
 fn the_progress_callback_can_cancel() {
     let bytes = std::fs::read(trace("auckland-atm-2000.pcap")).unwrap();
     let mut calls = vec![];
-    let r = extract_readers(
-        vec![("x3".into(), Box::new(Repeat::new(bytes, 3, 400)))],
-        &ExtractOptions::default(),
-        &mut |n| {
-            calls.push(n);
-            false
-        },
-    );
+    let r = extract_readers(vec![("x3".into(), Box::new(Repeat::new(bytes, 3, 400)))], &ExtractOptions::default(), &mut |n| {
+        calls.push(n);
+        false
+    });
     assert!(matches!(r, Err(ExtractError::Cancelled)), "{r:?}");
     assert_eq!(calls, vec![extract::PROGRESS_EVERY]);
 }

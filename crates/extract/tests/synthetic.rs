@@ -60,8 +60,7 @@ fn http_like_exchange_gives_every_layer() {
     assert!(close(r.server_rtt_s().unwrap(), 0.030) && close(r.client_rtt_s().unwrap(), 0.010));
     assert!(close(r.handshake_rtt_s().unwrap(), 0.040));
     assert_eq!(r.payload, [500, 4000]);
-    let sizes: Vec<(Option<u64>, Option<u64>)> =
-        r.pairs.iter().map(|p| (p.req.map(|e| e.bytes), p.resp.map(|e| e.bytes))).collect();
+    let sizes: Vec<(Option<u64>, Option<u64>)> = r.pairs.iter().map(|p| (p.req.map(|e| e.bytes), p.resp.map(|e| e.bytes))).collect();
     assert_eq!(sizes, vec![(Some(300), Some(3000)), (Some(200), Some(1000))]);
     let resp = r.pairs[0].resp.unwrap();
     assert_eq!((resp.start, resp.end), (s(1.080), s(1.0802)));
@@ -74,10 +73,7 @@ fn http_like_exchange_gives_every_layer() {
     let c = &m.classes[0];
     assert_eq!((c.name.as_str(), c.clients, c.ports.clone()), ("HTTP", Side::A, vec![80]));
     let k = &c.counts;
-    assert_eq!(
-        (k.sessions, k.rres, k.connections, k.pairs, k.request_bytes, k.response_bytes),
-        (1, 1, 1, 2, 500, 4000)
-    );
+    assert_eq!((k.sessions, k.rres, k.connections, k.pairs, k.request_bytes, k.response_bytes), (1, 1, 1, 2, 500, 4000));
     // IP bytes: client SYN 44 (MSS option), 5 pure ACKs/FINs of 40, requests 340 + 240.
     assert_eq!(k.bytes, [44 + 40 * 5 + 340 + 240, 44 + 1500 + 1500 + 120 + 1040 + 40]);
     assert_eq!(k.packets, [8, 6]);
@@ -144,12 +140,7 @@ fn holes_reordering_and_retransmissions_give_swing_loss() {
     c.sseq = base + 7000;
     c.ack(&mut x, 0.9, true);
     c.close(&mut x, 1.0, 0.01);
-    let o = ExtractOptions {
-        rtt_samples: RttSamples::Handshake,
-        rtt_min_samples: 1,
-        loss_min_packets: 1,
-        ..Default::default()
-    };
+    let o = ExtractOptions { rtt_samples: RttSamples::Handshake, rtt_min_samples: 1, loss_min_packets: 1, ..Default::default() };
     let b = x.bytes();
     let recs = connections_readers(vec![("t".into(), reader(b.clone()))], &o).unwrap();
     assert_eq!((recs[0].retransmissions, recs[0].fills, recs[0].payload), ([0, 1], [0, 2], [100, 7000]));
@@ -196,8 +187,7 @@ fn one_direction_header_only_sizes_come_from_acks() {
     let (m, recs, rep) = run(x, &ExtractOptions::default());
     let r = &recs[0];
     assert_eq!((r.payload, r.end, r.end_ns), ([500, 8000], EndReason::TraceEnd, s(5.1)));
-    let p: Vec<_> =
-        r.pairs.iter().map(|p| (p.req.unwrap().bytes, p.resp.unwrap().bytes, p.resp.unwrap().start)).collect();
+    let p: Vec<_> = r.pairs.iter().map(|p| (p.req.unwrap().bytes, p.resp.unwrap().bytes, p.resp.unwrap().start)).collect();
     assert_eq!(p, vec![(300, 5000, s(0.5)), (200, 3000, s(2.3))]);
     // SYN→ACK is seen (tshark's initial RTT) but is no host's sample.
     assert!(close(r.handshake_rtt_s().unwrap(), 0.1));
@@ -224,10 +214,7 @@ fn public_clients_beside_private_ones_are_side_a_too() {
     short(&mut x, 5.0, at(public, 50000), far);
     let (m, _, _) = run(x, &ExtractOptions::default());
     let side = |a: &str| m.hosts.iter().find(|h| h.addr == a).unwrap().side;
-    assert_eq!(
-        (side("10.0.0.1"), side("93.184.216.34"), side("1.2.3.4"), side("4.3.2.1")),
-        (Side::A, Side::B, Side::A, Side::B)
-    );
+    assert_eq!((side("10.0.0.1"), side("93.184.216.34"), side("1.2.3.4"), side("4.3.2.1")), (Side::A, Side::B, Side::A, Side::B));
     assert!(m.sides.decided_by.contains("1 public host that never talks to a private one"), "{}", m.sides.decided_by);
     // Both exchanges are client A to server B, in one class each.
     assert!(m.classes.iter().all(|c| c.clients == Side::A), "{:?}", m.classes.iter().map(|c| &c.name).collect::<Vec<_>>());
@@ -486,16 +473,10 @@ fn bad_options_and_inputs_are_named() {
     let o = ExtractOptions { sides: SideRule::Prefixes { a: vec!["not-a-prefix".into()] }, ..Default::default() };
     let e = extract_readers(vec![("x".into(), reader(http_like().bytes()))], &o, &mut |_| true).unwrap_err();
     assert!(e.to_string().contains("sides.a") && e.to_string().contains("not-a-prefix"), "{e}");
-    let e = extract_readers(
-        vec![("junk.bin".into(), reader(b"hello, world".to_vec()))],
-        &ExtractOptions::default(),
-        &mut |_| true,
-    )
-    .unwrap_err();
+    let e = extract_readers(vec![("junk.bin".into(), reader(b"hello, world".to_vec()))], &ExtractOptions::default(), &mut |_| true).unwrap_err();
     assert!(matches!(e, ExtractError::Trace(_)));
     assert!(e.to_string().starts_with("junk.bin: offset 0: not a pcap"), "{e}");
-    let e =
-        extract::extract(&["/nonexistent/trace.pcap".into()], &ExtractOptions::default(), &mut |_| true).unwrap_err();
+    let e = extract::extract(&["/nonexistent/trace.pcap".into()], &ExtractOptions::default(), &mut |_| true).unwrap_err();
     assert!(matches!(e, ExtractError::Io { .. }) && e.to_string().contains("/nonexistent/trace.pcap"), "{e}");
     let e = extract::extract(&[], &ExtractOptions::default(), &mut |_| true).unwrap_err();
     assert!(matches!(e, ExtractError::Options(_)));
@@ -528,12 +509,7 @@ fn random_segments_never_panic() {
     for o in [
         ExtractOptions::default(),
         ExtractOptions { max_pairs_per_conn: 1, max_conns_per_rre: 1, idle_timeout_s: 0.05, ..Default::default() },
-        ExtractOptions {
-            session_key: SessionKey::ClientServer,
-            loss_min_packets: 0,
-            capacity_min_samples: 0,
-            ..Default::default()
-        },
+        ExtractOptions { session_key: SessionKey::ClientServer, loss_min_packets: 0, capacity_min_samples: 0, ..Default::default() },
     ] {
         let (m, recs, r) = run(Synth::ethernet_from(x.clone_bytes()), &o);
         assert_eq!(r.tcp_connections as usize, recs.len());

@@ -6,10 +6,9 @@
 mod common;
 
 use common::reader;
-use testdata::{trace, traces_dir, PCAPS};
 use extract::{extract, extract_readers, ExtractError};
 use swing::{ExtractOptions, Model, Side, SideRule};
-
+use testdata::{trace, traces_dir, PCAPS};
 
 fn opts() -> ExtractOptions {
     ExtractOptions::default()
@@ -41,20 +40,13 @@ fn every_trace_extracts_checks_and_round_trips() {
             }
             continue;
         }
-        let (packets, bytes) = PCAPS
-            .iter()
-            .find(|p| p.0 == name)
-            .map(|p| (p.1, p.2))
-            .unwrap_or_else(|| panic!("{name} is not in the README table this test knows"));
+        let (packets, bytes) =
+            PCAPS.iter().find(|p| p.0 == name).map(|p| (p.1, p.2)).unwrap_or_else(|| panic!("{name} is not in the README table this test knows"));
         seen += 1;
         let (m, r) = res.unwrap_or_else(|e| panic!("{name}: {e}"));
         m.check().unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!((m.traces[0].packets, m.traces[0].bytes), (packets, bytes), "{name}");
-        assert_eq!(
-            (r.packets, r.skipped_records, r.decode_errors, r.truncated_tail_bytes),
-            (packets, 0, 0, 0),
-            "{name}"
-        );
+        assert_eq!((r.packets, r.skipped_records, r.decode_errors, r.truncated_tail_bytes), (packets, 0, 0, 0), "{name}");
         assert_eq!(m.traces[0].path, path.display().to_string());
         // Link statistics cover every IP packet, split by sender side.
         let d = &m.link.dirs;
@@ -65,10 +57,7 @@ fn every_trace_extracts_checks_and_round_trips() {
             assert_eq!(dir.tcp_bytes + dir.udp_bytes + dir.other_bytes, dir.bytes, "{name}");
         }
         // Hosts are sorted by side, then bytes.
-        assert!(m
-            .hosts
-            .windows(2)
-            .all(|w| (w[0].side, std::cmp::Reverse(w[0].bytes)) <= (w[1].side, std::cmp::Reverse(w[1].bytes))));
+        assert!(m.hosts.windows(2).all(|w| (w[0].side, std::cmp::Reverse(w[0].bytes)) <= (w[1].side, std::cmp::Reverse(w[1].bytes))));
         // Class counts agree with their distributions.
         for c in &m.classes {
             // Concurrent connections are described by their data units, not
@@ -198,10 +187,7 @@ fn two_direction_files_merge_into_one_observation() {
     // original, which can move a packet pair or a data→ACK sample; the
     // estimates stay the same.
     for (x, y) in m.hosts.iter().zip(&whole.hosts) {
-        assert_eq!(
-            (&x.addr, x.rtt_s, x.capacity_bps, x.loss, x.bytes),
-            (&y.addr, y.rtt_s, y.capacity_bps, y.loss, y.bytes)
-        );
+        assert_eq!((&x.addr, x.rtt_s, x.capacity_bps, x.loss, x.bytes), (&y.addr, y.rtt_s, y.capacity_bps, y.loss, y.bytes));
         assert!(x.capacity_samples.abs_diff(y.capacity_samples) <= 3, "{x:?} {y:?}");
         assert!(x.rtt_samples.abs_diff(y.rtt_samples) <= 3, "{x:?} {y:?}");
     }

@@ -2,10 +2,10 @@
 //! and handshake RTTs per connection. The numbers measured with tshark are
 //! written below; when tshark is on PATH every connection is compared live.
 
-use testdata::{have_tshark, trace, tshark};
 use extract::ConnRecord;
 use std::collections::BTreeMap;
 use swing::ExtractOptions;
+use testdata::{have_tshark, trace, tshark};
 
 /// Per trace: rows of `tshark -q -z conv,tcp`, distinct 5-tuples and
 /// `tcp.stream` values of `tshark -T fields` (filter `tcp && !icmp`), and

@@ -70,7 +70,11 @@ impl Outages {
                 // A window ending at the period's end may run into one
                 // starting at the next period's start.
                 let next = Time(base + end.0);
-                if end.0 == p { self.resume(next) } else { next }
+                if end.0 == p {
+                    self.resume(next)
+                } else {
+                    next
+                }
             }
             _ => t,
         }
@@ -245,14 +249,7 @@ mod tests {
     fn back_to_back_packets_queue_fifo() {
         let mut l = link(12, 0, QueueLimit::Packets(10));
         let t: Vec<_> = (0..3).map(|_| l.offer(Time(0), 1500)).collect();
-        assert_eq!(
-            t,
-            vec![
-                Verdict::Deliver(Time(1_000_000)),
-                Verdict::Deliver(Time(2_000_000)),
-                Verdict::Deliver(Time(3_000_000))
-            ]
-        );
+        assert_eq!(t, vec![Verdict::Deliver(Time(1_000_000)), Verdict::Deliver(Time(2_000_000)), Verdict::Deliver(Time(3_000_000))]);
         // Second waited 1 ms, third 2 ms.
         assert_eq!(l.stats().queue_delay_sum, Dur::from_millis(3));
     }
@@ -293,9 +290,7 @@ mod tests {
             outages: None,
         });
         let n = 200_000u64;
-        let lost = (0..n)
-            .filter(|&i| l.offer(Time(i * 1_000_000), 100) == Verdict::Dropped(DropReason::Loss))
-            .count() as f64;
+        let lost = (0..n).filter(|&i| l.offer(Time(i * 1_000_000), 100) == Verdict::Dropped(DropReason::Loss)).count() as f64;
         assert!((lost / n as f64 - 0.02).abs() < 0.001, "{}", lost / n as f64);
         assert_eq!(l.stats().loss_drops as f64, lost);
     }

@@ -8,7 +8,10 @@ use units::Rng;
 pub enum Loss {
     None,
     /// Each packet is lost independently with probability `p`.
-    Bernoulli { p: f64, rng: Rng },
+    Bernoulli {
+        p: f64,
+        rng: Rng,
+    },
 }
 
 impl Loss {

@@ -76,9 +76,7 @@ impl ScenarioFile {
                     }
                 }
             }
-            Some(_) => {
-                return Err(ScenarioError::new(display, "cases", "expected tables [cases.NAME]"))
-            }
+            Some(_) => return Err(ScenarioError::new(display, "cases", "expected tables [cases.NAME]")),
         }
         if !cases.is_empty() && base.contains_key("case") {
             return Err(ScenarioError::new(display, "case", CASE_FIELD));
@@ -140,9 +138,10 @@ impl ScenarioFile {
     fn table(&self, case: Option<&str>) -> Result<Table, ScenarioError> {
         let mut t = self.base.clone();
         if let Some(c) = case {
-            let i = self.cases.iter().position(|n| n == c).ok_or_else(|| {
-                ScenarioError::new(&self.display, "", format!("no case named {c:?}: the file has {}", list_or_none(&self.cases)))
-            })?;
+            let i =
+                self.cases.iter().position(|n| n == c).ok_or_else(|| {
+                    ScenarioError::new(&self.display, "", format!("no case named {c:?}: the file has {}", list_or_none(&self.cases)))
+                })?;
             merge(&mut t, &self.overrides[i]);
         }
         Ok(t)

@@ -205,9 +205,7 @@ pub(crate) fn tcp_defaults(spec: &TcpSpec) -> TcpConfig {
 fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
     let rate = spec.rate.map(|r| r.0).unwrap_or_else(|| parse_default(units::parse::rate, defaults::ACCESS_RATE));
     let delay = spec.delay.map(|d| d.0).unwrap_or_else(|| parse_default(units::parse::duration, defaults::ACCESS_DELAY));
-    let q = spec.queue.map(queue).unwrap_or(QueueLimit::Packets(
-        defaults::ACCESS_QUEUE.trim_end_matches('p').parse().expect("default queue"),
-    ));
+    let q = spec.queue.map(queue).unwrap_or(QueueLimit::Packets(defaults::ACCESS_QUEUE.trim_end_matches('p').parse().expect("default queue")));
     let loss = spec.loss.map_or(0.0, |l| l.0);
     if loss >= 1.0 {
         return Err(err(format!("{field}.loss"), "a loss of 100% lets nothing through: expected less than 100%"));
@@ -347,10 +345,7 @@ fn reject(field: &str, model: &str, present: &[(&str, bool)]) -> Res<()> {
 /// Whether `n` can name a file in a run directory (a traffic model's
 /// records, a case's directory): not a path, not hidden, not too long.
 pub(crate) fn usable_name(n: &str) -> Result<(), &'static str> {
-    let ok = !n.is_empty()
-        && n.len() <= 64
-        && n.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-        && !n.starts_with('.');
+    let ok = !n.is_empty() && n.len() <= 64 && n.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) && !n.starts_with('.');
     if ok {
         Ok(())
     } else {
@@ -379,7 +374,8 @@ fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Gr
     };
     let session_scale = scale(bg.session_scale, "session_scale")?;
     let response_scale = scale(bg.response_scale, "response_scale")?;
-    let per_period = (model.classes.iter().map(|c| c.counts.sessions).sum::<u64>() + model.udp.iter().map(|u| u.flows).sum::<u64>()) as f64 * session_scale;
+    let per_period =
+        (model.classes.iter().map(|c| c.counts.sessions).sum::<u64>() + model.udp.iter().map(|u| u.flows).sum::<u64>()) as f64 * session_scale;
     if per_period > limits::SWING_SESSIONS_PER_PERIOD {
         return Err(err(
             format!("{f}.session_scale"),
@@ -404,9 +400,7 @@ fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Gr
             }
             true
         }
-        Some(other) => {
-            return Err(err(format!("{f}.structure"), format!("{other:?} is not available: expected \"marginals\" or \"sessions\"")))
-        }
+        Some(other) => return Err(err(format!("{f}.structure"), format!("{other:?} is not available: expected \"marginals\" or \"sessions\""))),
     };
     let per_side = |side: swing::Side| model.hosts.iter().filter(|h| h.side == side).count() as u32;
     let hosts = match bg.hosts {
@@ -481,9 +475,26 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                     RateTransport::Udp => 29,
                 };
                 if !(min..=65535).contains(&packet_size) {
-                    return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
+                    return Err(err(
+                        format!("{f}.packet_size"),
+                        format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)"),
+                    ));
                 }
-                reject(&f, &bg.model, &[("spread", bg.spread.is_some()), ("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some()), ("structure", bg.structure.is_some()), ("stalls", bg.stalls.is_some())])?;
+                reject(
+                    &f,
+                    &bg.model,
+                    &[
+                        ("spread", bg.spread.is_some()),
+                        ("file", bg.file.is_some()),
+                        ("session_scale", bg.session_scale.is_some()),
+                        ("response_scale", bg.response_scale.is_some()),
+                        ("rtt", bg.rtt.is_some()),
+                        ("zero_think", bg.zero_think.is_some()),
+                        ("access_cap", bg.access_cap.is_some()),
+                        ("structure", bg.structure.is_some()),
+                        ("stalls", bg.stalls.is_some()),
+                    ],
+                )?;
                 BackgroundModel::Rate {
                     name,
                     arrivals: if bg.model == "cbr" { Arrivals::Constant } else { Arrivals::Poisson },
@@ -498,12 +509,38 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 }
             }
             "swing" => {
-                reject(&f, "swing", &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some()), ("spread", bg.spread.is_some())])?;
+                reject(
+                    &f,
+                    "swing",
+                    &[
+                        ("transport", bg.transport.is_some()),
+                        ("rate", bg.rate.is_some()),
+                        ("packet_size", bg.packet_size.is_some()),
+                        ("spread", bg.spread.is_some()),
+                    ],
+                )?;
                 BackgroundModel::Swing(swing_model(bg, &f, name, dir, group, sources, start, stop)?)
             }
             "greedy" => {
-                reject(&f, "greedy", &[("file", bg.file.is_some()), ("session_scale", bg.session_scale.is_some()), ("response_scale", bg.response_scale.is_some()), ("rtt", bg.rtt.is_some()), ("zero_think", bg.zero_think.is_some()), ("access_cap", bg.access_cap.is_some()), ("structure", bg.structure.is_some()), ("stalls", bg.stalls.is_some())])?;
-                reject(&f, "greedy", &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some())])?;
+                reject(
+                    &f,
+                    "greedy",
+                    &[
+                        ("file", bg.file.is_some()),
+                        ("session_scale", bg.session_scale.is_some()),
+                        ("response_scale", bg.response_scale.is_some()),
+                        ("rtt", bg.rtt.is_some()),
+                        ("zero_think", bg.zero_think.is_some()),
+                        ("access_cap", bg.access_cap.is_some()),
+                        ("structure", bg.structure.is_some()),
+                        ("stalls", bg.stalls.is_some()),
+                    ],
+                )?;
+                reject(
+                    &f,
+                    "greedy",
+                    &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some())],
+                )?;
                 BackgroundModel::Greedy {
                     name,
                     hosts: bg.hosts.unwrap_or(1),
@@ -515,7 +552,10 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
                 }
             }
             other => {
-                return Err(err(format!("{f}.model"), format!("{other:?} is not available: expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\"")))
+                return Err(err(
+                    format!("{f}.model"),
+                    format!("{other:?} is not available: expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\""),
+                ))
             }
         };
         names.push(match &model {
@@ -595,10 +635,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
     }
     let pcap_from = o.pcap_from.map_or(Dur::ZERO, |d| d.0);
     if pcap_from >= s.duration.0 {
-        return Err(err(
-            "output.pcap_from",
-            format!("{pcap_from} is not before the end of the run ({}): nothing would be captured", s.duration.0),
-        ));
+        return Err(err("output.pcap_from", format!("{pcap_from} is not before the end of the run ({}): nothing would be captured", s.duration.0)));
     }
     let mut pcap_miss = [0.0; 2];
     for (m, (v, field)) in pcap_miss.iter_mut().zip([(o.pcap_miss_fwd, "output.pcap_miss_fwd"), (o.pcap_miss_rev, "output.pcap_miss_rev")]) {
@@ -660,7 +697,10 @@ fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
         hosts += *clients as u64 + 1;
     }
     if hosts > limits::HOSTS {
-        return Err(err("", format!("the scenario has {hosts} hosts (background hosts count twice, a source and a sink): at most {}", limits::HOSTS)));
+        return Err(err(
+            "",
+            format!("the scenario has {hosts} hosts (background hosts count twice, a source and a sink): at most {}", limits::HOSTS),
+        ));
     }
     Ok(())
 }

@@ -81,12 +81,7 @@ pub struct LinkSpec {
 impl LinkSpec {
     /// `self` with unset fields taken from `base`.
     pub fn over(&self, base: &LinkSpec) -> LinkSpec {
-        LinkSpec {
-            rate: self.rate.or(base.rate),
-            delay: self.delay.or(base.delay),
-            queue: self.queue.or(base.queue),
-            loss: self.loss.or(base.loss),
-        }
+        LinkSpec { rate: self.rate.or(base.rate), delay: self.delay.or(base.delay), queue: self.queue.or(base.queue), loss: self.loss.or(base.loss) }
     }
 }
 

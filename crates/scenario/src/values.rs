@@ -84,8 +84,7 @@ pub enum RateOrShare {
     Rate(Rate),
     Share(f64),
 }
-const RATE_OR_SHARE: &str =
-    "a rate such as \"10Mbps\" (bps, Kbps, Mbps, Gbps, Tbps) or a share of the bottleneck such as \"66%\"";
+const RATE_OR_SHARE: &str = "a rate such as \"10Mbps\" (bps, Kbps, Mbps, Gbps, Tbps) or a share of the bottleneck such as \"66%\"";
 fn parse_rate_or_share(s: &str) -> Result<RateOrShare, UnitError> {
     let bad = || UnitError::malformed(s, "rate", RATE_OR_SHARE);
     if s.trim_end().ends_with('%') {
@@ -117,8 +116,7 @@ pub enum QueueSize {
     Packets(u32),
     Bytes(u64),
 }
-const QUEUE_FORMS: &str =
-    "a number of packets such as \"100p\" (or 100), or a size in bytes such as \"150KB\"";
+const QUEUE_FORMS: &str = "a number of packets such as \"100p\" (or 100), or a size in bytes such as \"150KB\"";
 fn parse_queue(s: &str) -> Result<QueueSize, UnitError> {
     let bad = || UnitError::malformed(s, "queue size", QUEUE_FORMS);
     let t = s.trim();

@@ -50,7 +50,8 @@ fn unknown_fields() {
 
 #[test]
 fn bad_units() {
-    let with = |field: &str, v: &str| BASE.replace(&format!("{field} = \"{}\"", if field == "rate" { "15Mbps" } else { "20ms" }), &format!("{field} = {v}"));
+    let with =
+        |field: &str, v: &str| BASE.replace(&format!("{field} = \"{}\"", if field == "rate" { "15Mbps" } else { "20ms" }), &format!("{field} = {v}"));
     check(&with("rate", "\"15Mbs\""), &["topology.bottleneck.rate", "\"15Mbs\"", "Mbps", "Gbps"]);
     check(&with("rate", "\"15\""), &["topology.bottleneck.rate", "not a valid rate"]);
     check(&with("delay", "\"20 parsecs\""), &["topology.bottleneck.delay", "ms", "not a valid duration"]);
@@ -72,7 +73,10 @@ fn negative_and_zero_rates() {
 
 #[test]
 fn missing_files_and_fields() {
-    check(&format!("{BASE}[[apps]]\nkind = \"http\"\nsizes_file = \"sizes.txt\""), &["apps[0].sizes_file", "\"sizes.txt\" not found", "/nonexistent-dir/sizes.txt"]);
+    check(
+        &format!("{BASE}[[apps]]\nkind = \"http\"\nsizes_file = \"sizes.txt\""),
+        &["apps[0].sizes_file", "\"sizes.txt\" not found", "/nonexistent-dir/sizes.txt"],
+    );
     check("duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"", &["topology.bottleneck", "missing required field \"delay\""]);
     check(&format!("{BASE}[[background]]\nmodel = \"cbr\"\nrate = \"1Mbps\""), &["background[0]", "\"transport\""]);
     check(&format!("{BASE}[[apps]]\nkind = \"http\""), &["apps[0]", "\"object_size\""]);
@@ -83,7 +87,10 @@ fn missing_files_and_fields() {
 #[test]
 fn wrong_choices_and_types() {
     check(&format!("{BASE}[[background]]\nmodel = \"pareto\""), &["background[0].model", "\"cbr\", \"poisson\", \"greedy\""]);
-    check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\npacket_size = \"1KB\""), &["background[0].packet_size", "does not apply to model \"greedy\""]);
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"greedy\"\npacket_size = \"1KB\""),
+        &["background[0].packet_size", "does not apply to model \"greedy\""],
+    );
     check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\nhosts = -3"), &["background[0].hosts", "-3", "whole number"]);
     check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\nhosts = 0"), &["background[0].hosts", "at least 1"]);
     check(&format!("{BASE}[tcp]\ncongestion_control = \"vegas\""), &["tcp.congestion_control", "\"vegas\"", "\"cubic\""]);
@@ -96,7 +103,9 @@ fn wrong_choices_and_types() {
 fn cases_and_baseline() {
     check(&format!("baseline = \"b\"\n{BASE}[cases.a]"), &["baseline", "\"b\" is not a case", "a"]);
     check(&format!("{BASE}[cases.fast]\ntopology.bottleneck.rate = \"lots\""), &["case \"fast\"", "topology.bottleneck.rate", "\"lots\""]);
-    let f = ScenarioFile::parse("s.toml", Path::new("."), &format!("baseline = \"a\"\n{BASE}[cases.a]\n[cases.b]\ntopology.bottleneck.loss = \"1%\"")).unwrap();
+    let f =
+        ScenarioFile::parse("s.toml", Path::new("."), &format!("baseline = \"a\"\n{BASE}[cases.a]\n[cases.b]\ntopology.bottleneck.loss = \"1%\""))
+            .unwrap();
     assert_eq!(f.cases, vec!["a", "b"]);
     let (_, rb) = f.resolved(Some("b"), None).unwrap();
     assert_eq!(rb.bottleneck[0].loss, 0.01);
@@ -105,13 +114,17 @@ fn cases_and_baseline() {
 
 #[test]
 fn names_must_be_unique_and_usable() {
-    check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\nname = \"x\"\n[[background]]\nmodel = \"greedy\"\nname = \"x\""), &["named \"x\"", "unique"]);
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"greedy\"\nname = \"x\"\n[[background]]\nmodel = \"greedy\"\nname = \"x\""),
+        &["named \"x\"", "unique"],
+    );
     check(&format!("{BASE}[[background]]\nmodel = \"greedy\"\nname = \"a/b\""), &["\"a/b\" is not a usable name"]);
 }
 
 #[test]
 fn filled_scenario_round_trips() {
-    let text = format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\n[[background]]\nmodel = \"poisson\"\ntransport = \"tcp\"\nrate = \"66%\"\n");
+    let text =
+        format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\n[[background]]\nmodel = \"poisson\"\ntransport = \"tcp\"\nrate = \"66%\"\n");
     let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap();
     let (s, r) = f.resolved(None, None).unwrap();
     let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));

@@ -75,11 +75,15 @@ fn values_beyond_their_range_are_refused_not_clamped() {
 fn loads_that_would_exhaust_memory_or_time_are_refused_with_the_limit_named() {
     check(&BASE.replace("\"10s\"", "\"100000h\""), &["output.series_bin", "bins", "at most 20000000"]);
     // A long run passes with a coarser series.
-    let f = ScenarioFile::parse("s.toml", Path::new("."), &format!("{}[output]\nseries_bin = \"1s\"\n", BASE.replace("\"10s\"", "\"1000h\""))).unwrap();
+    let f =
+        ScenarioFile::parse("s.toml", Path::new("."), &format!("{}[output]\nseries_bin = \"1s\"\n", BASE.replace("\"10s\"", "\"1000h\""))).unwrap();
     assert!(f.resolved(None, None).is_ok());
     check(&format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"1Mbps\"\nhosts = 1000000000"), &["hosts", "at most 200000"]);
     check(&format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\nclients = 1000000000"), &["hosts", "at most 200000"]);
-    check(&format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"900Tbps\""), &["background[0].rate", "packets", "at most 1e9"]);
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"900Tbps\""),
+        &["background[0].rate", "packets", "at most 1e9"],
+    );
 }
 
 #[test]

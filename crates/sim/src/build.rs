@@ -3,14 +3,14 @@
 use crate::monitor::Monitor;
 use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST};
 use crate::world::{HostLoss, SendLoss, TcpTotals, World};
-use net::{Link, LinkConfig, Loss};
 use net::QueueLimit;
+use net::{Link, LinkConfig, Loss};
 use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side, SwingModel};
-use traffic::background::{Structure, SwingConfig, SwingSource};
-use units::{Dur, Rate};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
+use traffic::background::{Structure, SwingConfig, SwingSource};
 use traffic::{App, HostId};
+use units::{Dur, Rate};
 use units::{Rng, Time};
 
 pub const BOTTLENECK_FWD: u32 = 0;
@@ -140,19 +140,17 @@ impl Builder {
             for _ in 0..m.hosts[side.index()] {
                 let t = if tuples.is_empty() {
                     // No trace host to copy: the scenario's stack settings.
-                    swing::NetTuple {
-                        rtt_s: fallback.0,
-                        capacity_bps: fallback.1,
-                        loss: fallback.2,
-                        weight: 1.0,
-                        ..Default::default()
-                    }
+                    swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0, ..Default::default() }
                 } else {
                     let mut x = rng.uniform() * total;
-                    tuples.iter().find(|t| {
-                        x -= t.weight;
-                        x < 0.0
-                    }).unwrap_or(&tuples[tuples.len() - 1]).clone()
+                    tuples
+                        .iter()
+                        .find(|t| {
+                            x -= t.weight;
+                            x < 0.0
+                        })
+                        .unwrap_or(&tuples[tuples.len() - 1])
+                        .clone()
                 };
                 let mut rate = Rate(t.capacity_bps.round().max(1.0) as u64);
                 let mut bunched = t.bunched;
@@ -201,10 +199,7 @@ impl Builder {
                     .iter()
                     .flat_map(|s| s.buckets())
                     .filter(|&(r, _)| r < rate.as_f64())
-                    .map(|(r, b)| net::Shaper {
-                        rate: Rate(r.round().max(1.0) as u64),
-                        burst: b.clamp(1500, u32::MAX as u64) as u32,
-                    })
+                    .map(|(r, b)| net::Shaper { rate: Rate(r.round().max(1.0) as u64), burst: b.clamp(1500, u32::MAX as u64) as u32 })
                     .collect();
                 // Its packets arrive bunched as the trace host's did: that
                 // was its path's delivery, on its sending direction here.
@@ -343,20 +338,7 @@ pub fn build(r: &Resolved) -> Built {
     let stop_all = Time(r.duration.0);
     for a in &r.apps {
         match a {
-            AppModel::Http {
-                name,
-                object_sizes,
-                request_size,
-                think_time,
-                start,
-                stop,
-                count,
-                clients,
-                port,
-                server_side,
-                client,
-                server,
-            } => {
+            AppModel::Http { name, object_sizes, request_size, think_time, start, stop, count, clients, port, server_side, client, server } => {
                 let srv = b.hosts(*server_side, 1, server)[0];
                 let cl = b.hosts(other(*server_side), *clients, client);
                 apps.push(Box::new(HttpApp::new(HttpConfig {

@@ -8,9 +8,9 @@
 //! the capture needs no per-connection state.
 
 use crate::packet::{Body, Pkt};
-use std::net::IpAddr;
 use std::fs::File;
 use std::io::{self, BufWriter};
+use std::net::IpAddr;
 use std::path::Path;
 use units::{Rng, Time};
 use wire::{Ipv4Repr, Ipv6Repr, LinkType, PcapWriter, TcpFlags, TcpRepr, UdpRepr};

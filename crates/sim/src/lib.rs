@@ -103,7 +103,10 @@ pub fn run_scenario(
     let mut b = build::build(r);
     let pcap = dir.join("bottleneck.pcap");
     if r.output.pcap {
-        b.world.capture = Some(capture::Capture::create(&pcap, r.output.pcap_snaplen, r.seed, Time(r.output.pcap_from.0), r.output.pcap_miss).map_err(|e| io_err(&pcap, e))?);
+        b.world.capture = Some(
+            capture::Capture::create(&pcap, r.output.pcap_snaplen, r.seed, Time(r.output.pcap_from.0), r.output.pcap_miss)
+                .map_err(|e| io_err(&pcap, e))?,
+        );
     }
     let end = Time(r.duration.0);
     let started = std::time::Instant::now();

@@ -19,15 +19,7 @@ pub struct Monitor {
 impl Monitor {
     pub fn new(bin: Dur, duration: Dur) -> Monitor {
         let n = duration.0.div_ceil(bin.0) as usize;
-        Monitor {
-            bin,
-            bytes: vec![0; n],
-            pkts: vec![0; n],
-            drops: vec![0; n],
-            total_bytes: 0,
-            total_pkts: 0,
-            total_drops: 0,
-        }
+        Monitor { bin, bytes: vec![0; n], pkts: vec![0; n], drops: vec![0; n], total_bytes: 0, total_pkts: 0, total_drops: 0 }
     }
 
     #[inline]

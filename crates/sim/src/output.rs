@@ -51,16 +51,9 @@ pub fn summary(b: &Built, r: &Resolved, case: Option<&str>) -> Value {
             match describe(vals) {
                 Some(d) => {
                     o.insert("count".into(), json!(d.count));
-                    for (k, v) in [
-                        ("mean", d.mean),
-                        ("sd", d.sd),
-                        ("min", d.min),
-                        ("max", d.max),
-                        ("p5", d.p5),
-                        ("p50", d.p50),
-                        ("p90", d.p90),
-                        ("p95", d.p95),
-                    ] {
+                    for (k, v) in
+                        [("mean", d.mean), ("sd", d.sd), ("min", d.min), ("max", d.max), ("p5", d.p5), ("p50", d.p50), ("p90", d.p90), ("p95", d.p95)]
+                    {
                         o.insert(k.into(), round(v));
                     }
                 }

@@ -319,10 +319,7 @@ impl World {
                 }
             }
             Body::Udp { payload } => match self.udp.get(&(p.dst, p.dport)) {
-                Some(&app) => self.pending.push_back((
-                    app,
-                    Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload },
-                )),
+                Some(&app) => self.pending.push_back((app, Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload })),
                 None => self.counters.stray_datagrams += 1,
             },
         }
@@ -425,11 +422,7 @@ impl World {
         let c = self.conns[idx as usize].as_mut().expect("live connection");
         let app = c.app;
         if n.established {
-            let ev = if c.passive {
-                Event::Accepted { conn: id, host: c.host, port: c.lport, peer: c.rhost }
-            } else {
-                Event::Connected(id)
-            };
+            let ev = if c.passive { Event::Accepted { conn: id, host: c.host, port: c.lport, peer: c.rhost } } else { Event::Connected(id) };
             self.pending.push_back((app, ev));
         }
         if n.delivered > 0 {

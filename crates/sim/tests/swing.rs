@@ -172,9 +172,8 @@ fn bad_model_files_are_reported() {
     m.format = "undertow.swing-model/99".into();
     std::fs::write(dir.join("v99.json"), serde_json::to_string(&m).unwrap()).unwrap();
     let base = "duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[background]]\nmodel = \"swing\"\n";
-    let msg = |extra: &str| {
-        ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string()
-    };
+    let msg =
+        |extra: &str| ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string();
     assert!(msg("").contains("missing required field \"file\""));
     let e = msg("file = \"missing.json\"");
     assert!(e.contains("background[0].file") && e.contains("not found"), "{e}");
@@ -209,7 +208,14 @@ fn a_model_with_values_extraction_never_gives_is_refused_naming_the_field() {
         ("bad address", |m| m.hosts[0].addr = "10.0.0.999".into(), "hosts[0] (10.0.0.999): addr is not an IPv4 or IPv6 address"),
         ("negative think time", |m| m.classes[0].think_s = Dist { n: 1, values: vec![-0.2] }, "classes[0] (\"HTTP\"): think_s must hold"),
         ("negative RRE gap", |m| m.classes[0].inter_rre_s = Dist { n: 1, values: vec![-0.5] }, "inter_rre_s"),
-        ("negative pair size", |m| m.classes[0].sessions = vec![SessionSample { start_s: 0.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[-300.0, 1000.0, 0.0]])] }] }], "pair"),
+        (
+            "negative pair size",
+            |m| {
+                m.classes[0].sessions =
+                    vec![SessionSample { start_s: 0.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[-300.0, 1000.0, 0.0]])] }] }]
+            },
+            "pair",
+        ),
         ("negative duration", |m| m.link.duration_s = -10.0, "link.duration_s is -10"),
         ("negative UDP start", |m| m.udp[0].samples[0].start_s = -1.0, "udp[0] (\"DNS\"): a flow's start_s is -1"),
     ];
@@ -235,7 +241,8 @@ fn a_session_scale_that_would_start_too_many_sessions_at_once_is_refused() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("m.json"), serde_json::to_string(&model()).unwrap()).unwrap();
     let base = "duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[background]]\nmodel = \"swing\"\nfile = \"m.json\"\n";
-    let msg = |extra: &str| ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string();
+    let msg =
+        |extra: &str| ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string();
     let e = msg("session_scale = 1e30");
     assert!(e.contains("background[0].session_scale") && e.contains("at most 1000000"), "{e}");
     // Four sessions and two UDP flows a period: 200,000 times that is over the limit.
@@ -262,10 +269,7 @@ fn with_sessions() -> Model {
             rres: vec![
                 RreSample {
                     gap_s: 0.0,
-                    conns: vec![
-                        conn(0.0, &[[300.0, 10_000.0, 0.0], [400.0, 20_000.0, 0.3]]),
-                        conn(0.5, &[[100.0, 5_000.0, 0.0]]),
-                    ],
+                    conns: vec![conn(0.0, &[[300.0, 10_000.0, 0.0], [400.0, 20_000.0, 0.3]]), conn(0.5, &[[100.0, 5_000.0, 0.0]])],
                 },
                 RreSample { gap_s: 1.0, conns: vec![conn(0.0, &[[200.0, 1_000.0, 0.0]])] },
             ],
@@ -301,8 +305,7 @@ fn whole_sessions_replay_their_structure() {
     one.udp.clear();
     let b = run_model(&one, "structure = \"sessions\"", "10s");
     let log = &b.world.conn_log;
-    let mut opened: Vec<(f64, f64)> =
-        (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| (log.opened_s[i], log.closed_s[i])).collect();
+    let mut opened: Vec<(f64, f64)> = (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| (log.opened_s[i], log.closed_s[i])).collect();
     opened.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert_eq!(opened.len(), 3, "{opened:?}");
     assert!(opened[0].0.abs() < 1e-9 && (opened[1].0 - 0.5).abs() < 1e-9, "{opened:?}");
@@ -331,10 +334,8 @@ fn a_request_that_followed_another_connections_response_waits_for_it_not_its_own
     m.udp.clear();
     let mut c1 = conn(0.0, &[[100.0, 1_000.0, 0.0], [100.0, 1_000.0, 3.0]]);
     c1.after = vec![None, Some([0.0, 0.0, 0.010])];
-    m.classes[0].sessions = vec![SessionSample {
-        start_s: 0.0,
-        rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[100.0, 200_000.0, 0.0]]), c1.clone()] }],
-    }];
+    m.classes[0].sessions =
+        vec![SessionSample { start_s: 0.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[100.0, 200_000.0, 0.0]]), c1.clone()] }] }];
     m.classes[0].counts.sessions = 1;
     m.classes[0].session_start_s = d(&[0.0]);
     m.check().unwrap();
@@ -361,9 +362,8 @@ fn whole_sessions_need_a_model_that_keeps_them() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("m.json"), serde_json::to_string(&model()).unwrap()).unwrap();
     let base = "duration = \"1s\"\n[topology.bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[background]]\nmodel = \"swing\"\nfile = \"m.json\"\n";
-    let msg = |extra: &str| {
-        ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string()
-    };
+    let msg =
+        |extra: &str| ScenarioFile::parse("s.toml", &dir, &format!("{base}{extra}")).and_then(|f| f.resolved(None, None)).unwrap_err().to_string();
     let e = msg("structure = \"sessions\"");
     assert!(e.contains("background[0].structure") && e.contains("session_structures"), "{e}");
     let e = msg("structure = \"joint\"");
@@ -622,8 +622,7 @@ fn a_replayed_session_reaches_as_many_servers_as_its_trace_session() {
     let servers = |m: &Model| {
         let b = run_model(m, "structure = \"sessions\"", "10s");
         let log = &b.world.conn_log;
-        let mut by_open: Vec<(f64, i64)> =
-            (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| (log.opened_s[i], log.peer[i])).collect();
+        let mut by_open: Vec<(f64, i64)> = (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| (log.opened_s[i], log.peer[i])).collect();
         by_open.sort_by(|a, b| a.0.total_cmp(&b.0));
         by_open.into_iter().map(|(_, p)| p).collect::<Vec<_>>()
     };

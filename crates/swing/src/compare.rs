@@ -118,9 +118,7 @@ pub const RTT_TOLERANCE: (f64, f64) = (0.02, 1e-4);
 
 /// Hosts' RTTs weighted for `rtt` above.
 fn rtts(m: &Model) -> Vec<(f64, f64)> {
-    let side_bytes = |side: Side| -> f64 {
-        m.hosts.iter().filter(|h| h.side == side && h.rtt_s.is_some()).map(|h| h.bytes.max(1) as f64).sum()
-    };
+    let side_bytes = |side: Side| -> f64 { m.hosts.iter().filter(|h| h.side == side && h.rtt_s.is_some()).map(|h| h.bytes.max(1) as f64).sum() };
     let totals = [side_bytes(Side::A), side_bytes(Side::B)];
     m.hosts.iter().filter_map(|h| h.rtt_s.map(|r| (r, h.bytes.max(1) as f64 / totals[h.side.index()]))).collect()
 }
@@ -136,11 +134,8 @@ fn class_key(side: Side, name: &str) -> String {
 }
 
 fn shares(m: &Model) -> Vec<(String, f64)> {
-    let mut v: Vec<(String, f64)> = m
-        .classes
-        .iter()
-        .map(|c| (class_key(c.clients, &c.name), (c.counts.bytes[0] + c.counts.bytes[1]) as f64))
-        .collect();
+    let mut v: Vec<(String, f64)> =
+        m.classes.iter().map(|c| (class_key(c.clients, &c.name), (c.counts.bytes[0] + c.counts.bytes[1]) as f64)).collect();
     for u in &m.udp {
         let b: u64 = u.samples.iter().map(|f| f.bytes[0] + f.bytes[1]).sum();
         // Scale the sampled flows' bytes up to all flows of the class.
@@ -170,8 +165,7 @@ pub fn compare(original: &Model, regenerated: &Model) -> Comparison {
     names.sort();
     names.dedup();
     let get = |v: &[(String, f64)], n: &str| v.iter().find(|(k, _)| k == n).map_or(0.0, |(_, s)| *s);
-    let mut mix: Vec<MixShare> =
-        names.iter().map(|n| MixShare { class: n.clone(), original: get(&a, n), regenerated: get(&b, n) }).collect();
+    let mut mix: Vec<MixShare> = names.iter().map(|n| MixShare { class: n.clone(), original: get(&a, n), regenerated: get(&b, n) }).collect();
     mix.sort_by(|x, y| y.original.total_cmp(&x.original).then(x.class.cmp(&y.class)));
     Comparison {
         rate_bps: [Pair::new(rate(original, 0), rate(regenerated, 0)), Pair::new(rate(original, 1), rate(regenerated, 1))],

@@ -99,10 +99,12 @@ pub fn weighted_ks_distance_within(a: &[(f64, f64)], b: &[(f64, f64)], rel: f64,
         v.sort_by(|x, y| x.0.total_cmp(&y.0));
         let total: f64 = v.iter().map(|p| p.1).sum();
         let mut acc = 0.0;
-        v.iter().map(|&(x, w)| {
-            acc += w;
-            (x, acc / total)
-        }).collect::<Vec<_>>()
+        v.iter()
+            .map(|&(x, w)| {
+                acc += w;
+                (x, acc / total)
+            })
+            .collect::<Vec<_>>()
     };
     let (a, b) = (prep(a), prep(b));
     if a.is_empty() || b.is_empty() {

@@ -694,7 +694,9 @@ impl Model {
             match serde_json::from_str::<Tag>(&text).map(|t| t.format) {
                 Ok(Some(serde_json::Value::String(f))) if f == FORMAT => LoadError::Parse(parse_message(&e)),
                 Ok(Some(serde_json::Value::String(f))) => LoadError::Invalid(format!("format {:?} is not supported: expected {FORMAT:?}", short(&f))),
-                Ok(_) => LoadError::Invalid(format!("not a swing model (no \"format\": {FORMAT:?}; make one with `undertow extract TRACE -o MODEL.json`)")),
+                Ok(_) => {
+                    LoadError::Invalid(format!("not a swing model (no \"format\": {FORMAT:?}; make one with `undertow extract TRACE -o MODEL.json`)"))
+                }
                 Err(_) => LoadError::Parse(parse_message(&e)),
             }
         })?;
@@ -725,9 +727,7 @@ impl Model {
         let side_hs = (n >= HANDSHAKES_MIN).then(|| r as f64 / n as f64);
         // Initial windows go with the era of the stacks a side runs: a host
         // whose flights could not be counted takes its side's median.
-        let iw = weighted_median(
-            hosts.iter().filter_map(|h| h.initial_window.map(|w| (w as f64, h.bytes.max(1) as f64))).collect(),
-        );
+        let iw = weighted_median(hosts.iter().filter_map(|h| h.initial_window.map(|w| (w as f64, h.bytes.max(1) as f64))).collect());
         hosts
             .iter()
             .map(|h| NetTuple {
@@ -1118,10 +1118,9 @@ mod tests {
 
     #[test]
     fn a_trace_entry_written_before_truncated_tails_were_recorded_loads_with_none() {
-        let old: TraceInfo = serde_json::from_str(
-            r#"{"path": "t.pcap", "packets": 3, "bytes": 180, "start_s": 1.0, "duration_s": 0.5, "skipped": 0, "non_ip": 0}"#,
-        )
-        .unwrap();
+        let old: TraceInfo =
+            serde_json::from_str(r#"{"path": "t.pcap", "packets": 3, "bytes": 180, "start_s": 1.0, "duration_s": 0.5, "skipped": 0, "non_ip": 0}"#)
+                .unwrap();
         assert_eq!(old.truncated_tail_bytes, 0);
     }
 
@@ -1220,10 +1219,22 @@ mod tests {
         let conn: ConnSample = serde_json::from_str(r#"{"at_s": 0.5, "pairs": [[300, 5000, 0], [200, 100, 0.1]]}"#).unwrap();
         assert!(conn.server_s.is_empty() && conn.close_s == 0.0 && conn.server == 0);
         let empty = r#"{"n": 0, "values": []}"#;
-        let fields = ["session_start_s", "rres_per_session", "inter_rre_s", "conns_per_rre", "inter_conn_s", "pairs_per_conn",
-            "request_bytes", "response_bytes", "think_s"];
+        let fields = [
+            "session_start_s",
+            "rres_per_session",
+            "inter_rre_s",
+            "conns_per_rre",
+            "inter_conn_s",
+            "pairs_per_conn",
+            "request_bytes",
+            "response_bytes",
+            "think_s",
+        ];
         let dists: Vec<String> = fields.iter().map(|f| format!("\"{f}\": {empty}")).collect();
-        let class = format!(r#"{{"name": "HTTP", "ports": [80], "clients": "a", "counts": {{"sessions": 0, "rres": 0, "connections": 0, "pairs": 0, "request_bytes": 0, "response_bytes": 0, "bytes": [0, 0], "packets": [0, 0]}}, {}}}"#, dists.join(", "));
+        let class = format!(
+            r#"{{"name": "HTTP", "ports": [80], "clients": "a", "counts": {{"sessions": 0, "rres": 0, "connections": 0, "pairs": 0, "request_bytes": 0, "response_bytes": 0, "bytes": [0, 0], "packets": [0, 0]}}, {}}}"#,
+            dists.join(", ")
+        );
         let c: AppClass = serde_json::from_str(&class).unwrap_or_else(|e| panic!("{e}: {class}"));
         assert!(c.connect_wait_s.is_empty() && c.server_s.is_empty() && c.close_wait_s.is_empty());
     }

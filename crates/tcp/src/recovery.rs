@@ -129,16 +129,8 @@ impl Recovery {
     /// ACKs each release one new segment (SACK gets this through `pipe`).
     #[inline]
     pub fn send_window(&self, w: &Window, limited_transmit: bool) -> u64 {
-        let lt = limited_transmit
-            && self.phase == Phase::Open
-            && matches!(self.mode, Mode::Reno | Mode::NewReno)
-            && self.dupacks < self.dupthresh;
-        w.cwnd
-            + if lt {
-                self.dupacks.min(2) as u64 * w.mss
-            } else {
-                0
-            }
+        let lt = limited_transmit && self.phase == Phase::Open && matches!(self.mode, Mode::Reno | Mode::NewReno) && self.dupacks < self.dupthresh;
+        w.cwnd + if lt { self.dupacks.min(2) as u64 * w.mss } else { 0 }
     }
 
     /// Account data sent (for PRR's prr_out).
@@ -149,18 +141,8 @@ impl Recovery {
         }
     }
 
-    pub fn on_ack(
-        &mut self,
-        now: Time,
-        a: &AckInfo,
-        sb: &mut Scoreboard,
-        w: &mut Window,
-        cc: &mut Cc,
-    ) -> Outcome {
-        let mut o = Outcome {
-            retransmit_head: false,
-            entered: false,
-        };
+    pub fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
+        let mut o = Outcome { retransmit_head: false, entered: false };
         if a.acked > 0 {
             self.dupacks = 0;
         } else if a.dup {
@@ -197,15 +179,7 @@ impl Recovery {
         }
     }
 
-    fn enter(
-        &mut self,
-        now: Time,
-        a: &AckInfo,
-        sb: &mut Scoreboard,
-        w: &mut Window,
-        cc: &mut Cc,
-        o: &mut Outcome,
-    ) {
+    fn enter(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
         // RFC 5681 eq. (4) / RFC 6675 (4.2) FlightSize: all data outstanding, SACKed or not.
         // (ns-3 uses pipe here, which is smaller by the SACKed segments that revealed the
         // loss; FlightSize reproduces the Mathis rate with and without SACK.)
@@ -237,15 +211,7 @@ impl Recovery {
         }
     }
 
-    fn in_recovery(
-        &mut self,
-        now: Time,
-        a: &AckInfo,
-        sb: &mut Scoreboard,
-        w: &mut Window,
-        cc: &mut Cc,
-        o: &mut Outcome,
-    ) {
+    fn in_recovery(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
         match self.mode {
             Mode::Reno => {
                 if a.acked > 0 {
@@ -288,23 +254,14 @@ impl Recovery {
         let pipe = sb.pipe();
         let ss = w.ssthresh;
         let sndcnt = if pipe > ss {
-            let target =
-                (self.prr_delivered as u128 * ss as u128).div_ceil(self.recover_fs.max(1) as u128);
+            let target = (self.prr_delivered as u128 * ss as u128).div_ceil(self.recover_fs.max(1) as u128);
             (target as u64).saturating_sub(self.prr_out)
         } else {
-            let limit = self
-                .prr_delivered
-                .saturating_sub(self.prr_out)
-                .max(delivered)
-                + w.mss;
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + w.mss;
             (ss - pipe).min(limit)
         };
         // The fast retransmit itself always goes out (as in Linux).
-        let sndcnt = if self.prr_out == 0 {
-            sndcnt.max(w.mss)
-        } else {
-            sndcnt
-        };
+        let sndcnt = if self.prr_out == 0 { sndcnt.max(w.mss) } else { sndcnt };
         w.cwnd = pipe + sndcnt;
     }
 
@@ -313,14 +270,7 @@ impl Recovery {
     /// ssthresh is reduced once per loss episode: not again for a repeated timeout (RFC 5681
     /// §3.1 note) nor for a timeout during fast recovery or the slow start after an earlier
     /// one, whose outstanding data is no measure of the path (Linux tcp_enter_loss).
-    pub fn on_rto(
-        &mut self,
-        now: Time,
-        repeated: bool,
-        sb: &mut Scoreboard,
-        w: &mut Window,
-        cc: &mut Cc,
-    ) {
+    pub fn on_rto(&mut self, now: Time, repeated: bool, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
         let same_episode = repeated || self.phase != Phase::Open;
         cc.on_rto(w, now, sb.outstanding(), same_episode);
         sb.mark_all_lost();
@@ -333,15 +283,7 @@ impl Recovery {
 
 fn grow(now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
     if a.acked > 0 && a.cwnd_limited {
-        cc.on_ack(
-            w,
-            now,
-            &Ack {
-                acked: a.acked,
-                srtt: a.srtt,
-                abc_limit,
-            },
-        );
+        cc.on_ack(w, now, &Ack { acked: a.acked, srtt: a.srtt, abc_limit });
     }
 }
 
@@ -363,37 +305,18 @@ mod tests {
         for i in 0..nsegs {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
-        Fixture {
-            r: Recovery::new(mode, 3),
-            sb,
-            w: Window {
-                cwnd,
-                ssthresh: u64::MAX,
-                mss: M,
-            },
-            cc: Cc::new(Algorithm::Reno, true),
-        }
+        Fixture { r: Recovery::new(mode, 3), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true) }
     }
 
     impl Fixture {
         fn dup(&mut self) -> Outcome {
-            let a = AckInfo {
-                dup: true,
-                ..Default::default()
-            };
-            self.r
-                .on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
+            let a = AckInfo { dup: true, ..Default::default() };
+            self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
         fn ack(&mut self, to: u64) -> Outcome {
             let acked = self.sb.ack(to).bytes;
-            let a = AckInfo {
-                acked,
-                delivered: acked,
-                cwnd_limited: true,
-                ..Default::default()
-            };
-            self.r
-                .on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
+            let a = AckInfo { acked, delivered: acked, cwnd_limited: true, ..Default::default() };
+            self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
     }
 
@@ -438,10 +361,7 @@ mod tests {
         for _ in 0..3 {
             f.dup();
         }
-        assert_eq!(
-            (f.r.phase(), f.w.cwnd, f.w.ssthresh),
-            (Phase::Loss, M, 5 * M)
-        );
+        assert_eq!((f.r.phase(), f.w.cwnd, f.w.ssthresh), (Phase::Loss, M, 5 * M));
         assert_eq!(f.sb.pipe(), 0);
         for _ in 0..5 {
             assert!(!f.dup().entered);
@@ -456,10 +376,7 @@ mod tests {
     fn careful_variant_after_timeout() {
         let mut f = fixture(Mode::NewReno, 10, 10 * M);
         f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
-        assert_eq!(
-            (f.w.cwnd, f.w.ssthresh, f.r.phase()),
-            (M, 5 * M, Phase::Loss)
-        );
+        assert_eq!((f.w.cwnd, f.w.ssthresh, f.r.phase()), (M, 5 * M, Phase::Loss));
         for _ in 0..5 {
             assert!(!f.dup().entered, "duplicates below recover");
         }
@@ -469,18 +386,12 @@ mod tests {
             f.sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
         for _ in 0..4 {
-            assert!(
-                !f.dup().entered,
-                "ack == recover may be go-back-N duplicates"
-            );
+            assert!(!f.dup().entered, "ack == recover may be go-back-N duplicates");
         }
         f.ack(1 + 11 * M);
         f.dup();
         f.dup();
-        assert!(
-            f.dup().entered,
-            "an ACK beyond recover re-arms fast retransmit"
-        );
+        assert!(f.dup().entered, "an ACK beyond recover re-arms fast retransmit");
         // A timeout inside this recovery keeps its ssthresh (one reduction per episode).
         let ss = f.w.ssthresh;
         f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
@@ -493,14 +404,9 @@ mod tests {
         // Segment 0 lost; each SACK for segments 1.. delivers one segment.
         let mut sent = 0;
         for k in 1..20u64 {
-            let newly =
-                f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)]));
+            let newly = f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)]));
             f.sb.mark_lost_by_sack(3, M);
-            let a = AckInfo {
-                dup: true,
-                delivered: newly,
-                ..Default::default()
-            };
+            let a = AckInfo { dup: true, delivered: newly, ..Default::default() };
             let o = f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);
             assert!(!o.retransmit_head);
             if f.r.phase() == Phase::Recovery {

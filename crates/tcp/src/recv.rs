@@ -374,18 +374,12 @@ mod tests {
         for i in [1, 3, 5, 7, 9] {
             r.on_segment(Time::ZERO, s(i), 500, false);
         }
-        assert_eq!(
-            blocks(&r),
-            vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6)), (s(3), s(4))]
-        );
+        assert_eq!(blocks(&r), vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6)), (s(3), s(4))]);
         // Filling the first hole delivers up to s(2); the unlisted block (s1) is gone, and
         // the list keeps the recent ones (there are exactly 4 ranges left).
         r.on_segment(Time::ZERO, s(0), 500, false);
         assert_eq!(r.rcv_nxt(), s(2));
-        assert_eq!(
-            blocks(&r),
-            vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6)), (s(3), s(4))]
-        );
+        assert_eq!(blocks(&r), vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6)), (s(3), s(4))]);
         r.on_segment(Time::ZERO, s(2), 500, false);
         assert_eq!(blocks(&r), vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6))]);
     }

@@ -18,14 +18,7 @@ pub(crate) struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(initial: Dur, min: Dur, max: Dur) -> Self {
-        RttEstimator {
-            srtt: None,
-            rttvar: Dur::ZERO,
-            base: initial.min(max),
-            backoff: 0,
-            min,
-            max,
-        }
+        RttEstimator { srtt: None, rttvar: Dur::ZERO, base: initial.min(max), backoff: 0, min, max }
     }
 
     /// RFC 6298 §2.2/2.3, in integer nanoseconds. A valid sample also collapses any
@@ -94,10 +87,7 @@ mod tests {
         assert_eq!(e.rto(), ms(1000));
         // First sample 100 ms: SRTT=100, RTTVAR=50, RTO=100+200=300.
         e.sample(ms(100));
-        assert_eq!(
-            (e.srtt(), e.rttvar(), e.rto()),
-            (Some(ms(100)), ms(50), ms(300))
-        );
+        assert_eq!((e.srtt(), e.rttvar(), e.rto()), (Some(ms(100)), ms(50), ms(300)));
         // R=180: RTTVAR = 3/4*50 + 1/4*|100-180| = 37.5+20 = 57.5; SRTT = 7/8*100 + 180/8 = 110.
         e.sample(ms(180));
         assert_eq!(e.rttvar(), Dur::from_micros(57_500));

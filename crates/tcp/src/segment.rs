@@ -79,7 +79,14 @@ pub struct SynOptions {
 /// `Segment::header_len`): MSS, window scale, and SACK-permitted and
 /// timestamps together or either alone.
 pub fn syn_option_bytes(sack_permitted: bool, timestamps: bool) -> u32 {
-    4 + 4 + if timestamps { 12 } else if sack_permitted { 4 } else { 0 }
+    4 + 4
+        + if timestamps {
+            12
+        } else if sack_permitted {
+            4
+        } else {
+            0
+        }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,9 +130,7 @@ impl Segment {
 
     /// Sequence space consumed: payload + SYN + FIN.
     pub fn seq_len(&self) -> u64 {
-        self.len as u64
-            + self.flags.contains(Flags::SYN) as u64
-            + self.flags.contains(Flags::FIN) as u64
+        self.len as u64 + self.flags.contains(Flags::SYN) as u64 + self.flags.contains(Flags::FIN) as u64
     }
 }
 
@@ -134,17 +139,7 @@ mod tests {
     use super::*;
 
     fn seg(flags: Flags) -> Segment {
-        Segment {
-            seq: 0,
-            ack: 0,
-            len: 0,
-            flags,
-            wnd: 0,
-            sack: SackBlocks::default(),
-            syn_opts: None,
-            ts: None,
-            retransmit: false,
-        }
+        Segment { seq: 0, ack: 0, len: 0, flags, wnd: 0, sack: SackBlocks::default(), syn_opts: None, ts: None, retransmit: false }
     }
 
     #[test]

@@ -146,12 +146,7 @@ impl Scoreboard {
     /// A new segment `[start, end)` (end includes the FIN if `fin`) went out.
     pub fn on_send(&mut self, start: u64, end: u64, now: Time, fin: bool) {
         debug_assert_eq!(start, self.nxt);
-        self.q.push_back(Sent {
-            start,
-            end,
-            sent: now,
-            flags: if fin { FIN } else { 0 },
-        });
+        self.q.push_back(Sent { start, end, sent: now, flags: if fin { FIN } else { 0 } });
         self.nxt = end;
     }
 
@@ -198,10 +193,7 @@ impl Scoreboard {
         while self.rtx_fifo.front().is_some_and(|&(_, mark)| mark <= ack) {
             self.rtx_fifo.pop_front();
         }
-        Acked {
-            bytes,
-            rtt_from: if rtx_acked { None } else { rtt_from },
-        }
+        Acked { bytes, rtt_from: if rtx_acked { None } else { rtt_from } }
     }
 
     fn forget(&mut self, flags: u8, len: u64, whole: bool) {
@@ -236,12 +228,7 @@ impl Scoreboard {
                     pos = ce;
                     continue;
                 }
-                let stop = cache
-                    .as_slice()
-                    .iter()
-                    .map(|c| c.0)
-                    .filter(|&c| c > pos)
-                    .fold(be, u64::min);
+                let stop = cache.as_slice().iter().map(|c| c.0).filter(|&c| c > pos).fold(be, u64::min);
                 newly += self.sack_range(pos, stop, bs, be);
                 pos = stop;
             }
@@ -383,12 +370,7 @@ impl Scoreboard {
                 i += 1;
                 continue;
             }
-            return Some(Candidate {
-                idx: i,
-                start: s.start,
-                len: s.len(),
-                lost: s.has(LOST),
-            });
+            return Some(Candidate { idx: i, start: s.start, len: s.len(), lost: s.has(LOST) });
         }
         None
     }
@@ -407,10 +389,7 @@ impl Scoreboard {
 
     /// Index of the segment at snd_una, if it can be retransmitted now.
     pub fn head_retransmittable(&self) -> Option<usize> {
-        self.q
-            .front()
-            .filter(|s| !s.has(RETRANS | SACKED))
-            .map(|_| 0)
+        self.q.front().filter(|s| !s.has(RETRANS | SACKED)).map(|_| 0)
     }
 
     #[cfg(test)]
@@ -431,10 +410,7 @@ impl Scoreboard {
             }
         }
         assert_eq!(at, self.nxt);
-        assert_eq!(
-            (sacked, lost, retrans),
-            (self.sacked, self.lost, self.retrans)
-        );
+        assert_eq!((sacked, lost, retrans), (self.sacked, self.lost, self.retrans));
     }
 }
 
@@ -481,13 +457,7 @@ mod tests {
         b.check();
         // The cumulative ACK of retransmitted data gives no RTT sample (Karn).
         let a = b.ack(seq(4));
-        assert_eq!(
-            a,
-            Acked {
-                bytes: 4 * M,
-                rtt_from: None
-            }
-        );
+        assert_eq!(a, Acked { bytes: 4 * M, rtt_from: None });
         assert_eq!((b.pipe(), b.sacked()), (6 * M, 0));
         b.check();
         // A clean ACK samples the latest segment it covers.
@@ -509,11 +479,7 @@ mod tests {
         assert!(b.head_lost());
         sack(&mut b, &[(seq(7), seq(8)), (seq(2), seq(5))]);
         b.mark_lost_by_sack(3, M);
-        assert_eq!(
-            b.lost(),
-            2 * M,
-            "segment 5 has only one SACKed segment above"
-        );
+        assert_eq!(b.lost(), 2 * M, "segment 5 has only one SACKed segment above");
         sack(&mut b, &[(seq(7), seq(10)), (seq(2), seq(5))]);
         b.mark_lost_by_sack(3, M);
         // Now 5 and 6 have 3 above.
@@ -593,11 +559,7 @@ mod tests {
         }
         sack(&mut b, &[(seq(10), seq(12)), (seq(1), seq(4))]);
         b.detect_lost_retransmissions(3 * M);
-        assert_eq!(
-            b.next_candidate().unwrap().start,
-            seq(4),
-            "two segments past: tolerated"
-        );
+        assert_eq!(b.next_candidate().unwrap().start, seq(4), "two segments past: tolerated");
         sack(&mut b, &[(seq(10), seq(13)), (seq(1), seq(4))]);
         b.detect_lost_retransmissions(3 * M);
         b.check();

@@ -8,12 +8,7 @@ fn ms(x: u64) -> Dur {
 
 #[test]
 fn delayed_ack_sends_one_ack_per_two_segments() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    )
-    .transfer(200 * MSS, 0);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).transfer(200 * MSS, 0);
     net.start();
     net.run(Time::from_secs_f64(10.0));
     assert_eq!(net.app[1].delivered, 200 * MSS);
@@ -24,10 +19,7 @@ fn delayed_ack_sends_one_ack_per_two_segments() {
 
 #[test]
 fn ack_every_one_acks_every_segment() {
-    let c = TcpConfig {
-        ack_every: 1,
-        ..cfg(Algorithm::Cubic, true)
-    };
+    let c = TcpConfig { ack_every: 1, ..cfg(Algorithm::Cubic, true) };
     let mut net = Net::new(c.clone(), c, ms(10)).transfer(200 * MSS, 0);
     net.start();
     net.run(Time::from_secs_f64(10.0));
@@ -50,21 +42,13 @@ fn ack_bytes_reproduces_a_fractional_ack_frequency() {
 
 #[test]
 fn lone_segment_is_acked_after_delack_timeout() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    );
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10));
     net.start();
     net.run_until(Time::from_secs_f64(0.5));
     let sent_at = net.now;
     net.app_write(Side::A, 100);
     net.run(Time::from_secs_f64(2.0));
-    let acks: Vec<Time> = net
-        .sent_by(Side::B)
-        .filter(|w| w.t > sent_at)
-        .map(|w| w.t)
-        .collect();
+    let acks: Vec<Time> = net.sent_by(Side::B).filter(|w| w.t > sent_at).map(|w| w.t).collect();
     assert_eq!(acks, vec![sent_at + ms(10) + ms(40)]);
     // The sender took an RTT sample that includes the ACK delay.
     assert!(net.a().srtt().unwrap() > ms(20));
@@ -72,13 +56,7 @@ fn lone_segment_is_acked_after_delack_timeout() {
 
 #[test]
 fn out_of_order_and_hole_fill_are_acked_immediately() {
-    let mut net = Net::new(
-        cfg(Algorithm::NewReno, true),
-        cfg(Algorithm::NewReno, true),
-        ms(10),
-    )
-    .transfer(40 * MSS, 0)
-    .dropping(drop_segments(&[5]));
+    let mut net = Net::new(cfg(Algorithm::NewReno, true), cfg(Algorithm::NewReno, true), ms(10)).transfer(40 * MSS, 0).dropping(drop_segments(&[5]));
     net.start();
     net.run(Time::from_secs_f64(5.0));
     assert_eq!(net.app[1].delivered, 40 * MSS);
@@ -86,50 +64,25 @@ fn out_of_order_and_hole_fill_are_acked_immediately() {
     let rtx = net.log[rtx_at].t;
     // Every segment above the hole that reached B before the repair (sent before it on
     // the FIFO path) produced its own ACK the moment it arrived, a duplicate of ack = hole.
-    let above: Vec<Time> = net.log[..rtx_at]
-        .iter()
-        .filter(|w| w.from == Side::A && !w.dropped && w.seg.seq > seg_seq(5))
-        .map(|w| w.t + ms(10))
-        .collect();
-    let dups: Vec<Time> = net
-        .sent_by(Side::B)
-        .filter(|w| w.seg.ack == seg_seq(5))
-        .map(|w| w.t)
-        .collect();
+    let above: Vec<Time> =
+        net.log[..rtx_at].iter().filter(|w| w.from == Side::A && !w.dropped && w.seg.seq > seg_seq(5)).map(|w| w.t + ms(10)).collect();
+    let dups: Vec<Time> = net.sent_by(Side::B).filter(|w| w.seg.ack == seg_seq(5)).map(|w| w.t).collect();
     assert!(above.len() >= 4);
     assert_eq!(dups, above);
     // The repaired hole is acked on arrival, covering everything held out of order.
-    let fill = net
-        .sent_by(Side::B)
-        .find(|w| w.seg.ack > seg_seq(5))
-        .expect("ACK of the repair");
+    let fill = net.sent_by(Side::B).find(|w| w.seg.ack > seg_seq(5)).expect("ACK of the repair");
     assert_eq!(fill.t, rtx + ms(10));
-    assert_eq!(
-        fill.seg.ack,
-        net.log[rtx_at - 1].seg.seq + MSS,
-        "everything held is delivered"
-    );
+    assert_eq!(fill.seg.ack, net.log[rtx_at - 1].seg.seq + MSS, "everything held is delivered");
     assert!(fill.seg.sack.is_empty());
 }
 
 #[test]
 fn peer_fin_is_acked_immediately() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    )
-    .transfer(MSS, 0);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).transfer(MSS, 0);
     net.app[1].close_on_fin = false; // B stays in CLOSE-WAIT so its ACK is a pure one
     net.start();
     net.run(Time::from_secs_f64(2.0));
-    let fin = net
-        .sent_by(Side::A)
-        .find(|w| w.seg.flags.contains(Flags::FIN))
-        .unwrap();
-    let ack = net
-        .sent_by(Side::B)
-        .find(|w| w.seg.ack == fin.seg.seq + fin.seg.seq_len())
-        .unwrap();
+    let fin = net.sent_by(Side::A).find(|w| w.seg.flags.contains(Flags::FIN)).unwrap();
+    let ack = net.sent_by(Side::B).find(|w| w.seg.ack == fin.seg.seq + fin.seg.seq_len()).unwrap();
     assert_eq!(ack.t, fin.t + ms(10));
 }

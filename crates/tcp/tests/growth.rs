@@ -22,10 +22,7 @@ fn cwnd_per_round(c: TcpConfig, rounds: u64) -> Vec<u64> {
 
 #[test]
 fn slow_start_doubles_per_rtt() {
-    let c = TcpConfig {
-        ack_every: 1,
-        ..cfg(Algorithm::NewReno, true)
-    };
+    let c = TcpConfig { ack_every: 1, ..cfg(Algorithm::NewReno, true) };
     assert_eq!(cwnd_per_round(c, 6), vec![10, 20, 40, 80, 160, 320]);
 }
 
@@ -33,34 +30,19 @@ fn slow_start_doubles_per_rtt() {
 fn slow_start_with_delayed_acks_doubles_thanks_to_abc() {
     // One ACK per two segments; RFC 3465 counts the 2 MSS each acknowledges (L = 2).
     for alg in [Algorithm::Reno, Algorithm::Cubic] {
-        let c = TcpConfig {
-            ack_every: 2,
-            ..cfg(alg, true)
-        };
-        assert_eq!(
-            cwnd_per_round(c, 6),
-            vec![10, 20, 40, 80, 160, 320],
-            "{alg:?}"
-        );
+        let c = TcpConfig { ack_every: 2, ..cfg(alg, true) };
+        assert_eq!(cwnd_per_round(c, 6), vec![10, 20, 40, 80, 160, 320], "{alg:?}");
     }
 }
 
 #[test]
 fn congestion_avoidance_adds_one_segment_per_rtt() {
-    let c = TcpConfig {
-        ack_every: 1,
-        initial_ssthresh: 20 * MSS,
-        ..cfg(Algorithm::Reno, false)
-    };
+    let c = TcpConfig { ack_every: 1, initial_ssthresh: 20 * MSS, ..cfg(Algorithm::Reno, false) };
     assert_eq!(cwnd_per_round(c, 7), vec![10, 20, 21, 22, 23, 24, 25]);
     // Delayed ACKs: byte counting keeps ~1 MSS per RTT (per-ACK counting would give 1/2).
     // An odd flight leaves one segment to the 40 ms delayed-ACK timer, so an increment
     // can slip by a round.
-    let c = TcpConfig {
-        ack_every: 2,
-        initial_ssthresh: 20 * MSS,
-        ..cfg(Algorithm::Reno, false)
-    };
+    let c = TcpConfig { ack_every: 2, initial_ssthresh: 20 * MSS, ..cfg(Algorithm::Reno, false) };
     let w = cwnd_per_round(c, 12);
     assert_eq!(&w[..3], &[10, 20, 21]);
     assert!(w[11] >= 29 && w[11] <= 30, "{w:?}");
@@ -77,20 +59,13 @@ fn app_limited_sender_does_not_grow_cwnd() {
     }
     net.run_until(Time::from_secs_f64(3.0));
     assert_eq!(net.app[1].delivered, 60 * MSS);
-    assert_eq!(
-        net.a().cwnd(),
-        10 * MSS,
-        "two segments in flight never test a 10-segment window"
-    );
+    assert_eq!(net.a().cwnd(), 10 * MSS, "two segments in flight never test a 10-segment window");
 }
 
 #[test]
 fn idle_connection_restarts_from_initial_window() {
     for (restart, burst) in [(true, 10), (false, 100)] {
-        let c = TcpConfig {
-            slow_start_after_idle: restart,
-            ..cfg(Algorithm::Cubic, true)
-        };
+        let c = TcpConfig { slow_start_after_idle: restart, ..cfg(Algorithm::Cubic, true) };
         let mut net = Net::new(c.clone(), c, ms(10)).transfer(1_000_000, 0);
         net.app[0].close_when_done = false;
         net.start();

@@ -9,33 +9,18 @@ fn ms(x: u64) -> Dur {
 #[test]
 fn handshake_establishes_and_negotiates_mss() {
     // Timestamps off: the negotiated MSS is the segment size (linux.rs covers them).
-    let a = TcpConfig {
-        mss: 1460,
-        timestamps: false,
-        ..TcpConfig::default()
-    };
-    let b = TcpConfig {
-        mss: 1000,
-        timestamps: false,
-        ..TcpConfig::default()
-    };
+    let a = TcpConfig { mss: 1460, timestamps: false, ..TcpConfig::default() };
+    let b = TcpConfig { mss: 1000, timestamps: false, ..TcpConfig::default() };
     let mut net = Net::new(a, b, ms(10));
     net.start();
     net.run(Time::from_secs_f64(1.0));
     assert_eq!(net.a().state(), State::Established);
     assert_eq!(net.b().state(), State::Established);
     assert_eq!((net.a().mss(), net.b().mss()), (1000, 1000));
-    assert_eq!(
-        net.app[0].established,
-        Some(Time(20_000_000)),
-        "one RTT after the SYN"
-    );
+    assert_eq!(net.app[0].established, Some(Time(20_000_000)), "one RTT after the SYN");
     assert_eq!(net.app[1].established, Some(Time(30_000_000)));
     let syn = net.log[0].seg;
-    assert_eq!(
-        (syn.flags, syn.seq, syn.seq_len(), syn.header_len()),
-        (Flags::SYN, 0, 1, 32)
-    );
+    assert_eq!((syn.flags, syn.seq, syn.seq_len(), syn.header_len()), (Flags::SYN, 0, 1, 32));
     let synack = net.log[1].seg;
     assert_eq!(synack.flags, Flags::SYN | Flags::ACK);
     assert_eq!(synack.ack, 1);
@@ -47,42 +32,25 @@ fn handshake_establishes_and_negotiates_mss() {
 
 #[test]
 fn sack_negotiation_on_and_off() {
-    for (sa, sb, expect) in [
-        (true, true, true),
-        (true, false, false),
-        (false, true, false),
-        (false, false, false),
-    ] {
+    for (sa, sb, expect) in [(true, true, true), (true, false, false), (false, true, false), (false, false, false)] {
         let mut net = Net::new(cfg(Algorithm::Cubic, sa), cfg(Algorithm::Cubic, sb), ms(5));
         net.start();
         net.run(Time::from_secs_f64(0.5));
         assert_eq!(net.a().sack_enabled(), expect, "{sa} {sb}");
         assert_eq!(net.b().sack_enabled(), expect, "{sa} {sb}");
         let synack = net.log[1].seg.syn_opts.unwrap();
-        assert_eq!(
-            synack.sack_permitted, expect,
-            "SYN-ACK may offer SACK only if the SYN did"
-        );
+        assert_eq!(synack.sack_permitted, expect, "SYN-ACK may offer SACK only if the SYN did");
     }
 }
 
 #[test]
 fn sack_blocks_only_sent_when_negotiated() {
     for sack in [true, false] {
-        let mut net = Net::new(
-            cfg(Algorithm::NewReno, sack),
-            cfg(Algorithm::NewReno, true),
-            ms(5),
-        )
-        .transfer(50_000, 0)
-        .dropping(drop_segments(&[3]));
+        let mut net = Net::new(cfg(Algorithm::NewReno, sack), cfg(Algorithm::NewReno, true), ms(5)).transfer(50_000, 0).dropping(drop_segments(&[3]));
         net.start();
         net.run(Time::from_secs_f64(5.0));
         assert_eq!(net.app[1].delivered, 50_000);
-        let with_sack = net
-            .sent_by(Side::B)
-            .filter(|w| !w.seg.sack.is_empty())
-            .count();
+        let with_sack = net.sent_by(Side::B).filter(|w| !w.seg.sack.is_empty()).count();
         assert_eq!(with_sack > 0, sack);
     }
 }
@@ -90,44 +58,20 @@ fn sack_blocks_only_sent_when_negotiated() {
 #[test]
 fn lost_syn_is_retransmitted_after_initial_rto_and_cwnd_is_one() {
     let mut first = true;
-    let mut net = Net::new(
-        cfg(Algorithm::Reno, true),
-        cfg(Algorithm::Reno, true),
-        ms(10),
-    )
-    .dropping(move |_, side, seg| {
+    let mut net = Net::new(cfg(Algorithm::Reno, true), cfg(Algorithm::Reno, true), ms(10)).dropping(move |_, side, seg| {
         let d = side == Side::A && seg.flags.contains(Flags::SYN) && first;
         first &= !d;
         d
     });
     net.start();
     net.run(Time::from_secs_f64(2.0));
-    let syns: Vec<Time> = net
-        .sent_by(Side::A)
-        .filter(|w| w.seg.flags.contains(Flags::SYN))
-        .map(|w| w.t)
-        .collect();
-    assert_eq!(
-        syns,
-        vec![Time::ZERO, Time::from_secs_f64(1.0)],
-        "retransmitted after initial_rto = 1 s"
-    );
-    assert!(net
-        .log
-        .iter()
-        .any(|w| w.seg.retransmit && w.seg.flags.contains(Flags::SYN)));
+    let syns: Vec<Time> = net.sent_by(Side::A).filter(|w| w.seg.flags.contains(Flags::SYN)).map(|w| w.t).collect();
+    assert_eq!(syns, vec![Time::ZERO, Time::from_secs_f64(1.0)], "retransmitted after initial_rto = 1 s");
+    assert!(net.log.iter().any(|w| w.seg.retransmit && w.seg.flags.contains(Flags::SYN)));
     assert_eq!(net.app[0].established, Some(Time::from_secs_f64(1.02)));
-    assert_eq!(
-        net.a().cwnd(),
-        MSS,
-        "RFC 5681: initial window of one segment after a lost SYN"
-    );
+    assert_eq!(net.a().cwnd(), MSS, "RFC 5681: initial window of one segment after a lost SYN");
     assert_eq!(net.a().rto(), Dur::from_secs(3), "RFC 6298 5.7");
-    assert_eq!(
-        net.a().srtt(),
-        None,
-        "Karn: no sample from a retransmitted SYN"
-    );
+    assert_eq!(net.a().srtt(), None, "Karn: no sample from a retransmitted SYN");
     assert_eq!(net.a().stats().rtos, 1);
     // The passive side saw a clean handshake.
     assert_eq!(net.b().cwnd(), 10 * MSS);
@@ -136,13 +80,7 @@ fn lost_syn_is_retransmitted_after_initial_rto_and_cwnd_is_one() {
 #[test]
 fn lost_synack_is_retransmitted_and_server_starts_with_one_segment() {
     let mut first = true;
-    let mut net = Net::new(
-        cfg(Algorithm::Reno, true),
-        cfg(Algorithm::Reno, true),
-        ms(10),
-    )
-    .transfer(0, 5_000)
-    .dropping(move |_, side, seg| {
+    let mut net = Net::new(cfg(Algorithm::Reno, true), cfg(Algorithm::Reno, true), ms(10)).transfer(0, 5_000).dropping(move |_, side, seg| {
         let d = side == Side::B && seg.flags.contains(Flags::SYN) && first;
         first &= !d;
         d
@@ -154,22 +92,12 @@ fn lost_synack_is_retransmitted_and_server_starts_with_one_segment() {
     assert_eq!(net.b().cwnd(), MSS);
     net.run(Time::from_secs_f64(10.0));
     assert_eq!(net.app[0].delivered, 5_000);
-    assert!(
-        net.sent_by(Side::B)
-            .filter(|w| w.seg.flags.contains(Flags::SYN))
-            .count()
-            >= 2
-    );
+    assert!(net.sent_by(Side::B).filter(|w| w.seg.flags.contains(Flags::SYN)).count() >= 2);
 }
 
 #[test]
 fn data_rides_on_the_third_ack() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    )
-    .transfer(3_000, 0);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).transfer(3_000, 0);
     net.start();
     net.run(Time::from_secs_f64(1.0));
     // SYN, then the first data segment is the handshake-completing ACK.
@@ -181,20 +109,11 @@ fn data_rides_on_the_third_ack() {
 
 #[test]
 fn connect_gives_up_after_syn_retries() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    )
-    .dropping(|_, side, _| side == Side::A);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).dropping(|_, side, _| side == Side::A);
     net.start();
     net.run(Time::from_secs_f64(1000.0));
     let syns: Vec<u64> = net.sent_by(Side::A).map(|w| w.t.0 / 1_000_000).collect();
-    assert_eq!(
-        syns,
-        vec![0, 1000, 3000, 7000, 15000, 31000, 63000],
-        "1 + 6 retries, doubling (ms)"
-    );
+    assert_eq!(syns, vec![0, 1000, 3000, 7000, 15000, 31000, 63000], "1 + 6 retries, doubling (ms)");
     assert!(net.app[0].reset);
     // The last wait is 64 s capped at max_rto = 60 s.
     assert_eq!(net.app[0].closed, Some(Time::from_secs_f64(123.0)));
@@ -214,20 +133,14 @@ fn simultaneous_open() {
     let t1 = t0 + ms(10);
     a.on_segment(t1, &syn_b, &mut out);
     b.on_segment(t1, &syn_a, &mut out);
-    assert_eq!(
-        (a.state(), b.state()),
-        (State::SynReceived, State::SynReceived)
-    );
+    assert_eq!((a.state(), b.state()), (State::SynReceived, State::SynReceived));
     let (sa_a, sa_b) = (out[0], out[1]);
     assert_eq!(sa_a.flags, Flags::SYN | Flags::ACK);
     out.clear();
     let t2 = t1 + ms(10);
     assert!(a.on_segment(t2, &sa_b, &mut out).established);
     assert!(b.on_segment(t2, &sa_a, &mut out).established);
-    assert_eq!(
-        (a.state(), b.state()),
-        (State::Established, State::Established)
-    );
+    assert_eq!((a.state(), b.state()), (State::Established, State::Established));
     assert!(a.sack_enabled() && b.sack_enabled());
     // Data flows afterwards.
     out.clear();

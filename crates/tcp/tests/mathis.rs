@@ -9,11 +9,7 @@ use units::Rng;
 #[test]
 fn reno_family_throughput_follows_mathis() {
     let rtt = 0.1;
-    for (alg, sack) in [
-        (Algorithm::NewReno, true),
-        (Algorithm::NewReno, false),
-        (Algorithm::Reno, true),
-    ] {
+    for (alg, sack) in [(Algorithm::NewReno, true), (Algorithm::NewReno, false), (Algorithm::Reno, true)] {
         for p in [0.005, 0.02] {
             let mut rng = Rng::stream(11, &format!("{alg:?}{sack}{p}"));
             let mut net = Net::new(cfg(alg, sack), cfg(alg, sack), Dur::from_millis(50))
@@ -27,10 +23,7 @@ fn reno_family_throughput_follows_mathis() {
             let mathis = MSS as f64 / rtt * (1.5f64).sqrt() / p.sqrt();
             let ratio = rate / mathis;
             eprintln!("{alg:?} sack={sack} p={p}: {rate:.0} B/s, Mathis {mathis:.0}, ratio {ratio:.2}, rtos {}", net.a().stats().rtos);
-            assert!(
-                (0.85..1.2).contains(&ratio),
-                "{alg:?} sack={sack} p={p}: ratio {ratio:.2}"
-            );
+            assert!((0.85..1.2).contains(&ratio), "{alg:?} sack={sack} p={p}: ratio {ratio:.2}");
         }
     }
 }

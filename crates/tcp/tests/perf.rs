@@ -5,11 +5,7 @@ use tcp::{Algorithm, Dur, Segment, Tcp, TcpConfig, Time};
 use units::Rng;
 
 fn run(alg: Algorithm, sack: bool) -> (u64, f64) {
-    let c = TcpConfig {
-        algorithm: alg,
-        sack,
-        ..TcpConfig::default()
-    };
+    let c = TcpConfig { algorithm: alg, sack, ..TcpConfig::default() };
     let delay = Dur::from_millis(10);
     let gap = Dur::from_micros(12); // ~1 Gb/s pacing of the data direction
     let mut rng = Rng::stream(1, "perf");
@@ -29,11 +25,7 @@ fn run(alg: Algorithm, sack: bool) -> (u64, f64) {
         let ta = to_a.front().map(|x| x.0);
         let tb = to_b.front().map(|x| x.0);
         let timers = [a.poll_at(), b.as_ref().and_then(|b| b.poll_at())];
-        let next = [ta, tb, timers[0], timers[1]]
-            .into_iter()
-            .flatten()
-            .min()
-            .expect("progress");
+        let next = [ta, tb, timers[0], timers[1]].into_iter().flatten().min().expect("progress");
         now = next;
         if tb == Some(now) {
             let (_, s) = to_b.pop_front().unwrap();
@@ -79,10 +71,7 @@ fn run(alg: Algorithm, sack: bool) -> (u64, f64) {
 fn endpoint_processes_millions_of_segments_per_second() {
     for (alg, sack) in [(Algorithm::Cubic, true), (Algorithm::NewReno, false)] {
         let (segs, rate) = run(alg, sack);
-        eprintln!(
-            "{alg:?} sack={sack}: {segs} segments, {:.2} M segments/s",
-            rate / 1e6
-        );
+        eprintln!("{alg:?} sack={sack}: {segs} segments, {:.2} M segments/s", rate / 1e6);
         // Generous floor so that a loaded CI machine passes; typical is several times more.
         assert!(rate > 1.0e6, "{alg:?} sack={sack}: {rate:.0} segments/s");
     }

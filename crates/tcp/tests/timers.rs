@@ -18,20 +18,12 @@ fn outage(cfg_a: TcpConfig, from: f64, until: f64) -> Net {
 
 #[test]
 fn rto_backs_off_doubling_to_max_then_aborts() {
-    let c = TcpConfig {
-        max_rto: Dur::from_secs(2),
-        max_retries: 6,
-        ..cfg(Algorithm::NewReno, true)
-    };
+    let c = TcpConfig { max_rto: Dur::from_secs(2), max_retries: 6, ..cfg(Algorithm::NewReno, true) };
     let mut net = outage(c, 0.1, 1e9);
     net.run(Time::from_secs_f64(100.0));
     // The timer was last restarted by the last ACK of data sent before the outage.
     let last_ack = net.sent_by(Side::B).map(|w| w.t).max().unwrap() + ms(10);
-    let rtx: Vec<Time> = net
-        .retransmissions_by(Side::A)
-        .iter()
-        .map(|w| w.t)
-        .collect();
+    let rtx: Vec<Time> = net.retransmissions_by(Side::A).iter().map(|w| w.t).collect();
     assert_eq!(rtx.len(), 6, "max_retries retransmissions");
     let mut gaps = vec![rtx[0] - last_ack];
     gaps.extend(rtx.windows(2).map(|w| w[1] - w[0]));
@@ -39,39 +31,22 @@ fn rto_backs_off_doubling_to_max_then_aborts() {
     // 20 ms RTT: RTO = max(min_rto, SRTT + 4 RTTVAR) = 200 ms, then doubling, capped at 2 s.
     assert_eq!(gaps_ms, vec![200, 400, 800, 1600, 2000, 2000]);
     assert!(net.app[0].reset);
-    assert_eq!(
-        net.app[0].closed,
-        Some(*rtx.last().unwrap() + Dur::from_secs(2))
-    );
+    assert_eq!(net.app[0].closed, Some(*rtx.last().unwrap() + Dur::from_secs(2)));
     assert_eq!(net.a().state(), State::Closed);
-    assert_eq!(
-        net.a().stats().rtos,
-        7,
-        "six retransmissions and the expiry that gives up"
-    );
+    assert_eq!(net.a().stats().rtos, 7, "six retransmissions and the expiry that gives up");
     assert_eq!(net.a().poll_at(), None);
 }
 
 #[test]
 fn min_rto_respected_and_rto_follows_large_rtts() {
     // min_rto: a 2 ms RTT path still waits 200 ms.
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(1),
-    )
-    .transfer(200_000, 0);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(1)).transfer(200_000, 0);
     net.start();
     net.run(Time::from_secs_f64(10.0));
     assert_eq!(net.a().rto(), ms(200));
     assert!(net.a().srtt().unwrap() < ms(3));
     // A 600 ms RTT path: RTO is above the RTT, not clamped to min_rto.
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(300),
-    )
-    .transfer(200_000, 0);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(300)).transfer(200_000, 0);
     net.start();
     net.run(Time::from_secs_f64(60.0));
     let srtt = net.a().srtt().unwrap();
@@ -80,22 +55,14 @@ fn min_rto_respected_and_rto_follows_large_rtts() {
 
 #[test]
 fn timeout_collapses_window_and_recovers_after_outage() {
-    for (alg, sack) in [
-        (Algorithm::NewReno, false),
-        (Algorithm::Cubic, true),
-        (Algorithm::Tahoe, false),
-        (Algorithm::Reno, false),
-    ] {
+    for (alg, sack) in [(Algorithm::NewReno, false), (Algorithm::Cubic, true), (Algorithm::Tahoe, false), (Algorithm::Reno, false)] {
         let mut net = outage(cfg(alg, sack), 0.1, 1.0);
         net.run(Time::from_secs_f64(120.0));
         let tag = format!("{alg:?} sack={sack}");
         assert_eq!(net.app[1].delivered, 2_000_000, "{tag}");
         let st = *net.a().stats();
         assert!(st.rtos >= 2, "{tag}: backed-off timeouts during the outage");
-        assert_eq!(
-            st.fast_recoveries, 0,
-            "{tag}: no spurious fast retransmit after the timeout"
-        );
+        assert_eq!(st.fast_recoveries, 0, "{tag}: no spurious fast retransmit after the timeout");
         // cwnd was 1 MSS after the first timeout.
         let first_rtx = net.retransmissions_by(Side::A)[0].t;
         let s = net.trace.iter().rfind(|s| s.t == first_rtx).unwrap();
@@ -106,10 +73,7 @@ fn timeout_collapses_window_and_recovers_after_outage() {
 
 #[test]
 fn srtt_converges_to_path_rtt() {
-    let c = TcpConfig {
-        ack_every: 1,
-        ..cfg(Algorithm::Cubic, true)
-    };
+    let c = TcpConfig { ack_every: 1, ..cfg(Algorithm::Cubic, true) };
     let mut net = Net::new(c.clone(), c, ms(15)).transfer(100_000, 0);
     net.start();
     net.run(Time::from_secs_f64(10.0));
@@ -120,12 +84,7 @@ fn srtt_converges_to_path_rtt() {
 
 #[test]
 fn spurious_and_early_timer_calls_do_nothing() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    )
-    .transfer(50_000, 0);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).transfer(50_000, 0);
     net.start();
     net.run(Time::from_secs_f64(0.025));
     let deadline = net.a().poll_at().expect("data in flight");

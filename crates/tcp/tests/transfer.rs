@@ -3,12 +3,7 @@ use common::*;
 use tcp::{Algorithm, Dur, Flags, State, Time};
 use units::{Rate, Rng};
 
-const ALGS: [Algorithm; 4] = [
-    Algorithm::Tahoe,
-    Algorithm::Reno,
-    Algorithm::NewReno,
-    Algorithm::Cubic,
-];
+const ALGS: [Algorithm; 4] = [Algorithm::Tahoe, Algorithm::Reno, Algorithm::NewReno, Algorithm::Cubic];
 
 fn ms(x: u64) -> Dur {
     Dur::from_millis(x)
@@ -30,10 +25,7 @@ fn bulk_transfer_delivers_exactly_and_closes() {
             assert_eq!(net.a().stats().bytes_sent, n, "{tag}");
             assert_eq!(net.a().state(), State::TimeWait, "{tag}");
             assert_eq!(net.b().state(), State::Closed, "{tag}");
-            assert!(
-                net.app[0].closed.is_some() && net.app[1].closed.is_some(),
-                "{tag}"
-            );
+            assert!(net.app[0].closed.is_some() && net.app[1].closed.is_some(), "{tag}");
             assert_eq!(net.a().poll_at(), None, "{tag}");
             assert_eq!(net.b().poll_at(), None, "{tag}");
         }
@@ -43,96 +35,35 @@ fn bulk_transfer_delivers_exactly_and_closes() {
 #[test]
 fn active_close_walks_fin_wait_states() {
     // More than the initial window, so the last segment is still queued at close().
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    )
-    .transfer(30_000, 0);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).transfer(30_000, 0);
     net.start();
     net.run(Time::from_secs_f64(5.0));
-    assert_eq!(
-        net.states[0],
-        vec![
-            State::SynSent,
-            State::Established,
-            State::FinWait1,
-            State::FinWait2,
-            State::TimeWait
-        ]
-    );
-    assert_eq!(
-        net.states[1],
-        vec![
-            State::SynReceived,
-            State::Established,
-            State::CloseWait,
-            State::LastAck,
-            State::Closed
-        ]
-    );
+    assert_eq!(net.states[0], vec![State::SynSent, State::Established, State::FinWait1, State::FinWait2, State::TimeWait]);
+    assert_eq!(net.states[1], vec![State::SynReceived, State::Established, State::CloseWait, State::LastAck, State::Closed]);
     // The FIN rode on the last data segment.
     let last = net.data_by(Side::A).last().unwrap().seg;
     assert!(last.flags.contains(Flags::FIN));
     assert_eq!(last.seq + last.len as u64, 30_001);
-    assert_eq!(
-        net.sent_by(Side::A)
-            .filter(|w| w.seg.flags.contains(Flags::FIN))
-            .count(),
-        1
-    );
+    assert_eq!(net.sent_by(Side::A).filter(|w| w.seg.flags.contains(Flags::FIN)).count(), 1);
 }
 
 #[test]
 fn passive_side_closes_first() {
     // B sends a response and closes; A only closes when it sees B's FIN.
-    let mut net = Net::new(
-        cfg(Algorithm::NewReno, false),
-        cfg(Algorithm::NewReno, false),
-        ms(10),
-    );
-    net.app[0] = App {
-        close_on_fin: true,
-        ..App::default()
-    };
-    net.app[1] = App {
-        to_send: 7_000,
-        close_when_done: true,
-        ..App::default()
-    };
+    let mut net = Net::new(cfg(Algorithm::NewReno, false), cfg(Algorithm::NewReno, false), ms(10));
+    net.app[0] = App { close_on_fin: true, ..App::default() };
+    net.app[1] = App { to_send: 7_000, close_when_done: true, ..App::default() };
     net.start();
     net.run(Time::from_secs_f64(5.0));
     assert_eq!(net.app[0].delivered, 7_000);
-    assert_eq!(
-        net.states[1],
-        vec![
-            State::SynReceived,
-            State::Established,
-            State::FinWait1,
-            State::FinWait2,
-            State::TimeWait
-        ]
-    );
-    assert_eq!(
-        net.states[0],
-        vec![
-            State::SynSent,
-            State::Established,
-            State::CloseWait,
-            State::LastAck,
-            State::Closed
-        ]
-    );
+    assert_eq!(net.states[1], vec![State::SynReceived, State::Established, State::FinWait1, State::FinWait2, State::TimeWait]);
+    assert_eq!(net.states[0], vec![State::SynSent, State::Established, State::CloseWait, State::LastAck, State::Closed]);
     assert!(net.app[0].peer_fin && net.app[1].peer_fin);
 }
 
 #[test]
 fn close_with_data_still_queued_sends_data_then_fin() {
-    let mut net = Net::new(
-        cfg(Algorithm::Reno, false),
-        cfg(Algorithm::Reno, false),
-        ms(10),
-    );
+    let mut net = Net::new(cfg(Algorithm::Reno, false), cfg(Algorithm::Reno, false), ms(10));
     net.start();
     net.run(Time::from_secs_f64(0.5));
     let mut out = Vec::new();
@@ -149,11 +80,7 @@ fn close_with_data_still_queued_sends_data_then_fin() {
 
 #[test]
 fn simultaneous_close() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    );
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10));
     net.start();
     net.run(Time::from_secs_f64(0.5));
     let now = net.now;
@@ -173,30 +100,16 @@ fn simultaneous_close() {
     assert_eq!(acks.len(), 2);
     let t2 = t1 + ms(10);
     let mut rest = Vec::new();
-    let na = net.tcp[0]
-        .as_mut()
-        .unwrap()
-        .on_segment(t2, &acks[1], &mut rest);
-    let nb = net.tcp[1]
-        .as_mut()
-        .unwrap()
-        .on_segment(t2, &acks[0], &mut rest);
+    let na = net.tcp[0].as_mut().unwrap().on_segment(t2, &acks[1], &mut rest);
+    let nb = net.tcp[1].as_mut().unwrap().on_segment(t2, &acks[0], &mut rest);
     assert!(na.closed && nb.closed);
-    assert_eq!(
-        (net.a().state(), net.b().state()),
-        (State::TimeWait, State::TimeWait)
-    );
+    assert_eq!((net.a().state(), net.b().state()), (State::TimeWait, State::TimeWait));
     assert!(rest.is_empty(), "nothing more to say");
 }
 
 #[test]
 fn rst_resets_the_peer_and_later_segments_are_ignored() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    )
-    .transfer(1_000_000, 0);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).transfer(1_000_000, 0);
     net.start();
     net.run(Time::from_secs_f64(0.1));
     let now = net.now;
@@ -207,46 +120,28 @@ fn rst_resets_the_peer_and_later_segments_are_ignored() {
     let rst = out[0];
     assert!(rst.flags.contains(Flags::RST));
     let mut junk = Vec::new();
-    let n = net.tcp[0]
-        .as_mut()
-        .unwrap()
-        .on_segment(now + ms(10), &rst, &mut junk);
+    let n = net.tcp[0].as_mut().unwrap().on_segment(now + ms(10), &rst, &mut junk);
     assert!(n.reset && n.closed);
     assert_eq!(net.a().state(), State::Closed);
     assert_eq!(net.a().poll_at(), None);
     // A closed endpoint ignores everything.
-    let n = net.tcp[0]
-        .as_mut()
-        .unwrap()
-        .on_segment(now + ms(20), &rst, &mut junk);
+    let n = net.tcp[0].as_mut().unwrap().on_segment(now + ms(20), &rst, &mut junk);
     assert_eq!(n, tcp::Notify::default());
     assert!(junk.is_empty());
     // An out-of-window RST is ignored.
-    let mut net2 = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::Cubic, true),
-        ms(10),
-    );
+    let mut net2 = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10));
     net2.start();
     net2.run(Time::from_secs_f64(0.1));
     let mut bogus = rst;
     bogus.seq = 1 << 40;
-    let n = net2.tcp[0]
-        .as_mut()
-        .unwrap()
-        .on_segment(net2.now, &bogus, &mut junk);
+    let n = net2.tcp[0].as_mut().unwrap().on_segment(net2.now, &bogus, &mut junk);
     assert!(!n.reset);
     assert_eq!(net2.a().state(), State::Established);
 }
 
 #[test]
 fn bidirectional_transfer() {
-    let mut net = Net::new(
-        cfg(Algorithm::Cubic, true),
-        cfg(Algorithm::NewReno, false),
-        ms(7),
-    )
-    .transfer(300_000, 200_000);
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::NewReno, false), ms(7)).transfer(300_000, 200_000);
     net.start();
     net.run(Time::from_secs_f64(30.0));
     assert_eq!(net.app[1].delivered, 300_000);
@@ -289,9 +184,7 @@ fn bulk_transfer_fills_a_bottleneck() {
         (Algorithm::Cubic, false, 0.95),
         (Algorithm::Cubic, true, 0.95),
     ] {
-        let mut net = Net::new(cfg(alg, sack), cfg(alg, sack), ms(20))
-            .bottleneck(rate, 50)
-            .transfer(u64::MAX / 4, 0);
+        let mut net = Net::new(cfg(alg, sack), cfg(alg, sack), ms(20)).bottleneck(rate, 50).transfer(u64::MAX / 4, 0);
         net.start();
         net.run_until(Time::from_secs_f64(30.0));
         let (t1, t2) = (Time::from_secs_f64(10.0), Time::from_secs_f64(30.0));
@@ -299,18 +192,9 @@ fn bulk_transfer_fills_a_bottleneck() {
         let goodput = bytes as f64 * 8.0 / (t2 - t1).as_secs_f64();
         let util = goodput / (rate.as_f64() * 1000.0 / 1040.0); // payload share of a 1040-byte packet
         let st = net.a().stats();
-        eprintln!(
-            "{alg:?} sack={sack}: util {util:.3}, fr {}, rto {}, rtx {}",
-            st.fast_recoveries, st.rtos, st.retransmits
-        );
-        assert!(
-            util > min_util && util < 1.01,
-            "{alg:?} sack={sack}: utilisation {util:.3}"
-        );
-        assert!(
-            st.fast_recoveries > 2,
-            "drop-tail must cause repeated losses"
-        );
+        eprintln!("{alg:?} sack={sack}: util {util:.3}, fr {}, rto {}, rtx {}", st.fast_recoveries, st.rtos, st.retransmits);
+        assert!(util > min_util && util < 1.01, "{alg:?} sack={sack}: utilisation {util:.3}");
+        assert!(st.fast_recoveries > 2, "drop-tail must cause repeated losses");
         if alg != Algorithm::Reno {
             // Classic Reno may time out after a burst of drops (see loss.rs); the others
             // repair queue-overflow losses without a timeout.

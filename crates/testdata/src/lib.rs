@@ -64,14 +64,6 @@ pub fn tshark(file: &Path, args: &[&str]) -> Vec<String> {
         .args(args)
         .output()
         .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "tshark failed on {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
+    assert!(out.status.success(), "tshark failed on {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
 }

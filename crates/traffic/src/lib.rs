@@ -22,6 +22,6 @@ mod timers;
 mod transport;
 
 pub use outbox::Outbox;
-pub use responder::Responder;
 pub use records::{AppReport, Column, Records};
+pub use responder::Responder;
 pub use transport::{App, ConnId, Event, HostId, Transport};

@@ -34,14 +34,7 @@ pub fn whole_message() -> u64 {
 
 impl Outbox {
     /// Queue a message of `bytes` followed by `mark` (if any) and write what fits now.
-    pub fn send(
-        &mut self,
-        tp: &mut dyn Transport,
-        conn: ConnId,
-        bytes: u64,
-        mark: Option<u64>,
-        write_size: u64,
-    ) {
+    pub fn send(&mut self, tp: &mut dyn Transport, conn: ConnId, bytes: u64, mark: Option<u64>, write_size: u64) {
         self.pending.push_back(Msg { left: bytes, write: write_size.max(1), write_left: 0, mark });
         self.flush(tp, conn);
     }

@@ -4,9 +4,9 @@
 //! responder writes that many bytes, marks their end, and closes when the
 //! client does.
 
+use crate::timers::{split, token, Slots};
 use crate::{ConnId, Event, Outbox, Transport};
 use std::collections::HashMap;
-use crate::timers::{split, token, Slots};
 use units::Dur;
 
 /// Bits of a request mark that hold the response size; the rest hold the

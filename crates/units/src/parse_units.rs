@@ -52,12 +52,9 @@ impl fmt::Display for UnitError {
 }
 impl std::error::Error for UnitError {}
 
-pub const RATE_FORMS: &str =
-    "a positive number followed by bps, Kbps, Mbps, Gbps or Tbps (e.g. \"15Mbps\")";
-pub const DURATION_FORMS: &str =
-    "a number followed by ns, us, ms, s, min or h (e.g. \"30ms\")";
-pub const SIZE_FORMS: &str =
-    "a number followed by B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024) (e.g. \"1MB\")";
+pub const RATE_FORMS: &str = "a positive number followed by bps, Kbps, Mbps, Gbps or Tbps (e.g. \"15Mbps\")";
+pub const DURATION_FORMS: &str = "a number followed by ns, us, ms, s, min or h (e.g. \"30ms\")";
+pub const SIZE_FORMS: &str = "a number followed by B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024) (e.g. \"1MB\")";
 pub const FRACTION_FORMS: &str = "a percentage from 0% to 100% (e.g. \"1%\")";
 
 /// The largest rate, size and duration a value may name, and their
@@ -75,7 +72,10 @@ fn split(s: &str) -> Option<(f64, &str)> {
     let end = s
         .char_indices()
         .find(|&(i, c)| {
-            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'
+            !(c.is_ascii_digit()
+                || c == '.'
+                || c == '-'
+                || c == '+'
                 || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+')))
         })
         .map(|(i, _)| i)

@@ -111,10 +111,22 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = { let mut r = Rng::stream(1, "x"); (0..4).map(|_| r.next_u64()).collect() };
-        let b: Vec<u64> = { let mut r = Rng::stream(1, "x"); (0..4).map(|_| r.next_u64()).collect() };
-        let c: Vec<u64> = { let mut r = Rng::stream(1, "y"); (0..4).map(|_| r.next_u64()).collect() };
-        let d: Vec<u64> = { let mut r = Rng::stream(2, "x"); (0..4).map(|_| r.next_u64()).collect() };
+        let a: Vec<u64> = {
+            let mut r = Rng::stream(1, "x");
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let b: Vec<u64> = {
+            let mut r = Rng::stream(1, "x");
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let c: Vec<u64> = {
+            let mut r = Rng::stream(1, "y");
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let d: Vec<u64> = {
+            let mut r = Rng::stream(2, "x");
+            (0..4).map(|_| r.next_u64()).collect()
+        };
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

@@ -86,11 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let f = [
         block(0x0a0d_0d0a, &[&be(0x1a2b_3c4d)[..], &[0, 1, 0, 0], &[0xff; 8]].concat()),
-        block(
-            1,
-            &[&[0, 101, 0, 0][..], &be(40), &[0, 9, 0, 1, 9, 0, 0, 0], &[0, 14, 0, 8], &5i64.to_be_bytes(), &[0; 4]]
-                .concat(),
-        ),
+        block(1, &[&[0, 101, 0, 0][..], &be(40), &[0, 9, 0, 1, 9, 0, 0, 0], &[0, 14, 0, 8], &5i64.to_be_bytes(), &[0; 4]].concat()),
         block(6, &[&be(0)[..], &be(1), &be(2), &be(40), &be(60), &syn].concat()),
         block(3, &[&be(60)[..], &syn].concat()),
         block(2, &[&[0, 0, 0, 0][..], &be(1), &be(3), &be(40), &be(40), &syn].concat()),

@@ -197,16 +197,7 @@ pub fn decode(linktype: LinkType, data: &[u8], orig_len: u32) -> Result<PacketIn
         }
     };
     let truncated = data.len() < ip_end || matches!(transport, Transport::Truncated(_));
-    Ok(PacketInfo {
-        src_mac: l2.src_mac,
-        dst_mac: l2.dst_mac,
-        vlans: l2.vlans,
-        ip,
-        transport,
-        ip_offset: l3,
-        payload_offset,
-        truncated,
-    })
+    Ok(PacketInfo { src_mac: l2.src_mac, dst_mac: l2.dst_mac, vlans: l2.vlans, ip, transport, ip_offset: l3, payload_offset, truncated })
 }
 
 /// Counts of decode outcomes, for reporting what a trace held and what was

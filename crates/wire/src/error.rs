@@ -76,10 +76,9 @@ impl fmt::Display for TraceError {
             TraceErrorKind::UnsupportedVersion { what, major, minor } => {
                 write!(f, "unsupported {what} version {major}.{minor}")
             }
-            TraceErrorKind::BadByteOrderMagic(m) => write!(
-                f,
-                "pcapng section header byte-order magic is 0x{m:08x}, expected 0x1a2b3c4d in either byte order"
-            ),
+            TraceErrorKind::BadByteOrderMagic(m) => {
+                write!(f, "pcapng section header byte-order magic is 0x{m:08x}, expected 0x1a2b3c4d in either byte order")
+            }
             TraceErrorKind::BadSectionLength(n) => {
                 write!(f, "pcapng section header block length {n} is invalid (expected a multiple of 4, at least 28)")
             }
@@ -107,11 +106,7 @@ mod tests {
         assert_eq!(e.to_string(), "web.pcap: offset 0: not a pcap or pcapng file (magic 0x3c68746d)");
         let e = TraceError::new("t.xz", 0, TraceErrorKind::BadMagic(0xfd37_7a58));
         assert!(e.to_string().ends_with("(magic 0xfd377a58; xz-compressed: decompress it first)"), "{e}");
-        let e = TraceError::new(
-            "a.pcap",
-            0,
-            TraceErrorKind::TruncatedHeader { what: "pcap file header", expected: 24, found: 10 },
-        );
+        let e = TraceError::new("a.pcap", 0, TraceErrorKind::TruncatedHeader { what: "pcap file header", expected: 24, found: 10 });
         assert_eq!(e.to_string(), "a.pcap: offset 0: truncated pcap file header: expected 24 bytes, found 10");
         let e = TraceError::new("b", 7, TraceErrorKind::Io(io::Error::other("gone")));
         assert!(std::error::Error::source(&e).is_some());

@@ -84,12 +84,7 @@ pub(crate) fn parse(data: &[u8]) -> Result<L2, DecodeError> {
 
 /// Follows VLAN tags and LLC/SNAP encapsulation from `et` (found just before
 /// `off`) to the network layer. Shared with Linux cooked captures.
-pub(crate) fn follow_ethertype(
-    data: &[u8],
-    mut off: usize,
-    mut et: u16,
-    vlans: &mut Vlans,
-) -> Result<(Net, usize), DecodeError> {
+pub(crate) fn follow_ethertype(data: &[u8], mut off: usize, mut et: u16, vlans: &mut Vlans) -> Result<(Net, usize), DecodeError> {
     use ethertype::*;
     loop {
         match et {

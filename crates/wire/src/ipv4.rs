@@ -153,8 +153,7 @@ mod tests {
 
     #[test]
     fn emit_round_trip_and_checksum() {
-        let r =
-            Ipv4Repr { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], protocol: 6, ttl: 64, ident: 0x1234, payload_len: 1480 };
+        let r = Ipv4Repr { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], protocol: 6, ttl: 64, ident: 0x1234, payload_len: 1480 };
         let mut b = [0u8; 20];
         assert_eq!(r.emit(&mut b), Ok(20));
         assert_eq!(checksum::internet_checksum(&b), 0);

@@ -172,24 +172,12 @@ mod tests {
     fn header_variants() {
         let le = crate::test_hex("d4c3b2a1 0200 0400 00000000 00000000 ffff0000 01000000");
         let h = parse_header(le.first_chunk().unwrap()).unwrap();
-        assert_eq!(
-            h,
-            Header {
-                endian: Endian::Little,
-                nanosecond: false,
-                version: (2, 4),
-                snaplen: 65535,
-                linktype: LinkType::ETHERNET
-            }
-        );
+        assert_eq!(h, Header { endian: Endian::Little, nanosecond: false, version: (2, 4), snaplen: 65535, linktype: LinkType::ETHERNET });
         let be = crate::test_hex("a1b23c4d 0002 0004 00000000 00000000 00000040 00000065");
         let h = parse_header(be.first_chunk().unwrap()).unwrap();
         assert_eq!((h.endian, h.nanosecond, h.snaplen, h.linktype), (Endian::Big, true, 64, LinkType::RAW));
         let v3 = crate::test_hex("a1b2c3d4 0003 0000 00000000 00000000 00000040 00000065");
-        assert!(matches!(
-            parse_header(v3.first_chunk().unwrap()),
-            Err(TraceErrorKind::UnsupportedVersion { major: 3, minor: 0, .. })
-        ));
+        assert!(matches!(parse_header(v3.first_chunk().unwrap()), Err(TraceErrorKind::UnsupportedVersion { major: 3, minor: 0, .. })));
     }
 
     #[test]

@@ -114,11 +114,8 @@ fn check_version(b: &[u8], e: Endian) -> Result<(), TraceErrorKind> {
 impl PcapNg {
     /// Reads the section header block at the start of the file.
     pub(crate) fn open<R: Read>(inp: &mut Input<R>) -> Result<PcapNg, TraceErrorKind> {
-        let truncated = |found: usize, expected: u64| TraceErrorKind::TruncatedHeader {
-            what: "pcapng section header block",
-            expected,
-            found: found as u64,
-        };
+        let truncated =
+            |found: usize, expected: u64| TraceErrorKind::TruncatedHeader { what: "pcapng section header block", expected, found: found as u64 };
         inp.fill(12).map_err(TraceErrorKind::Io)?;
         let got = inp.avail().len();
         if got < 12 {
@@ -144,11 +141,7 @@ impl PcapNg {
     /// The next packet. Damaged blocks are skipped and counted; a new
     /// section of an unsupported version is an error (its blocks cannot be
     /// interpreted), reported with its file offset.
-    pub(crate) fn next<R: Read>(
-        &mut self,
-        inp: &mut Input<R>,
-        stats: &mut Stats,
-    ) -> Result<Option<Meta>, (Option<u64>, TraceErrorKind)> {
+    pub(crate) fn next<R: Read>(&mut self, inp: &mut Input<R>, stats: &mut Stats) -> Result<Option<Meta>, (Option<u64>, TraceErrorKind)> {
         let io = |e| (None, TraceErrorKind::Io(e));
         loop {
             if !inp.fill(12).map_err(io)? {
@@ -191,11 +184,7 @@ impl PcapNg {
                     None
                 }
                 EPB | PB | SPB => {
-                    let m = if typ == SPB {
-                        self.simple_packet(b, start, offset)
-                    } else {
-                        self.packet(typ, b, start, offset)
-                    };
+                    let m = if typ == SPB { self.simple_packet(b, start, offset) } else { self.packet(typ, b, start, offset) };
                     if m.is_none() {
                         stats.skip(offset, len as u64);
                     }
@@ -239,9 +228,7 @@ impl PcapNg {
                 return Ok(());
             }
             let Some((typ, len, endian)) = self.block_header(inp.avail()) else { continue };
-            if !matches!(typ, SHB_TYPE | IDB | PB | SPB | NRB | ISB | EPB | SYSTEMD | DSB | CUSTOM | CUSTOM_NOCOPY)
-                || len < min_block_len(typ)
-            {
+            if !matches!(typ, SHB_TYPE | IDB | PB | SPB | NRB | ISB | EPB | SYSTEMD | DSB | CUSTOM | CUSTOM_NOCOPY) || len < min_block_len(typ) {
                 continue;
             }
             if inp.fill(len)? && endian.u32_at(inp.avail(), len - 4) == Some(len as u32) {
@@ -312,15 +299,7 @@ impl PcapNg {
         if caplen > MAX_CAPLEN {
             return None;
         }
-        Some(Meta {
-            ts_ns: self.last_ts,
-            orig_len,
-            caplen,
-            linktype: iface.linktype,
-            interface: self.first_interface,
-            start: start + 12,
-            offset,
-        })
+        Some(Meta { ts_ns: self.last_ts, orig_len, caplen, linktype: iface.linktype, interface: self.first_interface, start: start + 12, offset })
     }
 }
 

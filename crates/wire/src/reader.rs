@@ -196,9 +196,7 @@ impl<R: Read> TraceReader<R> {
                 };
                 (format, State::Pcap(h))
             }
-            m if m.to_be_bytes() == pcapng::SHB => {
-                (Format::PcapNg, State::PcapNg(PcapNg::open(&mut input).map_err(at0)?))
-            }
+            m if m.to_be_bytes() == pcapng::SHB => (Format::PcapNg, State::PcapNg(PcapNg::open(&mut input).map_err(at0)?)),
             m => return Err(at0(TraceErrorKind::BadMagic(m))),
         };
         Ok(TraceReader { input, name, format, state, stats: Stats::default() })
@@ -211,9 +209,7 @@ impl<R: Read> TraceReader<R> {
     #[inline]
     pub fn read_next(&mut self) -> Result<Option<Record<'_>>, TraceError> {
         let got = match &mut self.state {
-            State::Pcap(h) => {
-                pcap::next(&mut self.input, h, &mut self.stats).map_err(|e| (None, TraceErrorKind::Io(e)))
-            }
+            State::Pcap(h) => pcap::next(&mut self.input, h, &mut self.stats).map_err(|e| (None, TraceErrorKind::Io(e))),
             State::PcapNg(ng) => ng.next(&mut self.input, &mut self.stats),
             State::Done => Ok(None),
         };

@@ -101,18 +101,13 @@ impl TcpOptions {
                 (4, 0) => o.sack_permitted = true,
                 (5, n) if n % 8 == 0 => {
                     for (slot, b) in o.sack.iter_mut().zip(body.chunks_exact(8)) {
-                        *slot = (
-                            u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
-                            u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
-                        );
+                        *slot = (u32::from_be_bytes([b[0], b[1], b[2], b[3]]), u32::from_be_bytes([b[4], b[5], b[6], b[7]]));
                     }
                     o.sack_len = (n / 8).min(MAX_SACK_BLOCKS) as u8;
                 }
                 (8, 8) => {
-                    o.timestamp = Some((
-                        u32::from_be_bytes([body[0], body[1], body[2], body[3]]),
-                        u32::from_be_bytes([body[4], body[5], body[6], body[7]]),
-                    ))
+                    o.timestamp =
+                        Some((u32::from_be_bytes([body[0], body[1], body[2], body[3]]), u32::from_be_bytes([body[4], body[5], body[6], body[7]])))
                 }
                 _ => {}
             }
@@ -204,13 +199,7 @@ impl TcpRepr<'_> {
     /// covers the pseudo-header for `src_ip`/`dst_ip` (both IPv4 or both
     /// IPv6), the header and `payload_len` zero bytes, which add nothing to a
     /// one's-complement sum and so are never materialised.
-    pub fn emit(
-        &self,
-        buf: &mut [u8],
-        src_ip: impl Into<IpAddr>,
-        dst_ip: impl Into<IpAddr>,
-        payload_len: u32,
-    ) -> Result<usize, EmitError> {
+    pub fn emit(&self, buf: &mut [u8], src_ip: impl Into<IpAddr>, dst_ip: impl Into<IpAddr>, payload_len: u32) -> Result<usize, EmitError> {
         if self.sack.len() > MAX_SACK_BLOCKS {
             return Err(EmitError::TooManySackBlocks(self.sack.len()));
         }
@@ -476,8 +465,7 @@ mod tests {
         let (a, b) = ([1, 1, 1, 1], [2, 2, 2, 2]);
         assert_eq!(r.emit(&mut [0; 80], a, b, 0), Err(EmitError::TooManySackBlocks(5)));
         let four = [(0, 1); 4];
-        let r =
-            TcpRepr { sack: &four, mss: Some(1), window_scale: Some(1), sack_permitted: true, ..TcpRepr::default() };
+        let r = TcpRepr { sack: &four, mss: Some(1), window_scale: Some(1), sack_permitted: true, ..TcpRepr::default() };
         assert_eq!(r.emit(&mut [0; 80], a, b, 0), Err(EmitError::OptionsTooLong(48)));
         let r = TcpRepr { mss: Some(1), ..TcpRepr::default() };
         assert_eq!(r.emit(&mut [0; 23], a, b, 0), Err(EmitError::BufferTooSmall { need: 24, have: 23 }));

@@ -50,16 +50,10 @@ impl UdpRepr {
 
     /// Writes the 8-byte header. The checksum covers the pseudo-header, this
     /// header and `payload_len` zero bytes, which add nothing to the sum.
-    pub fn emit(
-        &self,
-        buf: &mut [u8],
-        src_ip: impl Into<IpAddr>,
-        dst_ip: impl Into<IpAddr>,
-    ) -> Result<usize, EmitError> {
+    pub fn emit(&self, buf: &mut [u8], src_ip: impl Into<IpAddr>, dst_ip: impl Into<IpAddr>) -> Result<usize, EmitError> {
         let len = (HEADER_LEN as u16).checked_add(self.payload_len).ok_or(EmitError::LengthOverflow)?;
         let h: &mut [u8; 8] = header(buf)?;
-        let acc = checksum::pseudo(src_ip.into(), dst_ip.into(), PROTO_UDP, len as u32)
-            .ok_or(EmitError::MixedAddressFamilies)?;
+        let acc = checksum::pseudo(src_ip.into(), dst_ip.into(), PROTO_UDP, len as u32).ok_or(EmitError::MixedAddressFamilies)?;
         h[0..2].copy_from_slice(&self.src_port.to_be_bytes());
         h[2..4].copy_from_slice(&self.dst_port.to_be_bytes());
         h[4..6].copy_from_slice(&len.to_be_bytes());
@@ -110,9 +104,6 @@ mod tests {
         assert_eq!(r.emit(&mut [0; 8], [1, 1, 1, 1], [2, 2, 2, 2]), Err(EmitError::LengthOverflow));
         let r = UdpRepr { payload_len: 0, ..r };
         assert_eq!(r.emit(&mut [0; 8], [1, 1, 1, 1], [0u8; 16]), Err(EmitError::MixedAddressFamilies));
-        assert_eq!(
-            r.emit(&mut [0; 7], [1, 1, 1, 1], [2, 2, 2, 2]),
-            Err(EmitError::BufferTooSmall { need: 8, have: 7 })
-        );
+        assert_eq!(r.emit(&mut [0; 7], [1, 1, 1, 1], [2, 2, 2, 2]), Err(EmitError::BufferTooSmall { need: 8, have: 7 }));
     }
 }

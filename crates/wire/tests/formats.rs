@@ -27,10 +27,7 @@ fn pcap_all_four_magics() {
         let mut f = [&w32(magic)[..], &w16(2), &w16(4), &[0; 8], &w32(96), &w32(228)].concat();
         f.extend([&w32(1_600_000_000)[..], &w32(123_456), &w32(40), &w32(1500), &data].concat());
         let r = TraceReader::new(&f[..], "x").unwrap();
-        assert_eq!(
-            r.format(),
-            Format::Pcap { nanosecond: nano, big_endian: big, version: (2, 4), snaplen: 96, linktype: LinkType::IPV4 }
-        );
+        assert_eq!(r.format(), Format::Pcap { nanosecond: nano, big_endian: big, version: (2, 4), snaplen: 96, linktype: LinkType::IPV4 });
         let frac = if nano { 123_456 } else { 123_456_000 };
         let got = records(&f);
         assert_eq!(got, [(1_600_000_000_000_000_000 + frac, 1500, 40, LinkType::IPV4, 0, data.clone())]);
@@ -50,14 +47,7 @@ fn pcapng_interfaces_resolutions_and_offsets() {
         .epb(2, 2048 + 512, 40, &d);
     let got = records(&ng.out);
     let ts: Vec<(i64, LinkType, u32)> = got.iter().map(|r| (r.0, r.3, r.4)).collect();
-    assert_eq!(
-        ts,
-        [
-            (1_500_000_000, LinkType::RAW, 0),
-            (1_500_000_007, LinkType::IPV4, 1),
-            (1_000_000_002_500_000_000, LinkType::RAW, 2),
-        ]
-    );
+    assert_eq!(ts, [(1_500_000_000, LinkType::RAW, 0), (1_500_000_007, LinkType::IPV4, 1), (1_000_000_002_500_000_000, LinkType::RAW, 2),]);
     assert!(got.iter().all(|r| r.5 == d));
 }
 

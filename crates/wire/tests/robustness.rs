@@ -56,10 +56,7 @@ fn truncated_global_header() {
     ng.shb();
     for cut in [4, 11, 20, 27] {
         let e = open(&ng.out[..cut]).err().unwrap();
-        assert!(
-            matches!(e.kind, TraceErrorKind::TruncatedHeader { what: "pcapng section header block", expected: 28, .. }),
-            "cut {cut}: {e}"
-        );
+        assert!(matches!(e.kind, TraceErrorKind::TruncatedHeader { what: "pcapng section header block", expected: 28, .. }), "cut {cut}: {e}");
     }
 }
 

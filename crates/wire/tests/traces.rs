@@ -2,10 +2,9 @@
 //! packet and byte totals of its README, and decodes to the protocol counts
 //! tshark reports.
 
-use testdata::{have_tshark, traces_dir, tshark, PCAPS};
 use std::path::Path;
+use testdata::{have_tshark, traces_dir, tshark, PCAPS};
 use wire::{Format, LinkType, TraceErrorKind, TraceReader, Transport};
-
 
 /// What tshark 4.x reported (filters with `!icmp && !icmpv6`, since tshark
 /// also matches the TCP/UDP headers quoted inside ICMP errors; ip.defragment

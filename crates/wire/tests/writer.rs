@@ -2,19 +2,14 @@
 //! with `PcapWriter`, read back by our reader and by tshark, which also
 //! verifies every checksum.
 
-use testdata::{have_tshark, tshark};
 use std::net::IpAddr;
 use std::path::PathBuf;
-use wire::{
-    ethertype, EthernetRepr, Ipv4Repr, Ipv6Repr, LinkType, PcapWriter, TcpFlags, TcpRepr, TraceReader, Transport,
-    UdpRepr,
-};
+use testdata::{have_tshark, tshark};
+use wire::{ethertype, EthernetRepr, Ipv4Repr, Ipv6Repr, LinkType, PcapWriter, TcpFlags, TcpRepr, TraceReader, Transport, UdpRepr};
 
 const V4: ([u8; 4], [u8; 4]) = ([10, 1, 0, 1], [10, 2, 0, 7]);
-const V6: ([u8; 16], [u8; 16]) = (
-    [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
-    [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
-);
+const V6: ([u8; 16], [u8; 16]) =
+    ([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
 
 /// One frame: Ethernet, IPv4 or IPv6, then TCP or UDP, then `payload`
 /// zero bytes, which the headers' checksums already account for.
@@ -26,14 +21,10 @@ fn frame(v6: bool, tcp: Option<TcpRepr>, udp: Option<UdpRepr>, payload: usize) -
     EthernetRepr { src: [2, 0, 0, 0, 0, 1], dst: [2, 0, 0, 0, 0, 2], ethertype: et }.emit(&mut f).unwrap();
     let proto = if tcp.is_some() { 6 } else { 17 };
     let (src, dst): (IpAddr, IpAddr) = if v6 {
-        Ipv6Repr { src: V6.0, dst: V6.1, next_header: proto, hop_limit: 61, payload_len: l4_len as u16 }
-            .emit(&mut f[14..])
-            .unwrap();
+        Ipv6Repr { src: V6.0, dst: V6.1, next_header: proto, hop_limit: 61, payload_len: l4_len as u16 }.emit(&mut f[14..]).unwrap();
         (V6.0.into(), V6.1.into())
     } else {
-        Ipv4Repr { src: V4.0, dst: V4.1, protocol: proto, ttl: 61, ident: 77, payload_len: l4_len as u16 }
-            .emit(&mut f[14..])
-            .unwrap();
+        Ipv4Repr { src: V4.0, dst: V4.1, protocol: proto, ttl: 61, ident: 77, payload_len: l4_len as u16 }.emit(&mut f[14..]).unwrap();
         (V4.0.into(), V4.1.into())
     };
     let l4 = &mut f[14 + ip_len..];

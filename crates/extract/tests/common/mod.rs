@@ -42,34 +42,13 @@ impl Synth {
 
     #[allow(clippy::too_many_arguments)]
     pub fn tcp(&mut self, t: f64, from: Ep, to: Ep, seq: u32, ack: u32, flags: TcpFlags, len: u32, mss: Option<u16>) {
-        let repr = TcpRepr {
-            src_port: from.port,
-            dst_port: to.port,
-            seq,
-            ack,
-            flags,
-            window: self.window,
-            mss,
-            ..Default::default()
-        };
+        let repr = TcpRepr { src_port: from.port, dst_port: to.port, seq, ack, flags, window: self.window, mss, ..Default::default() };
         let hl = repr.header_len();
         let mut buf = vec![0u8; 14 + 20 + hl];
-        let l2 = if self.raw {
-            0
-        } else {
-            EthernetRepr { src: from.mac, dst: to.mac, ethertype: 0x0800 }.emit(&mut buf).unwrap()
-        };
-        let ip = Ipv4Repr {
-            src: from.ip,
-            dst: to.ip,
-            protocol: 6,
-            ttl: 64,
-            ident: 0,
-            payload_len: (hl as u32 + len) as u16,
-        };
+        let l2 = if self.raw { 0 } else { EthernetRepr { src: from.mac, dst: to.mac, ethertype: 0x0800 }.emit(&mut buf).unwrap() };
+        let ip = Ipv4Repr { src: from.ip, dst: to.ip, protocol: 6, ttl: 64, ident: 0, payload_len: (hl as u32 + len) as u16 };
         ip.emit(&mut buf[l2..]).unwrap();
-        repr.emit(&mut buf[l2 + 20..], std::net::Ipv4Addr::from(from.ip), std::net::Ipv4Addr::from(to.ip), len)
-            .unwrap();
+        repr.emit(&mut buf[l2 + 20..], std::net::Ipv4Addr::from(from.ip), std::net::Ipv4Addr::from(to.ip), len).unwrap();
         buf.truncate(l2 + 20 + hl);
         let orig = (l2 + 20 + hl) as u32 + len;
         self.w.write_packet((t * 1e9).round() as u64, orig, &buf).unwrap();
@@ -77,11 +56,7 @@ impl Synth {
 
     pub fn udp(&mut self, t: f64, from: Ep, to: Ep, len: u32) {
         let mut buf = vec![0u8; 14 + 20 + 8];
-        let l2 = if self.raw {
-            0
-        } else {
-            EthernetRepr { src: from.mac, dst: to.mac, ethertype: 0x0800 }.emit(&mut buf).unwrap()
-        };
+        let l2 = if self.raw { 0 } else { EthernetRepr { src: from.mac, dst: to.mac, ethertype: 0x0800 }.emit(&mut buf).unwrap() };
         let ip = Ipv4Repr { src: from.ip, dst: to.ip, protocol: 17, ttl: 64, ident: 0, payload_len: (8 + len) as u16 };
         ip.emit(&mut buf[l2..]).unwrap();
         UdpRepr { src_port: from.port, dst_port: to.port, payload_len: len as u16 }

@@ -42,17 +42,7 @@ impl Default for Cubic {
 
 impl Cubic {
     pub(crate) fn new(byte_counting: bool) -> Cubic {
-        Cubic {
-            byte_counting,
-            w_max: 0.0,
-            cwnd_prior: 0.0,
-            k: 0.0,
-            origin: 0.0,
-            epoch: None,
-            w_est: 0.0,
-            after_rto: false,
-            frac: 0.0,
-        }
+        Cubic { byte_counting, w_max: 0.0, cwnd_prior: 0.0, k: 0.0, origin: 0.0, epoch: None, w_est: 0.0, after_rto: false, frac: 0.0 }
     }
 
     /// W_cubic(t) = C (t - K)^3 + W_max (RFC 9438 eq. 1), segments.
@@ -84,11 +74,7 @@ impl Cubic {
     /// cwnd-limited periods, which the connection enforces (as Linux does).
     fn reduce(&mut self, w: &mut Window) {
         let cwnd = w.cwnd as f64 / w.mss as f64;
-        self.w_max = if cwnd < self.w_max {
-            cwnd * (1.0 + BETA) / 2.0
-        } else {
-            cwnd
-        };
+        self.w_max = if cwnd < self.w_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
         self.cwnd_prior = cwnd;
         w.ssthresh = ((w.cwnd as f64 * BETA) as u64).max(2 * w.mss);
         self.epoch = None;
@@ -120,11 +106,7 @@ impl CongestionControl for Cubic {
         let segs = ack.acked as f64 / mss;
 
         // §4.3 Reno-friendly estimate.
-        let alpha = if self.w_est >= self.cwnd_prior {
-            1.0
-        } else {
-            ALPHA_AIMD
-        };
+        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { ALPHA_AIMD };
         self.w_est += alpha * segs / cwnd;
 
         let next = if self.w_cubic(t) < self.w_est {
@@ -177,15 +159,7 @@ mod tests {
         let gap = Dur(rtt.0 / n);
         for _ in 0..n {
             *now += gap;
-            c.on_ack(
-                w,
-                *now,
-                &Ack {
-                    acked: MSS,
-                    srtt: Some(rtt),
-                    abc_limit: 2 * MSS,
-                },
-            );
+            c.on_ack(w, *now, &Ack { acked: MSS, srtt: Some(rtt), abc_limit: 2 * MSS });
         }
     }
 
@@ -194,11 +168,7 @@ mod tests {
         // W_max = 1000 segments, RTT 100 ms: the curve stays above W_est (alpha = 0.53 per
         // RTT) for the whole run, so cwnd must track W(t) = C (t - K)^3 + W_max.
         let mut c = Cubic::default();
-        let mut w = Window {
-            cwnd: 1000 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = Window { cwnd: 1000 * MSS, ssthresh: u64::MAX, mss: MSS };
         let mut now = Time::ZERO;
         c.on_loss(&mut w, now, 1000 * MSS);
         assert_eq!(w.ssthresh, 700 * MSS);
@@ -216,11 +186,7 @@ mod tests {
             max_err = max_err.max((got - expect).abs() / expect);
         }
         assert!((c.k() - k).abs() < 1e-9);
-        assert!(
-            max_err < 0.01,
-            "cwnd strays {:.2}% from W(t)",
-            max_err * 100.0
-        );
+        assert!(max_err < 0.01, "cwnd strays {:.2}% from W(t)", max_err * 100.0);
         // Past K the window is above W_max (convex region).
         assert!(w.cwnd > 1005 * MSS);
     }
@@ -230,11 +196,7 @@ mod tests {
         // W_max = 100 at RTT 100 ms: once W_est passes cwnd_prior it grows at alpha = 1
         // per RTT and overtakes the flat top of the curve (RFC 9438 §4.3).
         let mut c = Cubic::default();
-        let mut w = Window {
-            cwnd: 100 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
         let mut now = Time::ZERO;
         c.on_loss(&mut w, now, 0);
         c.on_recovery_exit(&mut w, now);
@@ -245,21 +207,14 @@ mod tests {
         let k = (30.0f64 / C).cbrt();
         let curve = C * (now.as_secs_f64() - k).powi(3) + 100.0;
         let got = w.cwnd as f64 / MSS as f64;
-        assert!(
-            got > curve + 2.0,
-            "cwnd {got:.1} should exceed W_cubic {curve:.1}"
-        );
+        assert!(got > curve + 2.0, "cwnd {got:.1} should exceed W_cubic {curve:.1}");
         assert!(c.w_est >= c.cwnd_prior);
     }
 
     #[test]
     fn fast_convergence_lowers_w_max() {
         let mut c = Cubic::default();
-        let mut w = Window {
-            cwnd: 100 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
         c.on_loss(&mut w, Time::ZERO, 0);
         c.on_recovery_exit(&mut w, Time::ZERO);
         // Second loss below the previous W_max: W_max = cwnd * (1 + beta) / 2.
@@ -273,11 +228,7 @@ mod tests {
     fn reno_friendly_region_grows_like_aimd() {
         // Short RTT: the cubic curve is flat, W_est (alpha = 0.53 per RTT) dominates.
         let mut c = Cubic::default();
-        let mut w = Window {
-            cwnd: 20 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         let mut now = Time::ZERO;
         c.on_loss(&mut w, now, 0);
         c.on_recovery_exit(&mut w, now);
@@ -292,23 +243,11 @@ mod tests {
     #[test]
     fn timeout_restarts_curve_from_cwnd() {
         let mut c = Cubic::default();
-        let mut w = Window {
-            cwnd: 50 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = Window { cwnd: 50 * MSS, ssthresh: u64::MAX, mss: MSS };
         c.on_rto(&mut w, Time::ZERO, 50 * MSS, false);
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 35 * MSS));
         w.cwnd = 35 * MSS; // as if slow start reached ssthresh
-        c.on_ack(
-            &mut w,
-            Time(1),
-            &Ack {
-                acked: MSS,
-                srtt: None,
-                abc_limit: MSS,
-            },
-        );
+        c.on_ack(&mut w, Time(1), &Ack { acked: MSS, srtt: None, abc_limit: MSS });
         assert_eq!(c.k(), 0.0);
         assert!((c.w_max - 35.0).abs() < 1e-9);
     }

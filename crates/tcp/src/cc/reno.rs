@@ -72,21 +72,13 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(acked: u64) -> Ack {
-        Ack {
-            acked,
-            srtt: None,
-            abc_limit: 2 * MSS,
-        }
+        Ack { acked, srtt: None, abc_limit: 2 * MSS }
     }
 
     #[test]
     fn slow_start_is_byte_counted_with_limit() {
         let mut r = Reno::default();
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
         r.on_ack(&mut w, Time::ZERO, &ack(2 * MSS)); // delayed ACK: +2 MSS
         assert_eq!(w.cwnd, 12 * MSS);
         r.on_ack(&mut w, Time::ZERO, &ack(5 * MSS)); // stretch ACK: capped at L = 2 MSS
@@ -98,11 +90,7 @@ mod tests {
     #[test]
     fn congestion_avoidance_adds_one_mss_per_window() {
         let mut r = Reno::default();
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: 10 * MSS,
-            mss: MSS,
-        };
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 10 * MSS, mss: MSS };
         for i in 1..=9 {
             r.on_ack(&mut w, Time::ZERO, &ack(MSS));
             assert_eq!(w.cwnd, 10 * MSS, "after {i} acks");
@@ -139,11 +127,7 @@ mod tests {
     #[test]
     fn loss_and_timeout_follow_equation_4() {
         let mut r = Reno::default();
-        let mut w = Window {
-            cwnd: 20 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         r.on_loss(&mut w, Time::ZERO, 17 * MSS);
         assert_eq!(w.ssthresh, 8500);
         r.on_loss(&mut w, Time::ZERO, 3 * MSS);

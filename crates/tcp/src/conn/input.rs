@@ -13,11 +13,7 @@ const DEFAULT_MSS: u32 = 536;
 impl Tcp {
     pub(super) fn send_syn(&mut self, now: Time, out: &mut Vec<Segment>, retransmit: bool) {
         let synack = self.state == State::SynReceived;
-        let (flags, ack, sack) = if synack {
-            (Flags::SYN | Flags::ACK, self.rcv.rcv_nxt(), self.sack_ok)
-        } else {
-            (Flags::SYN, 0, self.cfg.sack)
-        };
+        let (flags, ack, sack) = if synack { (Flags::SYN | Flags::ACK, self.rcv.rcv_nxt(), self.sack_ok) } else { (Flags::SYN, 0, self.cfg.sack) };
         // A SYN offers timestamps if configured; a SYN-ACK echoes them if agreed.
         let ts = if synack { self.ts_ok } else { self.cfg.timestamps };
         out.push(Segment {
@@ -38,13 +34,11 @@ impl Tcp {
     }
 
     pub(super) fn on_peer_syn(&mut self, syn: &Segment) {
-        let (peer_mss, peer_sack, peer_ts) = syn
-            .syn_opts
-            .map_or((DEFAULT_MSS, false, false), |o| (o.mss, o.sack_permitted, o.timestamps));
+        let (peer_mss, peer_sack, peer_ts) = syn.syn_opts.map_or((DEFAULT_MSS, false, false), |o| (o.mss, o.sack_permitted, o.timestamps));
         self.sack_ok = self.cfg.sack && peer_sack; // RFC 2018 §2: only if both offered
         self.ts_ok = self.cfg.timestamps && peer_ts; // RFC 7323 §3.2: likewise
-        // The MSS option leaves out TCP options: with timestamps, full segments
-        // carry 12 bytes less (Linux's 1448 for an MSS of 1460).
+                                                     // The MSS option leaves out TCP options: with timestamps, full segments
+                                                     // carry 12 bytes less (Linux's 1448 for an MSS of 1460).
         let opts = if self.ts_ok { 12 } else { 0 };
         self.mss = self.cfg.mss.min(peer_mss).saturating_sub(opts).max(1);
         if let Some((tsval, _)) = syn.ts {
@@ -52,20 +46,13 @@ impl Tcp {
         }
         self.rcv.set_quickack(self.cfg.quickack);
         self.rcv.set_ack_bytes(self.cfg.ack_bytes);
-        self.rcv
-            .start(syn.seq, self.mss, self.cfg.ack_every, self.sack_ok, self.ts_ok);
+        self.rcv.start(syn.seq, self.mss, self.cfg.ack_every, self.sack_ok, self.ts_ok);
         self.snd_wnd = syn.wnd;
         self.snd_wl1 = syn.seq;
         self.snd_wl2 = 0;
     }
 
-    pub(super) fn on_segment_syn_sent(
-        &mut self,
-        now: Time,
-        seg: &Segment,
-        out: &mut Vec<Segment>,
-        n: &mut Notify,
-    ) {
+    pub(super) fn on_segment_syn_sent(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>, n: &mut Notify) {
         if !seg.flags.contains(Flags::SYN) {
             return;
         }
@@ -89,21 +76,10 @@ impl Tcp {
     pub(super) fn establish(&mut self, now: Time, n: &mut Notify) {
         let mss = self.mss as u64;
         // RFC 5681 §3.1 / RFC 6928: a lost SYN or SYN-ACK means an initial window of 1.
-        let iw = if self.syn_retransmitted {
-            mss
-        } else {
-            self.cfg.initial_cwnd.max(1) as u64 * mss
-        };
-        self.w = Window {
-            cwnd: iw,
-            ssthresh: self.cfg.initial_ssthresh,
-            mss,
-        };
+        let iw = if self.syn_retransmitted { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
+        self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
         self.grow_sndbuf();
-        self.rec = Recovery::new(
-            Mode::new(self.cfg.algorithm, self.sack_ok),
-            self.cfg.dupthresh,
-        );
+        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh);
         if self.syn_retransmitted {
             self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         } else {
@@ -111,11 +87,7 @@ impl Tcp {
         }
         self.rto_at = None;
         self.last_send = now;
-        self.state = if self.fin_queued {
-            State::FinWait1
-        } else {
-            State::Established
-        };
+        self.state = if self.fin_queued { State::FinWait1 } else { State::Established };
         n.established = true;
     }
 
@@ -132,13 +104,7 @@ impl Tcp {
     }
 
     /// Returns false if the segment must be dropped.
-    pub(super) fn process_ack(
-        &mut self,
-        now: Time,
-        seg: &Segment,
-        out: &mut Vec<Segment>,
-        n: &mut Notify,
-    ) -> bool {
+    pub(super) fn process_ack(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>, n: &mut Notify) -> bool {
         let ack = seg.ack;
         let una = self.sb.una();
         if ack > self.sb.nxt() {
@@ -156,11 +122,7 @@ impl Tcp {
         }
         let sack = self.rec.uses_sack();
         let sacked_before = self.sb.sacked();
-        let newly_sacked = if sack && !seg.sack.is_empty() {
-            self.sb.apply_sack(&seg.sack)
-        } else {
-            0
-        };
+        let newly_sacked = if sack && !seg.sack.is_empty() { self.sb.apply_sack(&seg.sack) } else { 0 };
 
         let mut acked = 0;
         if ack > una {
@@ -176,19 +138,14 @@ impl Tcp {
         }
         if sack {
             let mss = self.mss as u64;
-            self.sb
-                .detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
+            self.sb.detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
             self.sb.mark_lost_by_sack(self.cfg.dupthresh, mss);
         }
         let dup = if sack {
             ack == una && newly_sacked > 0
         } else {
             // RFC 5681 §2; a window *decrease* (data held out of order) still counts.
-            ack == una
-                && seg.len == 0
-                && !seg.flags.contains(Flags::FIN)
-                && self.sb.outstanding() > 0
-                && seg.wnd <= prev_wnd
+            ack == una && seg.len == 0 && !seg.flags.contains(Flags::FIN) && self.sb.outstanding() > 0 && seg.wnd <= prev_wnd
         };
         self.stats.dup_acks_rcvd += dup as u64;
 
@@ -199,9 +156,7 @@ impl Tcp {
             srtt: self.rtt.srtt(),
             cwnd_limited: self.usage.allows_growth(&self.w),
         };
-        let o = self
-            .rec
-            .on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
+        let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
         self.stats.fast_recoveries += o.entered as u64;
         if acked > 0 {
             // RFC 6298 5.2/5.3.
@@ -286,8 +241,7 @@ impl Tcp {
                 }
                 let repeated = self.rto_count > 0;
                 self.rto_count += 1;
-                self.rec
-                    .on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
+                self.rec.on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
                 self.rtt.back_off(); // RFC 6298 5.5
                                      // 5.4: retransmit the earliest unacknowledged segment, whatever its size.
                 if let Some(idx) = self.sb.head_retransmittable() {

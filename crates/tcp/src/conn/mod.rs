@@ -29,14 +29,7 @@ pub enum State {
 impl State {
     /// States in which data or a FIN may still be (re)transmitted.
     fn can_send(self) -> bool {
-        matches!(
-            self,
-            State::Established
-                | State::CloseWait
-                | State::FinWait1
-                | State::Closing
-                | State::LastAck
-        )
+        matches!(self, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck)
     }
 }
 
@@ -153,11 +146,7 @@ impl Tcp {
             snd_wnd: 0,
             snd_wl1: 0,
             snd_wl2: 0,
-            w: Window {
-                cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64,
-                ssthresh: cfg.initial_ssthresh,
-                mss: mss as u64,
-            },
+            w: Window { cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64, ssthresh: cfg.initial_ssthresh, mss: mss as u64 },
             cc: Cc::new(cfg.algorithm, cfg.byte_counting),
             rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
@@ -197,10 +186,7 @@ impl Tcp {
     /// Established (queued); refused after `close`.
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<Segment>) -> u64 {
         self.clock = now;
-        let open = matches!(
-            self.state,
-            State::SynSent | State::SynReceived | State::Established | State::CloseWait
-        );
+        let open = matches!(self.state, State::SynSent | State::SynReceived | State::Established | State::CloseWait);
         if self.fin_queued || !open {
             return 0;
         }

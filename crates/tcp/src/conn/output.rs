@@ -14,26 +14,15 @@ impl Tcp {
             return;
         }
         let mss = self.mss as u64;
-        if self.cfg.slow_start_after_idle
-            && self.sb.outstanding() == 0
-            && self.write_end > self.sb.nxt()
-            && now - self.last_send > self.rtt.rto()
-        {
+        if self.cfg.slow_start_after_idle && self.sb.outstanding() == 0 && self.write_end > self.sb.nxt() && now - self.last_send > self.rtt.rto() {
             let iw = self.cfg.initial_cwnd.max(1) as u64 * mss;
             self.cc.on_idle_restart(&mut self.w, iw);
         }
         let mut sent = false;
         let mut cwnd_limited = false;
         loop {
-            let room = self
-                .rec
-                .send_window(&self.w, self.cfg.limited_transmit)
-                .saturating_sub(self.sb.pipe());
-            let cand = if self.sb.lost() > 0 || self.rec.rule3_allowed() {
-                self.sb.next_candidate()
-            } else {
-                None
-            };
+            let room = self.rec.send_window(&self.w, self.cfg.limited_transmit).saturating_sub(self.sb.pipe());
+            let cand = if self.sb.lost() > 0 || self.rec.rule3_allowed() { self.sb.next_candidate() } else { None };
             // 1. Data deemed lost.
             if let Some(c) = cand.filter(|c| c.lost) {
                 if room < c.len.min(mss) {
@@ -71,9 +60,7 @@ impl Tcp {
                 continue;
             }
             // 3. RFC 6675 NextSeg rule 3: unSACKed data below the highest SACK.
-            if let Some(c) =
-                cand.filter(|c| self.rec.rule3_allowed() && c.start < self.sb.high_sacked())
-            {
+            if let Some(c) = cand.filter(|c| self.rec.rule3_allowed() && c.start < self.sb.high_sacked()) {
                 if room < c.len.min(mss) {
                     cwnd_limited = true;
                     break;
@@ -119,15 +106,7 @@ impl Tcp {
         self.emit_data(now, start, len, fin, true, out);
     }
 
-    pub(super) fn emit_data(
-        &mut self,
-        now: Time,
-        seq: u64,
-        len: u64,
-        fin: bool,
-        retransmit: bool,
-        out: &mut Vec<Segment>,
-    ) {
+    pub(super) fn emit_data(&mut self, now: Time, seq: u64, len: u64, fin: bool, retransmit: bool, out: &mut Vec<Segment>) {
         let mut flags = Flags::ACK;
         if fin {
             flags |= Flags::FIN;

@@ -92,15 +92,7 @@ pub const MSS: u64 = 1000;
 /// ACKs follow the plain delayed-ACK rule; `buffers.rs` and `linux.rs` test
 /// those features.
 pub fn cfg(alg: tcp::Algorithm, sack: bool) -> TcpConfig {
-    TcpConfig {
-        algorithm: alg,
-        sack,
-        mss: MSS as u32,
-        snd_buf_auto: false,
-        timestamps: false,
-        quickack: 0,
-        ..TcpConfig::default()
-    }
+    TcpConfig { algorithm: alg, sack, mss: MSS as u32, snd_buf_auto: false, timestamps: false, quickack: 0, ..TcpConfig::default() }
 }
 
 /// Sequence number of data segment `k` (MSS-sized segments from seq 1).
@@ -144,17 +136,8 @@ impl Net {
 
     /// A sends `a_bytes` then closes; B sends `b_bytes`, closes when done and on A's FIN.
     pub fn transfer(mut self, a_bytes: u64, b_bytes: u64) -> Net {
-        self.app[0] = App {
-            to_send: a_bytes,
-            close_when_done: true,
-            ..App::default()
-        };
-        self.app[1] = App {
-            to_send: b_bytes,
-            close_when_done: b_bytes > 0,
-            close_on_fin: true,
-            ..App::default()
-        };
+        self.app[0] = App { to_send: a_bytes, close_when_done: true, ..App::default() };
+        self.app[1] = App { to_send: b_bytes, close_when_done: b_bytes > 0, close_on_fin: true, ..App::default() };
         self
     }
 
@@ -206,16 +189,10 @@ impl Net {
             }
         }
         for side in [Side::A, Side::B] {
-            let due = self.tcp[side.idx()]
-                .as_ref()
-                .and_then(|x| x.poll_at())
-                .is_some_and(|d| d <= t);
+            let due = self.tcp[side.idx()].as_ref().and_then(|x| x.poll_at()).is_some_and(|d| d <= t);
             if due {
                 let now = self.now;
-                let n = self.tcp[side.idx()]
-                    .as_mut()
-                    .unwrap()
-                    .on_timer(now, &mut self.out);
+                let n = self.tcp[side.idx()].as_mut().unwrap().on_timer(now, &mut self.out);
                 self.after(side, n);
                 return true;
             }
@@ -228,8 +205,7 @@ impl Net {
         let n = match &mut self.tcp[to.idx()] {
             Some(t) => t.on_segment(now, &seg, &mut self.out),
             None if seg.flags.contains(tcp::Flags::SYN) => {
-                self.tcp[to.idx()] =
-                    Some(Tcp::accept(&self.cfg[to.idx()], now, &seg, &mut self.out));
+                self.tcp[to.idx()] = Some(Tcp::accept(&self.cfg[to.idx()], now, &seg, &mut self.out));
                 Notify::default()
             }
             None => return,
@@ -258,14 +234,11 @@ impl Net {
         self.record_state(side);
         if let Some(t) = self.tcp[i].as_mut() {
             let app = &mut self.app[i];
-            if matches!(t.state(), State::Established | State::CloseWait)
-                || app.established.is_none()
-            {
+            if matches!(t.state(), State::Established | State::CloseWait) || app.established.is_none() {
                 if app.to_send > 0 {
                     app.to_send -= t.write(now, app.to_send, &mut self.out);
                 }
-                let want_close = (app.close_when_done && app.to_send == 0)
-                    || (app.close_on_fin && app.peer_fin && app.to_send == 0);
+                let want_close = (app.close_when_done && app.to_send == 0) || (app.close_on_fin && app.peer_fin && app.to_send == 0);
                 if want_close && !app.close_called && app.established.is_some() {
                     app.close_called = true;
                     t.close(now, &mut self.out);
@@ -275,13 +248,7 @@ impl Net {
         self.record_state(side);
         if side == Side::A {
             if let Some(a) = &self.tcp[0] {
-                self.trace.push(Sample {
-                    t: now,
-                    cwnd: a.cwnd(),
-                    ssthresh: a.ssthresh(),
-                    recovery: a.in_recovery(),
-                    send_buffer: a.send_buffer(),
-                });
+                self.trace.push(Sample { t: now, cwnd: a.cwnd(), ssthresh: a.ssthresh(), recovery: a.in_recovery(), send_buffer: a.send_buffer() });
             }
         }
         let segs: Vec<Segment> = self.out.drain(..).collect();
@@ -302,12 +269,7 @@ impl Net {
     fn send(&mut self, from: Side, seg: Segment) {
         let now = self.now;
         let dropped = (self.drop)(now, from, &seg);
-        self.log.push(Wire {
-            t: now,
-            from,
-            seg,
-            dropped,
-        });
+        self.log.push(Wire { t: now, from, seg, dropped });
         if dropped {
             return;
         }
@@ -359,9 +321,7 @@ impl Net {
         self.sent_by(side).filter(|w| w.seg.len > 0)
     }
     pub fn pure_acks_by(&self, side: Side) -> usize {
-        self.sent_by(side)
-            .filter(|w| w.seg.len == 0 && w.seg.flags == tcp::Flags::ACK)
-            .count()
+        self.sent_by(side).filter(|w| w.seg.len == 0 && w.seg.flags == tcp::Flags::ACK).count()
     }
     /// Bytes `side` had delivered by time `t`.
     pub fn delivered_at(&self, side: Side, t: Time) -> u64 {
@@ -380,10 +340,5 @@ impl Net {
 
 /// Drop the first transmission of A's data segments with these indices.
 pub fn drop_segments(idx: &'static [u64]) -> impl FnMut(Time, Side, &Segment) -> bool {
-    move |_, side, seg| {
-        side == Side::A
-            && seg.len > 0
-            && !seg.retransmit
-            && idx.iter().any(|&k| seg.seq == seg_seq(k))
-    }
+    move |_, side, seg| side == Side::A && seg.len > 0 && !seg.retransmit && idx.iter().any(|&k| seg.seq == seg_seq(k))
 }

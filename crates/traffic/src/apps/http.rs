@@ -59,14 +59,7 @@ pub struct HttpApp {
 impl HttpApp {
     pub fn new(cfg: HttpConfig) -> HttpApp {
         let n = cfg.clients.len();
-        HttpApp {
-            cfg,
-            fetches: HashMap::new(),
-            server: Responder::default(),
-            next_index: vec![0; n],
-            log: Log::default(),
-            failed: 0,
-        }
+        HttpApp { cfg, fetches: HashMap::new(), server: Responder::default(), next_index: vec![0; n], log: Log::default(), failed: 0 }
     }
 
     fn begin(&mut self, client: usize, tp: &mut dyn Transport) {
@@ -165,10 +158,7 @@ impl App for HttpApp {
                     ("download_time_s", Column::F64(l.download_s.clone())),
                 ],
             },
-            counters: vec![
-                ("failed", self.failed as f64),
-                ("unfinished", self.fetches.len() as f64),
-            ],
+            counters: vec![("failed", self.failed as f64), ("unfinished", self.fetches.len() as f64)],
         }
     }
 }

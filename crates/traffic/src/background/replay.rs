@@ -75,15 +75,7 @@ impl Replays {
 
     /// A connection was accepted: its server side starts if it is one of
     /// ours. Returns whether it was.
-    pub(crate) fn accepted(
-        &mut self,
-        conn: ConnId,
-        server: HostId,
-        port: u16,
-        client: HostId,
-        tp: &mut dyn Transport,
-        ws: &mut WriteSize,
-    ) -> bool {
+    pub(crate) fn accepted(&mut self, conn: ConnId, server: HostId, port: u16, client: HostId, tp: &mut dyn Transport, ws: &mut WriteSize) -> bool {
         let key = (client, server, port);
         let Some(next) = self.accepting.get_mut(&key).and_then(VecDeque::pop_front) else { return false };
         if self.accepting.get(&key).is_some_and(VecDeque::is_empty) {
@@ -191,10 +183,7 @@ mod tests {
     #[test]
     fn each_side_writes_its_units_at_their_offsets_and_then_closes() {
         let ms = Dur::from_millis;
-        let plan = Arc::new(UnitPlan {
-            class: 0,
-            units: [vec![(ms(0), 500), (ms(10), 300)], vec![(ms(5), 20_000), (ms(6), 40_000)]],
-        });
+        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(ms(0), 500), (ms(10), 300)], vec![(ms(5), 20_000), (ms(6), 40_000)]] });
         let mut r = Replays::new(7);
         let mut tp = Tp::default();
         let mut ws = |_: usize, dir: usize, b: u64| if dir == 1 { 10_000 } else { b };

@@ -471,11 +471,7 @@ impl SwingSource {
             }
         };
         let units = match planned {
-            Some(_) => self
-                .rre_plan(s)
-                .and_then(|r| r.conns.get(i))
-                .filter(|c| !c.adus.is_empty())
-                .map(|c| unit_plan(&self.cfg, class, &c.adus)),
+            Some(_) => self.rre_plan(s).and_then(|r| r.conns.get(i)).filter(|c| !c.adus.is_empty()).map(|c| unit_plan(&self.cfg, class, &c.adus)),
             None => self.draw_concurrent(class),
         };
         let conn = tp.connect(client, server, port);
@@ -656,8 +652,7 @@ impl SwingSource {
         if self.cfg.structure == Structure::Sessions && !f.sequence.is_empty() {
             // The flow's own packets, at their own offsets.
             let first = at + Dur::from_secs_f64(f.sequence[0][0].max(0.0));
-            let send =
-                UdpSend { class: u, dir: 0, from, to, port, left: 0, payload: 0, gap: Dur::ZERO, replay: Some((i, 0, at)) };
+            let send = UdpSend { class: u, dir: 0, from, to, port, left: 0, payload: 0, gap: Dur::ZERO, replay: Some((i, 0, at)) };
             self.udp.push(Some(send));
             tp.set_timer(first, token(KIND_UDP, (self.udp.len() - 1) as u64));
             return;
@@ -670,8 +665,7 @@ impl SwingSource {
             // Without in-flow samples: the flow's mean size, evenly spaced.
             let size = (f.bytes[dir] / pkts).max(29);
             let gap = if pkts > 1 { Dur::from_secs_f64(f.duration_s.max(0.0) / (pkts - 1) as f64) } else { Dur::ZERO };
-            let send =
-                UdpSend { class: u, dir, from: src, to: dst, port, left: pkts, payload: (size - 28) as u32, gap, replay: None };
+            let send = UdpSend { class: u, dir, from: src, to: dst, port, left: pkts, payload: (size - 28) as u32, gap, replay: None };
             // The reply direction starts when the trace's did.
             let first = if dir == 0 { at } else { at + Dur::from_secs_f64(f.reply_s.max(0.0)) };
             self.udp.push(Some(send));

@@ -56,15 +56,8 @@ impl Ng {
         self.block(1, &body)
     }
     pub fn epb(&mut self, iface: u32, ts: u64, orig: u32, data: &[u8]) -> &mut Ng {
-        let body = [
-            &self.u32(iface)[..],
-            &self.u32((ts >> 32) as u32),
-            &self.u32(ts as u32),
-            &self.u32(data.len() as u32),
-            &self.u32(orig),
-            data,
-        ]
-        .concat();
+        let body =
+            [&self.u32(iface)[..], &self.u32((ts >> 32) as u32), &self.u32(ts as u32), &self.u32(data.len() as u32), &self.u32(orig), data].concat();
         self.block(6, &body)
     }
     pub fn spb(&mut self, orig: u32, data: &[u8]) -> &mut Ng {
@@ -89,21 +82,12 @@ impl Ng {
 
 /// A classic pcap file header (microsecond, little-endian).
 pub fn pcap_header(linktype: u32, snaplen: u32) -> Vec<u8> {
-    [
-        &0xa1b2_c3d4u32.to_le_bytes()[..],
-        &2u16.to_le_bytes(),
-        &4u16.to_le_bytes(),
-        &[0; 8],
-        &snaplen.to_le_bytes(),
-        &linktype.to_le_bytes(),
-    ]
-    .concat()
+    [&0xa1b2_c3d4u32.to_le_bytes()[..], &2u16.to_le_bytes(), &4u16.to_le_bytes(), &[0; 8], &snaplen.to_le_bytes(), &linktype.to_le_bytes()].concat()
 }
 
 /// A classic pcap record (microsecond, little-endian).
 pub fn pcap_record(sec: u32, usec: u32, orig: u32, data: &[u8]) -> Vec<u8> {
-    [&sec.to_le_bytes()[..], &usec.to_le_bytes(), &(data.len() as u32).to_le_bytes(), &orig.to_le_bytes(), data]
-        .concat()
+    [&sec.to_le_bytes()[..], &usec.to_le_bytes(), &(data.len() as u32).to_le_bytes(), &orig.to_le_bytes(), data].concat()
 }
 
 /// A 40-byte IPv4+TCP SYN from 10.0.0.1:1000 to 10.0.0.2:80 with sequence `seq`.

@@ -1,24 +1,53 @@
-//! The link model, written once for both engines.
+//! Paths of elements, written once for both engines.
 //!
-//! A [`Link`] is one direction of a wire: a loss element, a queue, a
-//! serialiser running at the link rate and a propagation delay, in that
-//! order, with an optional token bucket behind the serialiser. It never
-//! reads a clock: [`Link::offer`] takes the packet's arrival
-//! time and answers either that the packet was dropped (and why) or the
-//! instant its last bit reaches the far end. The simulator turns that instant
-//! into one event; the emulator holds the packet until the wall clock gets
-//! there.
+//! A direction of a link (or of a host's access) is a [`Path`]: a sequence
+//! of elements behind one small trait, [`Element`], sans-IO with time
+//! passed in. An element is offered a packet ([`Packet`]: its size, flow,
+//! class, whether it is a handshake; never its bytes) and answers deliver
+//! at an instant, hold, or drop ([`Verdict`]), and says when it next needs
+//! waking. The simulator turns a path's answer into one event; the
+//! emulator holds the packet until the wall clock gets there.
 //!
-//! For first-in first-out service the departure instant is known the moment
-//! a packet is accepted, because nothing that arrives later can overtake it.
-//! The queue therefore keeps only the start-of-service times of the packets
-//! still waiting, which is enough to decide drop-tail admission exactly and
-//! to measure queueing delay.
+//! The elements, one file each:
+//!
+//! - [`loss`]: Bernoulli and Gilbert-Elliott loss, handshakes apart if asked;
+//! - [`queue`]: a queue and its serialiser, with a discipline behind the
+//!   [`queue::Discipline`] trait (decided at arrival, e.g. drop-tail in
+//!   packets or bytes) or the [`queue::Scheduler`] trait (decided at
+//!   dequeue, held packets and wake-ups);
+//! - [`shaper`] and [`outage`]: token buckets and outage windows that gate
+//!   the serialiser of the queue before them;
+//! - [`schedule`]: rates and delays that follow a schedule (a time-varying
+//!   link);
+//! - [`bunching`]: packets delivered in pairs;
+//! - [`delay`]: propagation delay.
+//!
+//! [`spec`] describes paths as data ([`PathSpec`]), which scenarios and
+//! host plans produce and either engine builds.
+//!
+//! A new queue discipline is a type implementing `Discipline` or
+//! `Scheduler` in `queue/`, named by a `DisciplineSpec` variant; a new
+//! element kind implements `Element` (and, for speed, gets a `Stage`
+//! variant). Neither touches an engine.
 
-mod link;
-mod loss;
-mod queue;
+pub mod bunching;
+pub mod delay;
+pub mod element;
+pub mod loss;
+pub mod outage;
+pub mod packet;
+pub mod path;
+pub mod queue;
+pub mod schedule;
+pub mod shaper;
+pub mod spec;
 
-pub use link::{Bunching, Link, LinkConfig, LinkStats, Outages, Shaper, Verdict};
-pub use loss::Loss;
-pub use queue::{DropReason, QueueLimit};
+pub use element::{DropReason, Element, Release, Verdict};
+pub use loss::{Loss, LossModel};
+pub use outage::Outages;
+pub use packet::Packet;
+pub use path::{Outcome, Path, PathStats, Stage};
+pub use queue::{QueueLimit, QueueStats};
+pub use schedule::{RateSchedule, Schedule};
+pub use shaper::Shaper;
+pub use spec::{DelaySpec, DisciplineSpec, ElementSpec, PathSpec, RateSpec, SpecError};

@@ -1,10 +1,9 @@
 //! From resolved scenario settings to a world and its applications.
 
 use crate::monitor::Monitor;
-use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST};
-use crate::world::{HostLoss, SendLoss, TcpTotals, World};
-use net::QueueLimit;
-use net::{Link, LinkConfig, Loss};
+use crate::topology::{Host, NodeRef, PathSlot, Router, EPHEMERAL_FIRST};
+use crate::world::{TcpTotals, World};
+use net::{DelaySpec, DisciplineSpec, ElementSpec, LossModel, PathSpec, QueueLimit, RateSpec};
 use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side, SwingModel};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
@@ -47,27 +46,45 @@ fn split_loss(total: f64, after: f64) -> (f64, f64) {
     (1.0 - (1.0 - total) / (1.0 - after), after)
 }
 
-fn link_config(p: &LinkParams, rng: Rng, bunch_rng: Rng) -> LinkConfig {
-    // The bunching draws have a stream of their own, so a link's losses
-    // are the same with or without it.
-    let bunching = (p.bunching > 0.0).then_some(net::Bunching { p: p.bunching, rng: bunch_rng });
-    LinkConfig {
-        rate: p.rate,
-        delay: p.delay,
-        queue: p.queue,
-        loss: Loss::bernoulli(p.loss, rng),
-        shapers: p.shapers.clone(),
-        bunching,
-        outages: p.outages.clone(),
+/// The path of a link with these parameters: loss on arrival, a
+/// drop-tail queue gated by the link's shapers and outages, bunching, delay.
+/// Its random streams are named for the link, so that they do not depend
+/// on what else the run holds (bunching has a stream of its own, so a
+/// link's losses are the same with or without it).
+fn link_spec(p: &LinkParams, name: &str) -> PathSpec {
+    let mut elements = Vec::new();
+    if p.loss > 0.0 {
+        elements.push(ElementSpec::Loss { model: LossModel::Bernoulli { p: p.loss }, stream: format!("link/{name}"), handshakes: None });
+    }
+    elements.push(ElementSpec::Queue { rate: RateSpec::Fixed(p.rate), limit: p.queue, discipline: DisciplineSpec::DropTail });
+    elements.extend(p.shapers.iter().map(|s| ElementSpec::Shaper(*s)));
+    elements.extend(p.outages.iter().map(|o| ElementSpec::Outages(o.clone())));
+    if p.bunching > 0.0 {
+        elements.push(ElementSpec::Bunching { p: p.bunching, stream: format!("link/{name}/bunching") });
+    }
+    elements.push(ElementSpec::Delay(DelaySpec::Fixed(p.delay)));
+    PathSpec { elements }
+}
+
+/// A host's loss of what it sends, at one place on its path (`where_`:
+/// "before-link" or "after-link"): every packet but SYNs and SYN/ACKs at
+/// `packets` (Swing's per-packet loss), handshakes at their own rate, since
+/// a path that drops the tails of bursts passes lone SYNs, and one lost
+/// costs a connection a whole second.
+fn send_loss(host: HostId, where_: &str, packets: f64, handshakes: f64) -> ElementSpec {
+    let bernoulli = |p: f64| LossModel::Bernoulli { p: p.clamp(0.0, 0.99) };
+    ElementSpec::Loss {
+        model: bernoulli(packets),
+        stream: format!("h{host}/{where_}"),
+        handshakes: Some((bernoulli(handshakes), format!("h{host}/{where_}/handshake"))),
     }
 }
 
 impl Builder {
-    fn add_link(&mut self, name: String, p: &LinkParams, to: NodeRef) -> u32 {
-        let rng = Rng::stream(self.seed, &format!("link/{name}"));
-        let bunch_rng = Rng::stream(self.seed, &format!("link/{name}/bunching"));
-        self.world.links.push(LinkSlot { link: Link::new(link_config(p, rng, bunch_rng)), to, name, monitor: None });
-        (self.world.links.len() - 1) as u32
+    fn add_path(&mut self, name: String, spec: PathSpec, to: NodeRef) -> u32 {
+        let path = spec.build(self.seed).unwrap_or_else(|e| panic!("path {name}: {e}"));
+        self.world.paths.push(PathSlot { path, spec, to, name, monitor: None, wake_at: None });
+        (self.world.paths.len() - 1) as u32
     }
 
     /// Adds `n` hosts on `side` sharing `group`'s access link and TCP settings.
@@ -83,6 +100,12 @@ impl Builder {
 
     /// Adds one host on `side` with its own access link up and down.
     fn host(&mut self, side: Side, up: &LinkParams, down: &LinkParams, tcp_cfg: u32) -> HostId {
+        let id = self.world.hosts.len() as HostId;
+        self.host_paths(side, link_spec(up, &format!("h{id}/up")), link_spec(down, &format!("h{id}/down")), tcp_cfg)
+    }
+
+    /// Adds one host on `side` whose access paths are `up` and `down`.
+    fn host_paths(&mut self, side: Side, up: PathSpec, down: PathSpec, tcp_cfg: u32) -> HostId {
         let router = match side {
             Side::Left => LEFT_ROUTER,
             Side::Right => RIGHT_ROUTER,
@@ -91,9 +114,9 @@ impl Builder {
         let s = &mut self.side_count[(side == Side::Right) as usize];
         let index = *s;
         *s += 1;
-        let uplink = self.add_link(format!("h{id}/up"), up, NodeRef::Router(router));
-        let downlink = self.add_link(format!("h{id}/down"), down, NodeRef::Host(id));
-        self.world.hosts.push(Host { side, index, uplink, tcp_cfg, next_port: EPHEMERAL_FIRST, ipv6: false });
+        let uplink = self.add_path(format!("h{id}/up"), up, NodeRef::Router(router));
+        let downlink = self.add_path(format!("h{id}/down"), down, NodeRef::Host(id));
+        self.world.hosts.push(Host { side, index, uplink, beyond: None, loses: false, tcp_cfg, next_port: EPHEMERAL_FIRST, ipv6: false });
         // Routes: the host's own router sends down its access link, the other
         // router sends across the bottleneck.
         for (r, route) in self.world.routers.iter_mut().enumerate() {
@@ -218,16 +241,21 @@ impl Builder {
                         (self.world.tcp_cfgs.len() - 1) as u32
                     }
                 };
-                let id = self.host(place, &up, &down, cfg);
-                if before > 0.0 || after > 0.0 || hs > 0.0 {
-                    let lose = |p: f64, name: &str| Loss::bernoulli(p.clamp(0.0, 0.99), Rng::stream(self.seed, &format!("h{id}/{name}")));
-                    let host_loss = HostLoss {
-                        before: SendLoss { packets: lose(before, "before-link"), handshake: lose(hs_before, "before-link/handshake") },
-                        after: SendLoss { packets: lose(after, "after-link"), handshake: lose(hs_after, "after-link/handshake") },
-                    };
-                    let w = &mut self.world.host_loss;
-                    w.resize_with(id as usize + 1, || None);
-                    w[id as usize] = Some(host_loss);
+                let id = self.world.hosts.len() as HostId;
+                let mut up = link_spec(&up, &format!("h{id}/up"));
+                let down = link_spec(&down, &format!("h{id}/down"));
+                let loses = before > 0.0 || after > 0.0 || hs > 0.0;
+                if loses {
+                    up.elements.insert(0, send_loss(id, "before-link", before, hs_before));
+                }
+                let id = self.host_paths(place, up, down, cfg);
+                if loses {
+                    // Beyond the observed link: on to the far side's router.
+                    let far = if place == Side::Left { RIGHT_ROUTER } else { LEFT_ROUTER };
+                    let beyond = PathSpec { elements: vec![send_loss(id, "after-link", after, hs_after)] };
+                    let b = self.add_path(format!("h{id}/beyond"), beyond, NodeRef::Router(far));
+                    let h = &mut self.world.hosts[id as usize];
+                    (h.loses, h.beyond) = (true, Some(b));
                 }
                 self.world.hosts[id as usize].ipv6 = t.ipv6;
                 out[side.index()].push(id);
@@ -325,11 +353,11 @@ fn other(s: Side) -> Side {
 pub fn build(r: &Resolved) -> Built {
     let mut b = Builder { seed: r.seed, world: World::new(), side_count: [0, 0] };
     b.world.routers = vec![Router { route: Vec::new() }, Router { route: Vec::new() }];
-    let fwd = b.add_link("bottleneck/fwd".into(), &r.bottleneck[0], NodeRef::Router(RIGHT_ROUTER));
-    let rev = b.add_link("bottleneck/rev".into(), &r.bottleneck[1], NodeRef::Router(LEFT_ROUTER));
+    let fwd = b.add_path("bottleneck/fwd".into(), link_spec(&r.bottleneck[0], "bottleneck/fwd"), NodeRef::Router(RIGHT_ROUTER));
+    let rev = b.add_path("bottleneck/rev".into(), link_spec(&r.bottleneck[1], "bottleneck/rev"), NodeRef::Router(LEFT_ROUTER));
     debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
     for (m, l) in [fwd, rev].into_iter().enumerate() {
-        b.world.links[l as usize].monitor = Some(m as u8);
+        b.world.paths[l as usize].monitor = Some(m as u8);
         b.world.monitors.push(Monitor::new(r.output.series_bin, r.duration));
     }
 

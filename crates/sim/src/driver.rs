@@ -71,7 +71,9 @@ pub fn run(b: &mut Built, end: Time, progress: &mut dyn FnMut(Time) -> bool) -> 
         world.now = t;
         world.counters.events += 1;
         match ev {
-            Ev::Arrive { link, pkt } => world.arrive(link, pkt),
+            Ev::Arrive { path, pkt } => world.arrive(path, pkt),
+            Ev::Resume { path, pkt, stage } => world.resume(path, pkt, stage),
+            Ev::Wake { path } => world.wake(path),
             Ev::Tcp { conn } => world.tcp_timer(conn),
             Ev::App { app, token } => world.pending.push_back((app, Event::Timer(token))),
         }

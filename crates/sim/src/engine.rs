@@ -10,8 +10,12 @@ use units::Time;
 /// What happens when an event fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ev {
-    /// A packet's last bit reaches the far end of a link.
-    Arrive { link: u32, pkt: u32 },
+    /// A packet's last bit reaches the far end of a path.
+    Arrive { path: u32, pkt: u32 },
+    /// A packet reaches an element of a path that must see it at its own time.
+    Resume { path: u32, pkt: u32, stage: u32 },
+    /// Elements of a path asked to be woken.
+    Wake { path: u32 },
     /// A TCP endpoint's deadline (RTO, delayed ACK...) may have passed.
     Tcp { conn: u32 },
     /// An application timer.

@@ -5,8 +5,8 @@ use crate::capture::Capture;
 use crate::engine::{Ev, EventQueue};
 use crate::monitor::Monitor;
 use crate::packet::{Body, Pkt, Slab, UDP_HEADER};
-use crate::topology::{Host, LinkSlot, NodeRef, Router, EPHEMERAL_FIRST, EPHEMERAL_LAST};
-use net::{Loss, Verdict};
+use crate::topology::{Host, NodeRef, PathSlot, Router, EPHEMERAL_FIRST, EPHEMERAL_LAST};
+use net::{DropReason, Outcome, Packet};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
@@ -134,8 +134,8 @@ pub struct Counters {
     pub stray_segments: u64,
     /// Datagrams to a port nobody bound.
     pub stray_datagrams: u64,
-    /// Packets a host's own loss dropped before its access link, and
-    /// beyond the observed link (`World::host_loss`).
+    /// Packets a host's own loss dropped before its access link
+    /// (`Host::loses`), and beyond the observed link (`Host::beyond`).
     pub lost_before_link: u64,
     pub lost_after_link: u64,
 }
@@ -148,40 +148,11 @@ pub fn conn_id(idx: u32, gen: u32) -> ConnId {
     ConnId((gen as u64) << 32 | idx as u64)
 }
 
-/// A host's loss of what it sends, at one place on its path.
-#[derive(Clone, Debug)]
-pub struct SendLoss {
-    /// Every packet but SYNs and SYN/ACKs (Swing's per-packet loss).
-    pub packets: Loss,
-    /// SYNs and SYN/ACKs: their loss is measured on its own, since a path
-    /// that drops the tails of bursts passes lone SYNs, and one lost costs
-    /// a connection a whole second.
-    pub handshake: Loss,
-}
-
-impl SendLoss {
-    #[inline]
-    pub fn drops(&mut self, p: &Pkt) -> bool {
-        match &p.body {
-            Body::Tcp(s) if s.flags.contains(tcp::Flags::SYN) => self.handshake.drops(),
-            _ => self.packets.drops(),
-        }
-    }
-}
-
-/// Where a host loses what it sends: before its access link (holes the
-/// trace saw filled) and beyond the observed link (copies the link carried).
-#[derive(Clone, Debug)]
-pub struct HostLoss {
-    pub before: SendLoss,
-    pub after: SendLoss,
-}
-
 pub struct World {
     pub now: Time,
     pub events: EventQueue,
     pub pkts: Slab,
-    pub links: Vec<LinkSlot>,
+    pub paths: Vec<PathSlot>,
     pub hosts: Vec<Host>,
     pub routers: Vec<Router>,
     pub tcp_cfgs: Vec<TcpConfig>,
@@ -200,11 +171,8 @@ pub struct World {
     /// Per application: TCP counters of its finished and live connections.
     pub app_tcp: Vec<TcpTotals>,
     pub conn_log: ConnLog,
-    /// Per host: loss of what it sends, by kind of packet, before its
-    /// access link and after the packet crossed the observed (monitored)
-    /// link, where the link carries the lost copies (swing virtual hosts
-    /// whose trace host lost packets).
-    pub host_loss: Vec<Option<HostLoss>>,
+    /// What elements let go when woken, reused.
+    released: Vec<(Packet, Outcome)>,
 }
 
 impl World {
@@ -213,7 +181,7 @@ impl World {
             now: Time::ZERO,
             events: EventQueue::default(),
             pkts: Slab::default(),
-            links: Vec::new(),
+            paths: Vec::new(),
             hosts: Vec::new(),
             routers: Vec::new(),
             tcp_cfgs: Vec::new(),
@@ -230,44 +198,101 @@ impl World {
             counters: Counters::default(),
             app_tcp: Vec::new(),
             conn_log: ConnLog::default(),
-            host_loss: Vec::new(),
+            released: Vec::new(),
         }
     }
 
     // ---- packets through the network ----
 
-    /// A host hands a packet to its access link.
+    /// What the elements of a path see of a packet.
     #[inline]
-    fn inject(&mut self, host: HostId, p: Pkt) {
-        if let Some(Some(loss)) = self.host_loss.get_mut(host as usize) {
-            if loss.before.drops(&p) {
-                self.counters.lost_before_link += 1;
-                return;
-            }
+    fn meta(&self, idx: u32) -> Packet {
+        let p = self.pkts.get(idx);
+        let mut m = Packet::new(idx, p.size);
+        if let Body::Tcp(s) = &p.body {
+            m.handshake = s.flags.contains(tcp::Flags::SYN);
         }
-        let idx = self.pkts.insert(p);
-        let link = self.hosts[host as usize].uplink;
-        self.forward(link, idx);
+        m.flow = p.src ^ p.dst.rotate_left(16) ^ (p.sport as u32) << 8 ^ p.dport as u32;
+        m
     }
 
+    /// A host hands a packet to its access path.
     #[inline]
-    fn forward(&mut self, link: u32, pkt: u32) {
-        let size = self.pkts.get(pkt).size;
-        let slot = &mut self.links[link as usize];
-        match slot.link.offer(self.now, size) {
-            Verdict::Deliver(at) => self.events.push(at, Ev::Arrive { link, pkt }),
-            Verdict::Dropped(_) => {
-                if let Some(m) = slot.monitor {
+    fn inject(&mut self, host: HostId, p: Pkt) {
+        let idx = self.pkts.insert(p);
+        let h = &self.hosts[host as usize];
+        let (path, loses) = (h.uplink, h.loses);
+        if let Some(DropReason::Loss) = self.forward(path, idx) {
+            if loses {
+                self.counters.lost_before_link += 1;
+            }
+        }
+    }
+
+    /// Offers packet `pkt` to `path` now; the reason, if it was dropped.
+    #[inline]
+    fn forward(&mut self, path: u32, pkt: u32) -> Option<DropReason> {
+        let mut m = self.meta(pkt);
+        let o = self.paths[path as usize].path.offer(self.now, &mut m);
+        self.outcome(path, pkt, o)
+    }
+
+    /// Acts on where a packet stands on `path`.
+    #[inline]
+    fn outcome(&mut self, path: u32, pkt: u32, o: Outcome) -> Option<DropReason> {
+        match o {
+            Outcome::Arrive(at) => self.events.push(at, Ev::Arrive { path, pkt }),
+            Outcome::Dropped(r) => {
+                if let Some(m) = self.paths[path as usize].monitor {
                     self.monitors[m as usize].dropped(self.now);
                 }
                 self.pkts.remove(pkt);
+                return Some(r);
+            }
+            Outcome::Held => self.rearm_path(path),
+            Outcome::Resume { stage, at } => self.events.push(at, Ev::Resume { path, pkt, stage }),
+        }
+        None
+    }
+
+    /// Keeps one pending wake-up per path, at its elements' earliest.
+    fn rearm_path(&mut self, path: u32) {
+        let slot = &mut self.paths[path as usize];
+        if let Some(t) = slot.path.poll_at() {
+            let t = t.max(self.now);
+            if slot.wake_at.is_none_or(|w| t < w) {
+                slot.wake_at = Some(t);
+                self.events.push(t, Ev::Wake { path });
             }
         }
     }
 
-    /// A packet's last bit reached the far end of `link`.
-    pub fn arrive(&mut self, link: u32, pkt: u32) {
-        let slot = &self.links[link as usize];
+    /// A packet reaches an element of `path` that sees it at its own time.
+    pub fn resume(&mut self, path: u32, pkt: u32, stage: u32) {
+        let mut m = self.meta(pkt);
+        let o = self.paths[path as usize].path.resume(self.now, stage, &mut m);
+        self.outcome(path, pkt, o);
+    }
+
+    /// Elements of `path` asked to be woken now.
+    pub fn wake(&mut self, path: u32) {
+        let slot = &mut self.paths[path as usize];
+        if slot.wake_at != Some(self.now) {
+            return; // superseded by an earlier wake-up
+        }
+        slot.wake_at = None;
+        let mut released = std::mem::take(&mut self.released);
+        slot.path.wake(self.now, &mut released);
+        for (m, o) in released.drain(..) {
+            self.outcome(path, m.id, o);
+        }
+        self.released = released;
+        self.rearm_path(path);
+    }
+
+    /// A packet's last bit reached the far end of `path`.
+    pub fn arrive(&mut self, path: u32, pkt: u32) {
+        let slot = &self.paths[path as usize];
         let (to, observed) = (slot.to, slot.monitor.is_some());
         if let Some(m) = slot.monitor {
             let p = *self.pkts.get(pkt);
@@ -279,13 +304,22 @@ impl World {
         }
         match to {
             NodeRef::Router(r) => {
+                // Past the observed link, a packet takes its sender's path
+                // beyond it, if it has one, before it is routed on.
                 if observed {
-                    let p = *self.pkts.get(pkt);
-                    if let Some(Some(loss)) = self.host_loss.get_mut(p.src as usize) {
-                        if loss.after.drops(&p) {
-                            self.counters.lost_after_link += 1;
-                            self.pkts.remove(pkt);
-                            return;
+                    if let Some(beyond) = self.hosts[self.pkts.get(pkt).src as usize].beyond {
+                        let mut m = self.meta(pkt);
+                        match self.paths[beyond as usize].path.offer(self.now, &mut m) {
+                            Outcome::Arrive(at) if at == self.now => {}
+                            Outcome::Dropped(DropReason::Loss) => {
+                                self.counters.lost_after_link += 1;
+                                self.pkts.remove(pkt);
+                                return;
+                            }
+                            o => {
+                                self.outcome(beyond, pkt, o);
+                                return;
+                            }
                         }
                     }
                 }
@@ -596,29 +630,5 @@ impl World {
 
     pub fn set_timer(&mut self, app: u32, at: Time, token: u64) {
         self.events.push(at.max(self.now), Ev::App { app, token });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tcp::{Flags, SackBlocks};
-    use units::Rng;
-
-    fn tcp(flags: Flags, len: u32) -> Pkt {
-        let seg = Segment { seq: 1, ack: 1, len, flags, wnd: 65535, sack: SackBlocks::default(), syn_opts: None, ts: None, retransmit: false };
-        Pkt { src: 0, dst: 1, sport: 40000, dport: 80, size: 40 + len, body: Body::Tcp(seg) }
-    }
-
-    #[test]
-    fn a_hosts_loss_takes_handshakes_apart() {
-        let all = |p| Loss::bernoulli(p, Rng::stream(1, "t"));
-        let hs = [tcp(Flags::SYN, 0), tcp(Flags::SYN | Flags::ACK, 0)];
-        let udp = Pkt { body: Body::Udp { payload: 100 }, ..tcp(Flags::ACK, 0) };
-        let other = [tcp(Flags::ACK, 1000), tcp(Flags::ACK | Flags::FIN, 10), tcp(Flags::ACK, 0), tcp(Flags::RST, 0), udp];
-        let mut packets = SendLoss { packets: all(1.0), handshake: Loss::None };
-        assert!(other.iter().all(|p| packets.drops(p)) && !hs.iter().any(|p| packets.drops(p)));
-        let mut handshakes = SendLoss { packets: Loss::None, handshake: all(1.0) };
-        assert!(hs.iter().all(|p| handshakes.drops(p)) && !other.iter().any(|p| handshakes.drops(p)));
     }
 }

@@ -91,6 +91,33 @@ fn run_model(m: &Model, extra: &str, duration: &str) -> sim::build::Built {
     sim::simulate(&r)
 }
 
+/// What the elements of a path do, read from its description.
+#[derive(Debug)]
+struct Access {
+    rate: units::Rate,
+    delay: units::Dur,
+    bunching: Option<f64>,
+    shapers: Vec<net::Shaper>,
+}
+
+fn access(b: &sim::build::Built, path: u32) -> Access {
+    let mut a = Access { rate: units::Rate(0), delay: units::Dur::ZERO, bunching: None, shapers: vec![] };
+    for e in &b.world.paths[path as usize].spec.elements {
+        match e {
+            net::ElementSpec::Queue { rate: net::RateSpec::Fixed(r), .. } => a.rate = *r,
+            net::ElementSpec::Delay(net::DelaySpec::Fixed(d)) => a.delay = *d,
+            net::ElementSpec::Bunching { p, .. } => a.bunching = Some(*p),
+            net::ElementSpec::Shaper(s) => a.shapers.push(*s),
+            _ => {}
+        }
+    }
+    a
+}
+
+fn stats(b: &sim::build::Built, path: u32) -> net::PathStats {
+    b.world.paths[path as usize].path.stats()
+}
+
 fn counter(b: &sim::build::Built, name: &str) -> f64 {
     let rep = b.apps[0].report();
     rep.counters.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no counter {name}")).1
@@ -123,7 +150,7 @@ fn access_links_follow_the_host_tuples_and_knobs() {
     let b = run("", "1s");
     // Host 0 is side A (10 ms RTT, 10 Mbps); its uplink has half the RTT,
     // less its 60-byte SYN's 48 µs at 10 Mbps, which the trace's RTT held.
-    let up = b.world.links[b.world.hosts[0].uplink as usize].link.config().clone();
+    let up = access(&b, b.world.hosts[0].uplink);
     assert_eq!(up.delay, units::Dur::from_micros(5_000 - 48));
     assert_eq!(up.rate, units::Rate::mbps(10));
     assert!(up.bunching.is_none());
@@ -135,13 +162,13 @@ fn access_links_follow_the_host_tuples_and_knobs() {
     m.hosts[0].bunched = Some(0.2);
     let b = run_model(&m, "", "1s");
     let h = &b.world.hosts[0];
-    let p = b.world.links[h.uplink as usize].link.config().bunching.as_ref().map(|x| x.p);
+    let p = access(&b, h.uplink).bunching;
     assert!(p.is_some_and(|p| (p - 0.25).abs() < 1e-12), "{p:?}");
-    let bunched = b.world.links.iter().filter(|l| l.link.config().bunching.is_some()).count();
+    let bunched = (0..b.world.paths.len() as u32).filter(|&i| access(&b, i).bunching.is_some()).count();
     assert_eq!(bunched, 1);
     let b = run("rtt = \"4ms\"\naccess_cap = \"2Mbps\"", "1s");
     for h in &b.world.hosts {
-        let c = b.world.links[h.uplink as usize].link.config();
+        let c = access(&b, h.uplink);
         assert_eq!(c.delay, units::Dur::from_millis(1), "HighBurst: a quarter of the RTT per access direction");
         assert_eq!(c.rate, units::Rate::mbps(2), "Traffic2: capacity capped");
     }
@@ -384,7 +411,7 @@ fn loss_after_the_link_shows_the_lost_copies_on_the_link() {
     let after = run_model(&m, "", "60s");
     assert_eq!(before.world.counters.lost_after_link, 0);
     let lost = after.world.counters.lost_after_link as f64;
-    let fwd = |b: &sim::build::Built| b.world.links[sim::build::BOTTLENECK_FWD as usize].link.stats().accepted_pkts as f64;
+    let fwd = |b: &sim::build::Built| stats(b, sim::build::BOTTLENECK_FWD).queue.accepted_pkts as f64;
     assert!(lost > 0.05 * fwd(&after), "{lost} of {}", fwd(&after));
     // Requests are the same (but for a session still out at the end); the
     // link sees more packets when loss is past it.
@@ -428,7 +455,7 @@ fn a_stalled_path_holds_its_sides_packets_then_lets_them_through() {
     m.udp.clear();
     // Packets of side B's that reached the link's far end, per bin.
     fn rev(b: &sim::build::Built) -> impl Fn(f64, f64) -> u32 + '_ {
-        let i = b.world.links[sim::build::BOTTLENECK_REV as usize].monitor.unwrap() as usize;
+        let i = b.world.paths[sim::build::BOTTLENECK_REV as usize].monitor.unwrap() as usize;
         let mon = &b.world.monitors[i];
         let bin = mon.bin.as_secs_f64();
         move |from: f64, to: f64| mon.pkts[(from / bin).round() as usize..(to / bin).round() as usize].iter().sum::<u32>()
@@ -509,7 +536,7 @@ fn ipv6_trace_hosts_become_ipv6_virtual_hosts() {
     // are 20 more than with the same run over IPv4.
     let v4 = run_model(&model(), "", "20s");
     let per_pkt = |b: &sim::build::Built| {
-        let s = b.world.links[sim::build::BOTTLENECK_FWD as usize].link.stats();
+        let s = stats(&b, sim::build::BOTTLENECK_FWD).queue;
         (s.accepted_bytes as f64 / s.accepted_pkts as f64, s.accepted_pkts)
     };
     let ((b6, n6), (b4, n4)) = (per_pkt(&b), per_pkt(&v4));
@@ -529,7 +556,7 @@ fn responses_go_out_in_the_application_writes_the_trace_showed() {
     let mut m = model();
     m.classes[0].response_writes = vec![[10_000.0, 10.0], [50_000.0, 50.0]];
     let rev = |b: &sim::build::Built| {
-        let s = b.world.links[sim::build::BOTTLENECK_REV as usize].link.stats();
+        let s = stats(&b, sim::build::BOTTLENECK_REV).queue;
         (s.accepted_pkts, s.accepted_bytes)
     };
     let (whole, cut) = (rev(&run_model(&model(), "", "10s")), rev(&run_model(&m, "", "10s")));
@@ -555,7 +582,7 @@ fn concurrent_connections_replay_each_sides_data_units() {
     assert_eq!(counter(&b, "request_bytes"), 600.0 * conns);
     assert_eq!(counter(&b, "response_bytes"), 70_000.0 * conns);
     assert_eq!(counter(&b, "sessions_completed"), 4.0, "every connection closed, every session ended");
-    let stats = |l: u32| b.world.links[l as usize].link.stats();
+    let stats = |l: u32| stats(&b, l).queue;
     assert!(stats(sim::build::BOTTLENECK_REV).accepted_bytes as f64 > 70_000.0 * conns);
     assert!(stats(sim::build::BOTTLENECK_FWD).accepted_bytes as f64 > 600.0 * conns);
     // Whole sessions replay a kept connection's units the same way.
@@ -594,22 +621,22 @@ fn a_shaped_trace_host_sends_through_a_token_bucket() {
     }
     let b = run_model(&m, "", "20s");
     for h in &b.world.hosts[1..] {
-        let up = b.world.links[h.uplink as usize].link.config();
+        let up = access(&b, h.uplink);
         let want = [(100_000, 6000), (1_000_000, 3000)].map(|(r, b)| net::Shaper { rate: units::Rate(r), burst: b });
         assert_eq!(up.shapers, want);
     }
     // What they send, not what they receive.
-    assert_eq!(b.world.links.iter().filter(|l| !l.link.config().shapers.is_empty()).count(), 2);
+    assert_eq!((0..b.world.paths.len() as u32).filter(|&i| !access(&b, i).shapers.is_empty()).count(), 2);
     // Two servers at 100 kbit/s for 20 s send at most 500 kB and two bursts.
-    let sent = b.world.links[sim::build::BOTTLENECK_REV as usize].link.stats().accepted_bytes;
+    let sent = stats(&b, sim::build::BOTTLENECK_REV).queue.accepted_bytes;
     assert!(sent <= 2 * (250_000 + 6000), "{sent}");
-    let free = run("", "20s").world.links[sim::build::BOTTLENECK_REV as usize].link.stats().accepted_bytes;
+    let free = stats(&run("", "20s"), sim::build::BOTTLENECK_REV).queue.accepted_bytes;
     assert!(free > 2 * sent, "{free} unshaped against {sent}");
     // An access cap below a bucket's rate leaves nothing for it to shape.
     let b = run_model(&m, "access_cap = \"500kbps\"", "1s");
-    assert_eq!(b.world.links[b.world.hosts[1].uplink as usize].link.config().shapers.len(), 1);
+    assert_eq!(access(&b, b.world.hosts[1].uplink).shapers.len(), 1);
     let b = run_model(&m, "access_cap = \"50kbps\"", "1s");
-    assert!(b.world.hosts.iter().all(|h| b.world.links[h.uplink as usize].link.config().shapers.is_empty()));
+    assert!(b.world.hosts.iter().all(|h| access(&b, h.uplink).shapers.is_empty()));
 }
 
 #[test]

@@ -1,0 +1,204 @@
+//! A path: one direction of a link (or of a host's access) as a sequence
+//! of elements, offered packets in order.
+
+use crate::bunching::Bunching;
+use crate::delay::Delay;
+use crate::element::{DropReason, Element, Release, Verdict};
+use crate::loss::Loss;
+use crate::packet::Packet;
+use crate::queue::{Queue, QueueStats};
+use units::Time;
+
+/// One element of a path. The kinds undertow has are variants, so that a
+/// packet's way through a path is a match per element, not a virtual call;
+/// any other [`Element`] fits as `Custom`.
+#[derive(Debug)]
+pub enum Stage {
+    Loss(Loss),
+    Queue(Queue),
+    Bunching(Bunching),
+    Delay(Delay),
+    Custom(CustomElement),
+}
+
+/// A boxed element of another kind.
+pub struct CustomElement(pub Box<dyn Element + Send>);
+
+impl std::fmt::Debug for CustomElement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CustomElement(..)")
+    }
+}
+
+macro_rules! each_stage {
+    ($s:expr, $e:ident => $body:expr) => {
+        match $s {
+            Stage::Loss($e) => $body,
+            Stage::Queue($e) => $body,
+            Stage::Bunching($e) => $body,
+            Stage::Delay($e) => $body,
+            Stage::Custom(CustomElement($e)) => $body,
+        }
+    };
+}
+
+impl Element for Stage {
+    #[inline]
+    fn offer(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
+        each_stage!(self, e => e.offer(now, pkt))
+    }
+    fn poll_at(&self) -> Option<Time> {
+        each_stage!(self, e => e.poll_at())
+    }
+    fn wake(&mut self, now: Time, out: &mut Vec<Release>) {
+        each_stage!(self, e => e.wake(now, out))
+    }
+    #[inline]
+    fn passive(&self) -> bool {
+        match self {
+            Stage::Loss(_) | Stage::Bunching(_) | Stage::Delay(_) => true,
+            Stage::Queue(q) => q.passive(),
+            Stage::Custom(CustomElement(e)) => e.passive(),
+        }
+    }
+}
+
+/// Where a packet offered to a path stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Its last bit reaches the path's far end at this instant.
+    Arrive(Time),
+    Dropped(DropReason),
+    /// An element holds it; it comes back from [`Path::wake`].
+    Held,
+    /// It reaches element `stage`, which must see it at its own time, at
+    /// `at`: the engine resumes it there then ([`Path::resume`]).
+    Resume {
+        stage: u32,
+        at: Time,
+    },
+}
+
+/// Drops by reason, and the first queue's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PathStats {
+    pub drops: [u64; DropReason::ALL.len()],
+    pub queue: QueueStats,
+}
+
+impl PathStats {
+    pub fn drops(&self, r: DropReason) -> u64 {
+        self.drops[r.index()]
+    }
+
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// The elements of one direction, in order.
+///
+/// A packet goes through as many elements as it can at once: a passive
+/// element (one that decides from the order and times of its packets
+/// alone) may be offered a packet at the instant the element before it
+/// delivers it, ahead of the engine's clock, since a chain of passive
+/// elements keeps their order. So a path of loss, drop-tail queue, shapers
+/// and delay costs the engine one event per packet, as one link did. An
+/// element that holds packets or needs waking sees each packet at the
+/// engine's time: the path stops there ([`Outcome::Resume`]).
+#[derive(Debug, Default)]
+pub struct Path {
+    stages: Vec<Stage>,
+    drops: [u64; DropReason::ALL.len()],
+    released: Vec<Release>,
+}
+
+impl Path {
+    pub fn new(stages: Vec<Stage>) -> Path {
+        Path { stages, drops: [0; DropReason::ALL.len()], released: Vec::new() }
+    }
+
+    pub fn stages(&self) -> &[Stage] {
+        &self.stages
+    }
+
+    /// A packet enters the path at `now`.
+    #[inline]
+    pub fn offer(&mut self, now: Time, pkt: &mut Packet) -> Outcome {
+        self.run(0, now, pkt)
+    }
+
+    /// A packet that [`Outcome::Resume`]d reaches its element at `now`.
+    pub fn resume(&mut self, now: Time, stage: u32, pkt: &mut Packet) -> Outcome {
+        self.run(stage as usize, now, pkt)
+    }
+
+    #[inline]
+    fn run(&mut self, from: usize, now: Time, pkt: &mut Packet) -> Outcome {
+        let mut t = now;
+        for (i, st) in self.stages.iter_mut().enumerate().skip(from) {
+            if t > now && !st.passive() {
+                return Outcome::Resume { stage: i as u32, at: t };
+            }
+            match st.offer(t, pkt) {
+                Verdict::Deliver(at) => t = at,
+                Verdict::Hold => return Outcome::Held,
+                Verdict::Drop(r) => {
+                    self.drops[r.index()] += 1;
+                    return Outcome::Dropped(r);
+                }
+            }
+        }
+        Outcome::Arrive(t)
+    }
+
+    /// When an element of the path next needs waking.
+    pub fn poll_at(&self) -> Option<Time> {
+        self.stages.iter().filter_map(|s| s.poll_at()).min()
+    }
+
+    /// Wakes the elements due at `now`; what they let go continues down
+    /// the path, and each packet's outcome is pushed to `out`.
+    pub fn wake(&mut self, now: Time, out: &mut Vec<(Packet, Outcome)>) {
+        for i in 0..self.stages.len() {
+            if !self.stages[i].poll_at().is_some_and(|t| t <= now) {
+                continue;
+            }
+            let mut released = std::mem::take(&mut self.released);
+            self.stages[i].wake(now, &mut released);
+            for r in released.drain(..) {
+                match r {
+                    Release::Pass(mut p) => {
+                        let o = self.run(i + 1, now, &mut p);
+                        out.push((p, o));
+                    }
+                    Release::Drop(p, reason) => {
+                        self.drops[reason.index()] += 1;
+                        out.push((p, Outcome::Dropped(reason)));
+                    }
+                }
+            }
+            self.released = released;
+        }
+    }
+
+    /// Drops by reason, and the first queue's counters.
+    pub fn stats(&self) -> PathStats {
+        PathStats { drops: self.drops, queue: self.queue().map(|q| *q.stats()).unwrap_or_default() }
+    }
+
+    /// The first queue of the path, if it has one.
+    pub fn queue(&self) -> Option<&Queue> {
+        self.stages.iter().find_map(|s| match s {
+            Stage::Queue(q) => Some(q),
+            _ => None,
+        })
+    }
+
+    pub fn queue_mut(&mut self) -> Option<&mut Queue> {
+        self.stages.iter_mut().find_map(|s| match s {
+            Stage::Queue(q) => Some(q),
+            _ => None,
+        })
+    }
+}

@@ -1,0 +1,328 @@
+//! A queue and its serialiser: where packets wait, and the discipline that
+//! decides which wait, which are dropped and which go next.
+//!
+//! Two kinds of discipline fit behind the queue element:
+//!
+//! - a [`Discipline`] decides at arrival and serves in arrival order
+//!   (drop-tail, RED, PIE, RIO): the departure of an accepted packet is
+//!   then fixed at admission, since nothing arriving later can overtake it,
+//!   and the queue keeps only the start-of-service times of the packets
+//!   still waiting. No event is spent on the queue itself.
+//! - a [`Scheduler`] decides at dequeue (CoDel, round-robin between
+//!   classes): the queue holds its packets and the engine wakes it when the
+//!   packet in service has left, to serve the next one the scheduler picks.
+//!
+//! Either way the serialiser sends at the queue's rate (fixed or scheduled),
+//! gated by the token buckets ([`crate::Shaper`]) and outages
+//! ([`crate::Outages`]) that follow the queue in its path.
+
+mod droptail;
+mod fifo;
+mod server;
+mod waiting;
+
+pub use droptail::DropTail;
+pub use fifo::Fifo;
+pub(crate) use server::{Server, Transmit};
+
+use crate::element::{DropReason, Element, Release, Verdict};
+use crate::packet::Packet;
+use units::{Dur, Time};
+use waiting::Waiting;
+
+/// How much a queue may hold while packets wait for the serialiser. The
+/// packet being sent is not counted, as in ns-3's device queue and Linux
+/// qdiscs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u32),
+    Bytes(u64),
+}
+
+impl QueueLimit {
+    /// Whether `len` more bytes fit beside `packets` and `bytes` waiting.
+    #[inline]
+    pub fn admits(self, packets: usize, bytes: u64, len: u32) -> bool {
+        match self {
+            QueueLimit::Packets(n) => (packets as u64) < n as u64,
+            QueueLimit::Bytes(b) => bytes + len as u64 <= b,
+        }
+    }
+}
+
+/// The queue as a discipline sees it when a packet arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backlog {
+    /// Packets and bytes waiting (not in service).
+    pub packets: usize,
+    pub bytes: u64,
+    /// How long the arriving packet would wait before its service starts
+    /// (0: it would go straight into service).
+    pub wait: Dur,
+    /// Since when the queue has been empty and the serialiser idle, if it is.
+    pub idle_since: Option<Time>,
+}
+
+/// A discipline's answer for an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Keep it (a discipline that marks sets `Packet::ce` and keeps it).
+    Accept,
+    Drop(DropReason),
+}
+
+/// A discipline that decides at arrival and serves in arrival order.
+pub trait Discipline {
+    fn admit(&mut self, now: Time, pkt: &mut Packet, q: &Backlog) -> Admit;
+}
+
+/// A discipline that decides at dequeue.
+pub trait Scheduler {
+    /// A packet arrives. Packets dropped to make room for it, or it itself
+    /// if refused, go to `dropped` with the reason.
+    fn enqueue(&mut self, now: Time, pkt: Packet, dropped: &mut Vec<(Packet, DropReason)>);
+    /// The packet to serve next, if any, dropping on the way those the
+    /// discipline decides to (pushed to `dropped`).
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet>;
+    /// Packets and bytes held.
+    fn backlog(&self) -> (usize, u64);
+}
+
+/// The disciplines a queue can run.
+pub enum DisciplineKind {
+    DropTail(DropTail),
+    /// Any other discipline deciding at arrival.
+    Arrival(Box<dyn Discipline + Send>),
+    /// Any discipline deciding at dequeue.
+    Dequeue(Box<dyn Scheduler + Send>),
+}
+
+impl std::fmt::Debug for DisciplineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DisciplineKind::DropTail(d) => write!(f, "{d:?}"),
+            DisciplineKind::Arrival(_) => write!(f, "Arrival(..)"),
+            DisciplineKind::Dequeue(_) => write!(f, "Dequeue(..)"),
+        }
+    }
+}
+
+/// Counters kept by a queue, at the moment of admission (or of service,
+/// for the waiting time of a scheduled queue).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueueStats {
+    pub accepted_pkts: u64,
+    pub accepted_bytes: u64,
+    /// Sum over accepted packets of the time spent waiting for the
+    /// serialiser (not counting their own transmission).
+    pub queue_delay_sum: Dur,
+    pub max_backlog_pkts: u64,
+}
+
+#[derive(Debug)]
+enum Mode {
+    Fifo { discipline: FifoDiscipline, waiting: Waiting, busy_until: Time },
+    Scheduled { scheduler: Box<dyn Scheduler + Send>, in_service: Option<(Packet, Time)>, pending: Vec<Release>, pending_at: Option<Time> },
+}
+
+enum FifoDiscipline {
+    DropTail(DropTail),
+    Other(Box<dyn Discipline + Send>),
+}
+
+impl std::fmt::Debug for FifoDiscipline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FifoDiscipline::DropTail(d) => write!(f, "{d:?}"),
+            FifoDiscipline::Other(_) => write!(f, "Discipline(..)"),
+        }
+    }
+}
+
+impl std::fmt::Debug for dyn Scheduler + Send {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Scheduler(..)")
+    }
+}
+
+/// A queue and its serialiser: the element.
+#[derive(Debug)]
+pub struct Queue {
+    server: Server,
+    mode: Mode,
+    stats: QueueStats,
+}
+
+impl Queue {
+    pub(crate) fn new(server: Server, discipline: DisciplineKind) -> Queue {
+        let mode = match discipline {
+            DisciplineKind::DropTail(d) => {
+                Mode::Fifo { discipline: FifoDiscipline::DropTail(d), waiting: Waiting::default(), busy_until: Time::ZERO }
+            }
+            DisciplineKind::Arrival(d) => Mode::Fifo { discipline: FifoDiscipline::Other(d), waiting: Waiting::default(), busy_until: Time::ZERO },
+            DisciplineKind::Dequeue(s) => Mode::Scheduled { scheduler: s, in_service: None, pending: Vec::new(), pending_at: None },
+        };
+        Queue { server, mode, stats: QueueStats::default() }
+    }
+
+    pub fn stats(&self) -> &QueueStats {
+        &self.stats
+    }
+
+    /// The serialiser's nominal rate (its first, for a schedule).
+    pub fn rate(&self) -> units::Rate {
+        self.server.nominal_rate()
+    }
+
+    pub(crate) fn server_mut(&mut self) -> &mut Server {
+        &mut self.server
+    }
+
+    /// Packets waiting (not in service) at `now`.
+    pub fn backlog_pkts(&mut self, now: Time) -> usize {
+        match &mut self.mode {
+            Mode::Fifo { waiting, .. } => {
+                waiting.advance(now);
+                waiting.packets()
+            }
+            Mode::Scheduled { scheduler, .. } => scheduler.backlog().0,
+        }
+    }
+
+    /// Bytes waiting (not in service) at `now`.
+    pub fn backlog_bytes(&mut self, now: Time) -> u64 {
+        match &mut self.mode {
+            Mode::Fifo { waiting, .. } => {
+                waiting.advance(now);
+                waiting.bytes()
+            }
+            Mode::Scheduled { scheduler, .. } => scheduler.backlog().1,
+        }
+    }
+
+    #[inline]
+    fn offer_fifo(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
+        let Mode::Fifo { discipline, waiting, busy_until } = &mut self.mode else { unreachable!() };
+        let (start, finish) = self.server.plan(now.max(*busy_until), pkt.len);
+        let waits = start > now;
+        let admit = match discipline {
+            // Drop-tail needs the backlog only for a packet that would wait.
+            FifoDiscipline::DropTail(d) if !waits => d.admit_idle(),
+            FifoDiscipline::DropTail(d) => {
+                waiting.advance(now);
+                d.admit_waiting(waiting.packets(), waiting.bytes(), pkt.len)
+            }
+            FifoDiscipline::Other(d) => {
+                waiting.advance(now);
+                let idle = (waiting.packets() == 0 && *busy_until <= now).then_some(*busy_until);
+                let q = Backlog { packets: waiting.packets(), bytes: waiting.bytes(), wait: start - now, idle_since: idle };
+                d.admit(now, pkt, &q)
+            }
+        };
+        if let Admit::Drop(r) = admit {
+            return Verdict::Drop(r);
+        }
+        if waits {
+            waiting.push(start, pkt.len);
+            self.stats.max_backlog_pkts = self.stats.max_backlog_pkts.max(waiting.packets() as u64);
+        }
+        *busy_until = finish;
+        self.server.sent(finish, pkt.len);
+        pkt.queued = waits;
+        pkt.tx = finish - start;
+        pkt.enqueued_at = now;
+        self.stats.accepted_pkts += 1;
+        self.stats.accepted_bytes += pkt.len as u64;
+        self.stats.queue_delay_sum += start - now;
+        Verdict::Deliver(finish)
+    }
+
+    fn offer_scheduled(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
+        let Mode::Scheduled { scheduler, in_service, pending, pending_at } = &mut self.mode else { unreachable!() };
+        pkt.enqueued_at = now;
+        let mut dropped = Vec::new();
+        scheduler.enqueue(now, *pkt, &mut dropped);
+        let mut verdict = Verdict::Hold;
+        for (p, r) in dropped {
+            if p.id == pkt.id && verdict == Verdict::Hold {
+                verdict = Verdict::Drop(r);
+            } else {
+                pending.push(Release::Drop(p, r));
+                *pending_at = Some(now);
+            }
+        }
+        if verdict == Verdict::Hold {
+            self.stats.accepted_pkts += 1;
+            self.stats.accepted_bytes += pkt.len as u64;
+        }
+        if in_service.is_none() {
+            self.start_next(now);
+        }
+        if let Mode::Scheduled { scheduler, .. } = &self.mode {
+            self.stats.max_backlog_pkts = self.stats.max_backlog_pkts.max(scheduler.backlog().0 as u64);
+        }
+        verdict
+    }
+
+    /// Serves the next packet the scheduler picks, if the serialiser is free.
+    fn start_next(&mut self, now: Time) {
+        let Mode::Scheduled { scheduler, in_service, pending, pending_at } = &mut self.mode else { return };
+        let mut dropped = Vec::new();
+        if let Some(mut p) = scheduler.dequeue(now, &mut dropped) {
+            let (start, finish) = self.server.plan(now, p.len);
+            self.server.sent(finish, p.len);
+            p.queued = start > p.enqueued_at;
+            p.tx = finish - start;
+            self.stats.queue_delay_sum += start - p.enqueued_at;
+            *in_service = Some((p, finish));
+        }
+        if !dropped.is_empty() {
+            pending.extend(dropped.into_iter().map(|(p, r)| Release::Drop(p, r)));
+            *pending_at = Some(now);
+        }
+    }
+}
+
+impl Element for Queue {
+    #[inline]
+    fn offer(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
+        match self.mode {
+            Mode::Fifo { .. } => self.offer_fifo(now, pkt),
+            Mode::Scheduled { .. } => self.offer_scheduled(now, pkt),
+        }
+    }
+
+    fn poll_at(&self) -> Option<Time> {
+        match &self.mode {
+            Mode::Fifo { .. } => None,
+            Mode::Scheduled { in_service, pending_at, .. } => match (pending_at, in_service) {
+                (Some(a), Some((_, b))) => Some((*a).min(*b)),
+                (a, b) => a.or(b.map(|(_, t)| t)),
+            },
+        }
+    }
+
+    fn wake(&mut self, now: Time, out: &mut Vec<Release>) {
+        loop {
+            let Mode::Scheduled { in_service, pending, pending_at, .. } = &mut self.mode else { return };
+            out.append(pending);
+            *pending_at = None;
+            match *in_service {
+                Some((p, finish)) if finish <= now => {
+                    *in_service = None;
+                    out.push(Release::Pass(p));
+                    self.start_next(finish);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    #[inline]
+    fn passive(&self) -> bool {
+        matches!(self.mode, Mode::Fifo { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests;

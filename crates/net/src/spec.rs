@@ -1,0 +1,164 @@
+//! Paths as descriptions: what a scenario or a host plan asks for, built
+//! into elements by either engine.
+
+use crate::bunching::Bunching;
+use crate::delay::Delay;
+use crate::loss::{Loss, LossModel};
+use crate::outage::Outages;
+use crate::path::{Path, Stage};
+use crate::queue::{DisciplineKind, DropTail, Fifo, Queue, QueueLimit, Server, Transmit};
+use crate::schedule::{RateSchedule, Schedule};
+use crate::shaper::Shaper;
+use units::{Dur, Rate, Rng};
+
+/// How a queue chooses what waits, what is dropped and what goes next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DisciplineSpec {
+    /// Drop-tail, decided at arrival.
+    DropTail,
+    /// Drop-tail served through the scheduled (held, woken) path: the same
+    /// behaviour, one wake-up per packet; see [`crate::queue::Fifo`].
+    ScheduledFifo,
+}
+
+/// A rate, fixed or following a schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RateSpec {
+    Fixed(Rate),
+    Scheduled(RateSchedule),
+}
+
+/// A delay, fixed or following a schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DelaySpec {
+    Fixed(Dur),
+    Scheduled(Schedule<Dur>),
+}
+
+/// One element of a path. Random elements name their random stream, so
+/// that a run's numbers do not depend on what else the run holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElementSpec {
+    /// Loss of every packet by `model`; of handshakes by their own model
+    /// when given.
+    Loss {
+        model: LossModel,
+        stream: String,
+        handshakes: Option<(LossModel, String)>,
+    },
+    /// A queue and its serialiser.
+    Queue {
+        rate: RateSpec,
+        limit: QueueLimit,
+        discipline: DisciplineSpec,
+    },
+    /// A token bucket on the serialiser of the queue before it.
+    Shaper(Shaper),
+    /// Outage windows on the serialiser of the queue before them.
+    Outages(Outages),
+    /// Packets delivered in pairs (after a queue: it pairs packets that waited there).
+    Bunching {
+        p: f64,
+        stream: String,
+    },
+    Delay(DelaySpec),
+}
+
+/// Why a path description cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpecError {
+    /// A shaper or outages with no queue before them in the path.
+    GateWithoutQueue(&'static str),
+    /// Two sets of outage windows on one queue.
+    TwoOutages,
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpecError::GateWithoutQueue(what) => write!(f, "a {what} gates the serialiser of the queue before it, and this path has none"),
+            SpecError::TwoOutages => write!(f, "one queue takes one set of outage windows"),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// One direction of a link as a sequence of element descriptions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PathSpec {
+    pub elements: Vec<ElementSpec>,
+}
+
+impl PathSpec {
+    /// The classic link: Bernoulli loss on arrival (its stream `stream`),
+    /// a drop-tail queue at `rate`, propagation `delay`.
+    pub fn link(rate: Rate, delay: Dur, limit: QueueLimit, loss: f64, stream: &str) -> PathSpec {
+        let mut elements = Vec::with_capacity(3);
+        if loss > 0.0 {
+            elements.push(ElementSpec::Loss { model: LossModel::Bernoulli { p: loss }, stream: stream.to_string(), handshakes: None });
+        }
+        elements.push(ElementSpec::Queue { rate: RateSpec::Fixed(rate), limit, discipline: DisciplineSpec::DropTail });
+        elements.push(ElementSpec::Delay(DelaySpec::Fixed(delay)));
+        PathSpec { elements }
+    }
+
+    /// The nominal rate of the path's first queue (a schedule's first
+    /// rate), if it has a queue.
+    pub fn rate(&self) -> Option<Rate> {
+        self.elements.iter().find_map(|e| match e {
+            ElementSpec::Queue { rate: RateSpec::Fixed(r), .. } => Some(*r),
+            ElementSpec::Queue { rate: RateSpec::Scheduled(s), .. } => Some(s.at(units::Time::ZERO).0),
+            _ => None,
+        })
+    }
+
+    /// Builds the elements, each random one on its own stream of `seed`.
+    pub fn build(&self, seed: u64) -> Result<Path, SpecError> {
+        let mut stages: Vec<Stage> = Vec::with_capacity(self.elements.len());
+        for e in &self.elements {
+            let stage = match e {
+                ElementSpec::Loss { model, stream, handshakes: None } => Stage::Loss(Loss::new(model.clone(), Rng::stream(seed, stream))),
+                ElementSpec::Loss { model, stream, handshakes: Some((hs, hs_stream)) } => {
+                    Stage::Loss(Loss::with_handshakes(model.clone(), Rng::stream(seed, stream), hs.clone(), Rng::stream(seed, hs_stream)))
+                }
+                ElementSpec::Queue { rate, limit, discipline } => {
+                    let transmit = match rate {
+                        RateSpec::Fixed(r) => Transmit::Rate(*r),
+                        RateSpec::Scheduled(s) => Transmit::Schedule(s.clone()),
+                    };
+                    let d = match discipline {
+                        DisciplineSpec::DropTail => DisciplineKind::DropTail(DropTail::new(*limit)),
+                        DisciplineSpec::ScheduledFifo => DisciplineKind::Dequeue(Box::new(Fifo::new(*limit))),
+                    };
+                    Stage::Queue(Queue::new(Server::new(transmit), d))
+                }
+                ElementSpec::Shaper(s) => {
+                    last_queue(&mut stages, "shaper")?.add_shaper(*s);
+                    continue;
+                }
+                ElementSpec::Outages(o) => {
+                    let server = last_queue(&mut stages, "set of outages")?;
+                    if server.has_outages() {
+                        return Err(SpecError::TwoOutages);
+                    }
+                    server.set_outages(o.clone());
+                    continue;
+                }
+                ElementSpec::Bunching { p, stream } => Stage::Bunching(Bunching::new(*p, Rng::stream(seed, stream))),
+                ElementSpec::Delay(DelaySpec::Fixed(d)) => Stage::Delay(Delay::fixed(*d)),
+                ElementSpec::Delay(DelaySpec::Scheduled(s)) => Stage::Delay(Delay::scheduled(s.clone())),
+            };
+            stages.push(stage);
+        }
+        Ok(Path::new(stages))
+    }
+}
+
+/// The serialiser of the last queue built, which a gate applies to.
+fn last_queue<'a>(stages: &'a mut [Stage], what: &'static str) -> Result<&'a mut Server, SpecError> {
+    match stages.iter_mut().rev().find(|s| matches!(s, Stage::Queue(_))) {
+        Some(Stage::Queue(q)) => Ok(q.server_mut()),
+        _ => Err(SpecError::GateWithoutQueue(what)),
+    }
+}

@@ -69,13 +69,12 @@ AUTO_SESSIONS = 30
 def auto_structure(model: dict) -> tuple[str, str]:
     """("sessions" or "marginals", why) for `structure = "auto"`.
 
-    A trace of a few users' sessions (the shared captures hold one to six
-    page loads or app sessions each) gives each per-session distribution a
+    A trace of a few users' sessions gives each per-session distribution a
     handful of values, and drawing them independently recombines those few
-    sessions into ones nobody made: web-ynet-2013's energy differences were
-    1.35 / 1.57 with the marginals and 0.99 / 0.67 with whole sessions. With
-    many sessions the marginals are Swing's model and need no replay. A
-    model without TCP counts its UDP flows instead."""
+    sessions into ones nobody made (a page load's heavy first transfers
+    land anywhere in it), which shows at the coarse timescales of the
+    energy comparison. With many sessions the marginals are Swing's model
+    and need no replay. A model without TCP counts its UDP flows instead."""
     kept = sum(len(c.get("sessions", [])) for c in model["classes"])
     n = sum(c["counts"]["sessions"] for c in model["classes"])
     what = "TCP sessions"
@@ -99,8 +98,8 @@ def _scenario(model_path: Path, period_s: float, periods: int, link_rate: str, s
     # so a run of several periods averages out one short trace's sampling
     # noise. One more period runs first, uncaptured: a trace begins with
     # sessions already under way, and without them the sessions the last
-    # period cuts short would be missed twice (a 300 s many-user trace
-    # regenerated in one period came back 23% short). A bin more, so that
+    # period cuts short would be missed twice, which leaves a trace
+    # regenerated in one period well short of its rate. A bin more, so that
     # the series after the warm-up is at least as long as the trace's.
     misses = "".join(f'pcap_miss_{d} = "{m * 100!r}%"\n' for d, m in zip(("fwd", "rev"), miss) if m > 0)
     return f"""# Written by `undertow validate`: the model's traffic, {periods} trace-length periods after one of warm-up.

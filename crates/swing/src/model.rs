@@ -48,8 +48,8 @@ pub enum RttSamples {
     /// handshake and data samples. A data sample includes the acknowledger's
     /// ACK policy (a server holds the ACK of a request for its response, a
     /// receiver delays ACKs), a handshake's answer comes from the kernel at
-    /// once: web-ynet-2013's main server answered SYNs in 17-23 ms, but its
-    /// 10th percentile over all samples was 34 ms.
+    /// once: data samples put a server that answers late further away than
+    /// its path is.
     HandshakeElseData,
 }
 
@@ -137,8 +137,8 @@ pub struct ExtractOptions {
     /// structure; 0 keeps none.
     #[serde(default = "default_session_structures")]
     pub session_structures: u32,
-    /// Subtract the host's median RTT from think times and inter-RRE times
-    /// (the generator's network adds it back).
+    /// Subtract the client's RTT (`HostParams::rtt_s`) from think times and
+    /// inter-RRE times (the generator's network adds it back).
     pub think_minus_rtt: bool,
     /// Server port to application class name; other ports make classes of
     /// their own ("tcp-8080", "udp-123").
@@ -447,7 +447,8 @@ pub struct UdpClass {
 pub struct HostParams {
     pub addr: String,
     pub side: Side,
-    /// Median round-trip time between the host and the link.
+    /// Round-trip time between the host and the link: the
+    /// `ExtractOptions::rtt_percentile` of its samples.
     pub rtt_s: Option<f64>,
     pub rtt_samples: u64,
     /// Data-to-ACK samples left out of `rtt_s` for coming in under half the
@@ -734,11 +735,9 @@ impl Model {
                 rtt_s: h.rtt_s.unwrap_or(rtt),
                 // What reached a host at the capture point had crossed every
                 // link of its path already: another serialisation after the
-                // observed link would spread the bursts it received, and the
-                // ACKs they set off (web-espn-2010's client ACKed in bursts
-                // of up to 12 a millisecond; at its 36 Mbit/s peak rate the
-                // replay's came at most 6, and its finest octaves A to B fell
-                // 0.6-1.1 short).
+                // observed link, at its peak rate, would spread the bursts it
+                // received, and the ACKs they set off, thinning the finest
+                // scales of its sending.
                 capacity_bps: h.capacity_bps.unwrap_or_else(|| match side_cap {
                     _ if h.rtt_s.is_some_and(|r| r <= AT_CAPTURE_RTT_S) => AT_CAPTURE_BPS.max(h.peak_rate_bps),
                     Some(c) => c.max(h.peak_rate_bps),

@@ -504,8 +504,9 @@ impl SwingSource {
             return None;
         }
         // As many concurrent connections per trace's worth of connections as
-        // the trace had: a coin per connection left a one-user trace's
-        // rate to chance (web-reddit-tls: 13 of 59, carrying half its bytes).
+        // the trace had: a coin per connection would leave a one-user
+        // trace's rate to chance, its few concurrent connections often
+        // carrying much of its bytes.
         if Self::draw(&mut self.decks[class].is_concurrent, &self.concurrent_shares[class], &mut self.rng, 0.0) < 0.5 {
             return None;
         }
@@ -546,8 +547,7 @@ impl SwingSource {
     /// response on another connection, `delay` after that response
     /// completes here: a page's requests that one response set off leave
     /// together, as in the trace, not each after its own connection's
-    /// response (web-espn-2010's requests within 1 ms of another
-    /// connection's: 64% in the trace, 37% replayed without this).
+    /// response (each connection's own think time would drift them apart).
     fn next_request(&mut self, conn: ConnId, own: Dur, tp: &mut dyn Transport) {
         let follow = self.conns.get(&conn).and_then(|c| {
             let (_, i) = c.plan?;

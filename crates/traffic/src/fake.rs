@@ -30,7 +30,8 @@
 //! no handshake retries; the two ends of a connection are told `Closed`
 //! together when the second FIN arrives; the send buffer takes everything
 //! unless [`Fake::with_send_buffer`] sets a size (space frees when the
-//! bytes arrive); `write_forever` is recorded and moves nothing.
+//! bytes arrive); an end that is reset or aborted sends nothing more, not
+//! even what was on its way; `write_forever` is recorded and moves nothing.
 
 use crate::{App, AppReport, ConnId, Event, HostId, Transport};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -331,13 +332,11 @@ impl Fake {
         self.drain();
     }
 
-    /// `conn` is reset now: `Reset` to both ends that are still open.
+    /// `Reset` to the end `conn` now, if it is still open: an RST reached
+    /// it, or its TCP gave up (which, in the simulator as in Linux, sends
+    /// none: its peer hears nothing unless the test resets it too).
     pub fn reset(&mut self, conn: ConnId) {
-        let peer = self.net.get(conn).and_then(|c| c.peer);
         self.net.fire(Due::Reset(conn));
-        if let Some(p) = peer {
-            self.net.fire(Due::Reset(p));
-        }
         self.drain();
     }
 
@@ -846,6 +845,7 @@ mod tests {
         f.start();
         f.establish(ConnId(1));
         f.reset(ConnId(1));
+        f.reset(ConnId(2));
         let resets: Vec<Event> = f.told().iter().skip(2).map(|t| t.event).collect();
         assert_eq!(resets, vec![Event::Reset(ConnId(1)), Event::Reset(ConnId(2))]);
     }

@@ -506,8 +506,9 @@ fn whole_session_replay_sends_a_kept_udp_flows_own_packets() {
 #[test]
 fn a_reset_connection_ends_its_part_and_the_session_goes_on() {
     // One session of three RREs of two connections (10 ms loopback):
-    // reset the first connection while its first request is in flight,
-    // and the third while it thinks between its pairs.
+    // reset the first connection's client end while its first request is
+    // in flight (its TCP gave up), and both ends of the third while it
+    // thinks between its pairs (an RST).
     let mut f = started(config(one_session()), Dur::from_millis(10));
     f.run_until(at(0.515));
     let first = clients(&f)[0].clone();
@@ -521,16 +522,17 @@ fn a_reset_connection_ends_its_part_and_the_session_goes_on() {
         assert!(f.now() < at(10.0), "the session stalled");
     };
     f.reset(third.id);
+    f.reset(third.peer.expect("accepted"));
     let reset_at = f.now();
     f.run_until(at(20.0));
-    // Both ends were told; nothing more was written or closed on them, and
-    // the server answered nothing on the first.
+    // Nothing more was written or closed on the reset ends; the first's
+    // response went nowhere.
     for k in [&first, &third] {
-        let k = f.conn(k.id);
-        assert!(k.reset && f.conn(k.peer.expect("accepted")).reset);
+        assert!(f.conn(k.id).reset);
         assert_eq!(calls_on_after(&f, k.id, reset_at.max(at(0.515))), 0);
     }
-    assert!(responses(&f, &first).is_empty());
+    assert!(responses(&f, &first).iter().all(|r| r.delivered.is_none()));
+    assert_eq!(calls_on_after(&f, third.peer.expect("accepted"), reset_at), 0);
     // The session went on: all six connections opened and counted, the
     // others' pairs complete, the session complete.
     assert_eq!(f.counter(0, "connections"), 6.0);

@@ -558,3 +558,44 @@ fn a_refused_connect_is_counted_and_does_not_stall_the_session() {
     assert_eq!((f.counter(0, "connections"), f.counter(0, "pairs")), (6.0, 0.0));
     assert_eq!(f.counter(0, "sessions_completed"), 1.0);
 }
+
+/// Known bug, left for its owner (see the ignore reason): `open_conn`
+/// queues every connection's plan for its server's accept
+/// (`Replays::expect`), and nothing takes it out when the connect fails:
+/// the next connection on the same (client, server, port) path is then
+/// served as the failed one should have been, and so on for the rest of
+/// the run. In the simulator a connect fails when all its SYNs or SYN/ACKs
+/// are lost (handshake loss).
+#[test]
+#[ignore = "bug: a refused connect leaves its expectation in Replays::accepting; later connections on the path get the previous one's plan"]
+fn a_refused_connect_does_not_shift_the_servers_of_later_connections_on_its_path() {
+    // One server host; one RRE of two connections, one concurrent and one
+    // with a pair (a deck of the share, 1 in 2); the first connect refused.
+    for seed in 1..=5 {
+        let mut m = one_session();
+        let c = &mut m.classes[0];
+        (c.rres_per_session, c.conns_per_rre, c.pairs_per_conn) = (d(&[1.0]), d(&[2.0]), d(&[1.0]));
+        c.request_bytes = d(&[111.0]);
+        c.counts.connections = 2;
+        c.counts.concurrent_connections = 1;
+        c.concurrent = vec![vec![[0.0, 0.0, 300.0], [0.01, 1.0, 20_000.0]]];
+        let cfg = SwingConfig { hosts: [vec![10], vec![20]], ..config(m) };
+        let mut f = Fake::loopback(Dur::from_millis(1));
+        f.add(SwingSource::new(cfg, Rng::stream(seed, "swing-test")));
+        f.start();
+        f.run_until(at(0.5));
+        f.refuse(clients(&f)[0].id);
+        f.run_until(at(10.0));
+        let second = clients(&f)[1].clone();
+        let server = f.writes(second.peer.expect("accepted"));
+        if requests(&f, &second).is_empty() {
+            // Concurrent: its server sends its unit (seeds 1-3 send nothing:
+            // served as the refused pair connection would have been).
+            assert_eq!(server, vec![20_000], "seed {seed}");
+        } else {
+            // Pairs: its request is answered (seeds 4-5 get the refused
+            // concurrent connection's unit instead, and no response).
+            assert_eq!((server, responses(&f, &second).len()), (vec![10_000], 1), "seed {seed}");
+        }
+    }
+}

@@ -307,7 +307,8 @@ impl Fake {
         self.drain();
     }
 
-    /// The connect of `conn` is refused now: `Reset` to its application.
+    /// The connect of `conn` is refused now: `Reset` to its application
+    /// (in loopback too, while its handshake is on its way).
     pub fn refuse(&mut self, conn: ConnId) {
         self.net.refuse(conn);
         self.drain();

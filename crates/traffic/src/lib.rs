@@ -12,9 +12,12 @@
 //! once every byte written before it has been delivered in order, which is
 //! how a request tells the server how large a response to send (Swing's
 //! clients put the same number in a request header).
+//!
+//! [`fake`] is a transport for tests: no network, time moved by the test.
 
 pub mod apps;
 pub mod background;
+pub mod fake;
 mod outbox;
 mod records;
 mod responder;

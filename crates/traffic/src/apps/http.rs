@@ -162,3 +162,106 @@ impl App for HttpApp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::Fake;
+
+    fn at(s: f64) -> Time {
+        Time::from_secs_f64(s)
+    }
+
+    /// Two clients (hosts 1 and 2) fetch 1000- and 5000-byte objects in
+    /// turn from host 100, three each, from 1 s, 5 ms from the server.
+    fn config() -> HttpConfig {
+        HttpConfig {
+            name: "web".into(),
+            server: 100,
+            clients: vec![1, 2],
+            port: 80,
+            object_sizes: vec![1000, 5000],
+            request_size: 200,
+            think_time: Dur::ZERO,
+            start: at(1.0),
+            stop: at(60.0),
+            count: 3,
+        }
+    }
+
+    fn started(cfg: HttpConfig) -> Fake {
+        let mut f = Fake::loopback(Dur::from_millis(5));
+        f.add(HttpApp::new(cfg));
+        f.start();
+        f
+    }
+
+    fn f64s<'a>(r: &'a AppReport, name: &str) -> &'a [f64] {
+        r.records.f64(name).unwrap_or_else(|| panic!("no column {name}"))
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn downloads_run_back_to_back_and_are_recorded_from_connect_to_last_byte() {
+        let mut f = started(config());
+        f.run_until(at(10.0));
+        let r = f.report(0);
+        assert_eq!(r.records.rows(), 6);
+        for client in 0..2 {
+            let rows: Vec<usize> = (0..6).filter(|&i| r.records.i64("client").expect("client")[i] == client).collect();
+            assert_eq!(rows.len(), 3);
+            let (start, end) = (f64s(&r, "start_s"), f64s(&r, "end_s"));
+            let bytes = r.records.i64("bytes").expect("bytes");
+            assert_eq!(rows.iter().map(|&i| bytes[i]).collect::<Vec<_>>(), vec![1000, 5000, 1000], "sizes in turn");
+            for (k, &i) in rows.iter().enumerate() {
+                // The handshake (5 ms), the request out (5 ms), the response
+                // back (5 ms); the next download opens at the last byte.
+                assert!(close(start[i], 1.0 + 0.015 * k as f64), "{}", start[i]);
+                assert!(close(end[i], start[i] + 0.015));
+                assert!(close(f64s(&r, "connect_time_s")[i], 0.005) && close(f64s(&r, "download_time_s")[i], 0.015));
+            }
+        }
+        // Each request's mark asks for the object; the server sends it.
+        let msgs = f.messages();
+        assert_eq!(msgs.len(), 12);
+        for (q, a) in msgs.iter().filter(|m| m.client).zip(msgs.iter().filter(|m| !m.client)) {
+            assert_eq!((q.bytes, q.msg, a.bytes), (200, a.bytes, a.bytes));
+        }
+        // Every connection closed at both ends; nothing failed or unfinished.
+        assert!(f.connections().all(|c| c.ended.is_some() && !c.reset));
+        assert_eq!((f.counter(0, "failed"), f.counter(0, "unfinished")), (0.0, 0.0));
+    }
+
+    #[test]
+    fn think_time_separates_downloads_and_none_starts_after_the_stop() {
+        let mut f = started(HttpConfig { think_time: Dur::from_millis(100), count: 0, stop: at(1.5), clients: vec![1], ..config() });
+        f.run_until(at(10.0));
+        let r = f.report(0);
+        let (start, end) = (f64s(&r, "start_s"), f64s(&r, "end_s"));
+        // A download every 115 ms from 1 s; the fifth would start at 1.46
+        // and the sixth at 1.575, after the stop.
+        assert_eq!(start.len(), 5);
+        for i in 1..start.len() {
+            assert!(close(start[i] - end[i - 1], 0.1), "{start:?} {end:?}");
+        }
+        assert!(f.connections().all(|c| c.opened < at(1.5)));
+    }
+
+    #[test]
+    fn a_reset_download_is_counted_as_failed_and_the_next_one_starts() {
+        let mut f = started(HttpConfig { clients: vec![1], ..config() });
+        f.run_until(at(1.008));
+        let first = f.connections().next().expect("a connection").id;
+        f.reset(first);
+        f.run_until(at(10.0));
+        let r = f.report(0);
+        // Three fetches: the first failed, the two others recorded, the
+        // second opened when the first was reset.
+        assert_eq!((f.counter(0, "failed"), r.records.rows()), (1.0, 2));
+        assert_eq!(r.records.i64("index"), Some(&[1, 2][..]));
+        assert!(close(f64s(&r, "start_s")[0], 1.008));
+    }
+}

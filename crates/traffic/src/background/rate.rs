@@ -237,3 +237,134 @@ impl App for RateSource {
         AppReport { name: self.cfg.name.clone(), kind, metric: None, counters, ..Default::default() }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::{Fake, Op};
+
+    fn at(s: f64) -> Time {
+        Time::from_secs_f64(s)
+    }
+
+    /// 8 Mbit/s of 1000-byte packets over two pairs (hosts 1 and 2 to 101
+    /// and 102): 4 Mbit/s, a packet every 2 ms, per source; from 1 s to 3 s.
+    fn config(arrivals: Arrivals, transport: RateTransport) -> RateSourceConfig {
+        RateSourceConfig {
+            name: "bg".into(),
+            arrivals,
+            transport,
+            pairs: vec![(1, 101), (2, 102)],
+            rate_bps: 8e6,
+            packet_size: 1000,
+            header: if transport == RateTransport::Udp { 28 } else { 52 },
+            port: 9,
+            start: at(1.0),
+            stop: at(3.0),
+        }
+    }
+
+    fn run(cfg: RateSourceConfig, tp: Fake, until: f64) -> Fake {
+        let mut f = tp;
+        f.add(RateSource::new(cfg, Rng::stream(1, "rate-test")));
+        f.start();
+        f.run_until(at(until));
+        f
+    }
+
+    /// Gaps between consecutive times, ns.
+    fn gaps(t: &[Time]) -> Vec<u64> {
+        t.windows(2).map(|w| (w[1] - w[0]).nanos()).collect()
+    }
+
+    #[test]
+    fn cbr_over_udp_sends_equally_spaced_packets_at_the_rate() {
+        let f = run(config(Arrivals::Constant, RateTransport::Udp), Fake::loopback(Dur::ZERO), 5.0);
+        let sent = f.datagrams();
+        for (src, dst) in [(1, 101), (2, 102)] {
+            let t: Vec<Time> = sent.iter().filter(|d| d.from == src).map(|d| d.at).collect();
+            assert!(sent.iter().filter(|d| d.from == src).all(|d| (d.to, d.dst_port, d.payload) == (dst, 9, 972)));
+            // A random phase within the first gap, then every 2 ms (to the
+            // nanosecond the times are rounded up to) until the stop.
+            assert!(t[0] >= at(1.0) && t[0] < at(1.002), "{:?}", t[0]);
+            assert!(gaps(&t).iter().all(|g| g.abs_diff(2_000_000) <= 1), "{src}: {:?}", gaps(&t));
+            assert!(*t.last().expect("sent") < at(3.0) && *t.last().expect("sent") >= at(2.998));
+            assert!((999..=1000).contains(&t.len()), "{}", t.len());
+        }
+        // 8 Mbit/s over the 2 s, in IP bytes.
+        let rate = f.counter(0, "sent_bytes") * 8.0 / 2.0;
+        assert!((rate / 8e6 - 1.0).abs() < 0.002, "{rate}");
+        assert_eq!(f.counter(0, "writes") as usize, sent.len());
+        // The sinks listen: every datagram arrives.
+        assert_eq!(f.told().iter().filter(|t| matches!(t.event, Event::Datagram { .. })).count(), sent.len());
+    }
+
+    #[test]
+    fn poisson_over_udp_has_exponential_gaps_with_the_mean_rate() {
+        let cfg = RateSourceConfig { pairs: vec![(1, 101)], rate_bps: 4e6, stop: at(101.0), ..config(Arrivals::Poisson, RateTransport::Udp) };
+        let f = run(cfg, Fake::loopback(Dur::ZERO), 102.0);
+        let t: Vec<Time> = f.datagrams().iter().map(|d| d.at).collect();
+        let g: Vec<f64> = gaps(&t).iter().map(|&g| g as f64 / 1e6).collect();
+        // About 50,000 gaps: mean 2 ms, standard deviation equal to the
+        // mean, and 1 - 1/e of them below it.
+        let n = g.len() as f64;
+        let mean = g.iter().sum::<f64>() / n;
+        let sd = (g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+        let below = g.iter().filter(|&&x| x < 2.0).count() as f64 / n;
+        assert!((49_000.0..51_000.0).contains(&n), "{n}");
+        assert!((mean - 2.0).abs() < 0.03, "{mean}");
+        assert!((sd / mean - 1.0).abs() < 0.03, "{sd}");
+        assert!((below - (1.0 - (-1.0f64).exp())).abs() < 0.01, "{below}");
+    }
+
+    /// Each write on the connection from `src`: (time, bytes asked, bytes taken).
+    fn writes(f: &Fake, src: HostId) -> Vec<(Time, u64, u64)> {
+        let conn = f.connections().find(|c| c.host == src).expect("a connection").id;
+        f.calls()
+            .iter()
+            .filter_map(|c| if let Op::Write { conn: w, bytes, took } = c.op { (w == conn).then_some((c.at, bytes, took)) } else { None })
+            .collect()
+    }
+
+    #[test]
+    fn cbr_over_tcp_writes_a_packets_payload_per_arrival_on_one_connection() {
+        let f = run(config(Arrivals::Constant, RateTransport::Tcp), Fake::loopback(Dur::from_millis(1)), 5.0);
+        let mut conns: Vec<_> = f.connections().cloned().collect();
+        conns.sort_by_key(|c| c.host);
+        assert_eq!(conns.iter().map(|c| (c.host, c.remote, c.port)).collect::<Vec<_>>(), vec![(1, 101, 9), (2, 102, 9)]);
+        for c in &conns {
+            // Opened within the first gap after the start; closed at the stop.
+            assert!(c.opened >= at(1.0) && c.opened < at(1.002));
+            assert_eq!(c.closed, Some(at(3.0)));
+            assert!(c.ended.is_some() && !c.reset);
+            let w = writes(&f, c.host);
+            assert!(w.iter().all(|&(_, b, took)| b == 948 && took == 948));
+            let t: Vec<Time> = w.iter().map(|w| w.0).collect();
+            assert!(t[0] >= c.established.expect("established"));
+            assert!(gaps(&t).iter().all(|g| g.abs_diff(2_000_000) <= 1), "{:?}", gaps(&t));
+        }
+        assert_eq!(f.counter(0, "blocked_s"), 0.0);
+    }
+
+    #[test]
+    fn over_tcp_a_blocked_writer_falls_behind_and_writes_again_a_gap_after_it_unblocks() {
+        // A 3000-byte send buffer and 50 ms to the sink: the buffer frees
+        // far slower than one 948-byte write every 2 ms fills it.
+        let cfg = RateSourceConfig { pairs: vec![(1, 101)], rate_bps: 4e6, ..config(Arrivals::Constant, RateTransport::Tcp) };
+        let f = run(cfg, Fake::loopback(Dur::from_millis(50)).with_send_buffer(3000), 5.0);
+        let w = writes(&f, 1);
+        let short = w.iter().position(|&(_, b, took)| took < b).expect("a short write");
+        // The rest of the blocked write goes when space frees (a `Writable`),
+        // the next packet one gap later.
+        let (resumed, rest) = (w[short + 1], w[short + 2]);
+        assert_eq!(resumed.1, 948 - w[short].2);
+        let writable = f.told().iter().find(|t| matches!(t.event, Event::Writable(_)) && t.at > w[short].0).expect("writable");
+        assert_eq!(resumed.0, writable.at);
+        assert!(((rest.0 - resumed.0).nanos()).abs_diff(2_000_000) <= 1, "{resumed:?} {rest:?}");
+        // Responsive: what went is what the buffer let through, about 3000
+        // bytes every 50 ms, not the 948 every 2 ms asked for.
+        let sent = f.counter(0, "sent_bytes");
+        assert!(sent < 2.0 * 3000.0 * 40.0 + 3000.0, "{sent}");
+        assert!(f.counter(0, "blocked_s") > 1.0);
+    }
+}

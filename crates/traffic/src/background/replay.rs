@@ -142,42 +142,17 @@ impl Replays {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake::{Fake, Op};
 
-    /// Records writes, closes and timers; the send buffer takes everything.
-    #[derive(Default)]
-    struct Tp {
-        now: Time,
-        writes: Vec<(Time, ConnId, u64)>,
-        closes: Vec<ConnId>,
-        timers: Vec<(Time, u64)>,
+    /// Writes as (time, connection, bytes), timers as (time due, token), closes.
+    fn writes(tp: &Fake) -> Vec<(Time, ConnId, u64)> {
+        tp.calls().iter().filter_map(|c| if let Op::Write { conn, took, .. } = c.op { Some((c.at, conn, took)) } else { None }).collect()
     }
-
-    impl Transport for Tp {
-        fn now(&self) -> Time {
-            self.now
-        }
-        fn listen(&mut self, _: HostId, _: u16) {}
-        fn connect(&mut self, _: HostId, _: HostId, _: u16) -> ConnId {
-            ConnId(0)
-        }
-        fn write(&mut self, conn: ConnId, bytes: u64) -> u64 {
-            self.writes.push((self.now, conn, bytes));
-            bytes
-        }
-        fn send_space(&self, _: ConnId) -> u64 {
-            u64::MAX
-        }
-        fn write_forever(&mut self, _: ConnId) {}
-        fn mark(&mut self, _: ConnId, _: u64) {}
-        fn close(&mut self, conn: ConnId) {
-            self.closes.push(conn);
-        }
-        fn abort(&mut self, _: ConnId) {}
-        fn bind_udp(&mut self, _: HostId, _: u16) {}
-        fn send_udp(&mut self, _: HostId, _: u16, _: HostId, _: u16, _: u32) {}
-        fn set_timer(&mut self, at: Time, token: u64) {
-            self.timers.push((at, token));
-        }
+    fn timers(tp: &Fake) -> Vec<(Time, u64)> {
+        tp.calls().iter().filter_map(|c| if let Op::SetTimer { at, token } = c.op { Some((at, token)) } else { None }).collect()
+    }
+    fn closes(tp: &Fake) -> Vec<ConnId> {
+        tp.calls().iter().filter_map(|c| if let Op::Close { conn } = c.op { Some(conn) } else { None }).collect()
     }
 
     #[test]
@@ -185,45 +160,57 @@ mod tests {
         let ms = Dur::from_millis;
         let plan = Arc::new(UnitPlan { class: 0, units: [vec![(ms(0), 500), (ms(10), 300)], vec![(ms(5), 20_000), (ms(6), 40_000)]] });
         let mut r = Replays::new(7);
-        let mut tp = Tp::default();
+        let mut tp = Fake::new();
         let mut ws = |_: usize, dir: usize, b: u64| if dir == 1 { 10_000 } else { b };
+        tp.listen(2, 443);
+        let client = tp.connect(1, 2, 443);
         r.expect(1, 2, 443, Some(Arc::clone(&plan)));
         assert!(!r.accepted(ConnId(9), 2, 80, 1, &mut tp, &mut ws), "another port: not ours");
         // The client connects at 100 ms, the server accepts at 120 ms.
-        tp.now = Time::ZERO + ms(100);
-        r.start(ConnId(1), Arc::clone(&plan), &mut tp, &mut ws);
-        tp.now = Time::ZERO + ms(120);
-        assert!(r.accepted(ConnId(2), 2, 443, 1, &mut tp, &mut ws));
-        assert_eq!(tp.writes, vec![(Time::ZERO + ms(100), ConnId(1), 500)]);
-        assert_eq!(tp.timers, vec![(Time::ZERO + ms(110), 7 << 56), (Time::ZERO + ms(125), 7 << 56 | 1)]);
+        tp.run_until(Time::ZERO + ms(100));
+        tp.establish(client);
+        let server = tp.conn(client).peer.expect("accepted");
+        r.start(client, Arc::clone(&plan), &mut tp, &mut ws);
+        tp.run_until(Time::ZERO + ms(120));
+        assert!(r.accepted(server, 2, 443, 1, &mut tp, &mut ws));
+        assert_eq!(writes(&tp), vec![(Time::ZERO + ms(100), client, 500)]);
+        assert_eq!(timers(&tp), vec![(Time::ZERO + ms(110), 7 << 56), (Time::ZERO + ms(125), 7 << 56 | 1)]);
         // Timers fire: each unit at its offset, the server's 40 kB unit
         // right after the 20 kB one, both in 10 kB writes.
-        tp.now = Time::ZERO + ms(110);
+        tp.run_until(Time::ZERO + ms(110));
         r.on_timer(0, &mut tp, &mut ws);
-        tp.now = Time::ZERO + ms(125);
+        tp.run_until(Time::ZERO + ms(125));
         r.on_timer(1, &mut tp, &mut ws);
-        assert_eq!(tp.timers.last(), Some(&(Time::ZERO + ms(126), 7 << 56 | 1)));
-        tp.now = Time::ZERO + ms(126);
+        assert_eq!(timers(&tp).last(), Some(&(Time::ZERO + ms(126), 7 << 56 | 1)));
+        tp.run_until(Time::ZERO + ms(126));
         r.on_timer(1, &mut tp, &mut ws);
-        let server: Vec<u64> = tp.writes.iter().filter(|w| w.1 == ConnId(2)).map(|w| w.2).collect();
-        assert_eq!(server, vec![10_000; 6]);
-        assert_eq!(tp.closes, vec![ConnId(1), ConnId(2)]);
-        assert!(r.serves(ConnId(1)) && r.closed(ConnId(1)) && !r.serves(ConnId(1)));
+        let on_server: Vec<u64> = writes(&tp).iter().filter(|w| w.1 == server).map(|w| w.2).collect();
+        assert_eq!(on_server, vec![10_000; 6]);
+        assert_eq!(closes(&tp), vec![client, server]);
+        assert!(r.serves(client) && r.closed(client) && !r.serves(client));
     }
 
     #[test]
     fn a_pair_connection_on_the_same_path_is_not_taken_for_the_replay() {
         let plan = Arc::new(UnitPlan { class: 0, units: [vec![(Dur::ZERO, 100)], vec![(Dur::ZERO, 200)]] });
         let mut r = Replays::new(7);
-        let mut tp = Tp::default();
+        let mut tp = Fake::new();
         let mut ws = |_: usize, _: usize, b: u64| b;
+        tp.listen(2, 443);
         // A pair connection, then a concurrent one, on one path: accepted in
         // that order, the first is the responder's and the second the replay.
+        let accepted: Vec<ConnId> = (0..3)
+            .map(|_| {
+                let c = tp.connect(1, 2, 443);
+                tp.establish(c);
+                tp.conn(c).peer.expect("accepted")
+            })
+            .collect();
         r.expect(1, 2, 443, None);
         r.expect(1, 2, 443, Some(Arc::clone(&plan)));
-        assert!(!r.accepted(ConnId(10), 2, 443, 1, &mut tp, &mut ws), "the pair connection");
-        assert!(r.accepted(ConnId(11), 2, 443, 1, &mut tp, &mut ws), "the replay");
-        assert_eq!(tp.writes, vec![(Time::ZERO, ConnId(11), 200)]);
-        assert!(!r.accepted(ConnId(12), 2, 443, 1, &mut tp, &mut ws), "nothing left to expect");
+        assert!(!r.accepted(accepted[0], 2, 443, 1, &mut tp, &mut ws), "the pair connection");
+        assert!(r.accepted(accepted[1], 2, 443, 1, &mut tp, &mut ws), "the replay");
+        assert_eq!(writes(&tp), vec![(Time::ZERO, accepted[1], 200)]);
+        assert!(!r.accepted(accepted[2], 2, 443, 1, &mut tp, &mut ws), "nothing left to expect");
     }
 }

@@ -923,3 +923,6 @@ impl App for SwingSource {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -66,13 +66,13 @@ fn run(alg: Algorithm, sack: bool) -> (u64, f64) {
     (segs, segs as f64 / wall.elapsed().as_secs_f64())
 }
 
+/// A long transfer at 1% loss delivers every byte; the endpoint's speed is
+/// printed, not asserted (`make bench` measures speed side by side).
 #[test]
-#[cfg_attr(debug_assertions, ignore = "timing needs --release")]
-fn endpoint_processes_millions_of_segments_per_second() {
+#[cfg_attr(debug_assertions, ignore = "a long transfer: run with --release")]
+fn an_endpoint_delivers_every_segment_of_a_long_lossy_transfer() {
     for (alg, sack) in [(Algorithm::Cubic, true), (Algorithm::NewReno, false)] {
         let (segs, rate) = run(alg, sack);
         eprintln!("{alg:?} sack={sack}: {segs} segments, {:.2} M segments/s", rate / 1e6);
-        // Generous floor so that a loaded CI machine passes; typical is several times more.
-        assert!(rate > 1.0e6, "{alg:?} sack={sack}: {rate:.0} segments/s");
     }
 }

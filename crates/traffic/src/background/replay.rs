@@ -40,18 +40,23 @@ struct Replay {
 pub(crate) struct Replays {
     /// Every connection the source opened and its server has not accepted
     /// yet, by (client, server, port), in connect order (handshakes on one
-    /// path complete in order): its plan if it is concurrent, `None` if it
-    /// carries pairs. The pair connections are kept too, or a server would
-    /// take one for the replay opened just after it on the same path.
+    /// path complete in order): the client's handle, and its plan if it is
+    /// concurrent, `None` if it carries pairs. The pair connections are
+    /// kept too, or a server would take one for the replay opened just
+    /// after it on the same path; a connect that fails is forgotten, or the
+    /// next accept on its path would take its plan.
     accepting: HashMap<(HostId, HostId, u16), VecDeque<Expected>>,
+    /// The path of each connection awaiting its accept.
+    awaiting: HashMap<ConnId, (HostId, HostId, u16)>,
     sides: Slots<Replay>,
     by_conn: HashMap<ConnId, usize>,
     /// The kind of its timers' tokens (`timers`).
     kind: u64,
 }
 
-/// A connection awaiting its accept: its plan if it is a replay.
-type Expected = Option<Arc<UnitPlan>>;
+/// A connection awaiting its accept: the client's handle, and its plan if
+/// it is a replay.
+type Expected = (ConnId, Option<Arc<UnitPlan>>);
 
 /// The size of the application writes a unit of `bytes` of `class` goes out
 /// in, for direction `dir`.
@@ -59,13 +64,26 @@ pub(crate) type WriteSize<'a> = dyn FnMut(usize, usize, u64) -> u64 + 'a;
 
 impl Replays {
     pub(crate) fn new(kind: u64) -> Replays {
-        Replays { accepting: HashMap::new(), sides: Slots::default(), by_conn: HashMap::new(), kind }
+        Replays { accepting: HashMap::new(), awaiting: HashMap::new(), sides: Slots::default(), by_conn: HashMap::new(), kind }
     }
 
-    /// A client opened a connection, concurrent (`plan`) or not; a
+    /// A client opened connection `conn`, concurrent (`plan`) or not; a
     /// concurrent one's server side starts when it is accepted.
-    pub(crate) fn expect(&mut self, client: HostId, server: HostId, port: u16, plan: Option<Arc<UnitPlan>>) {
-        self.accepting.entry((client, server, port)).or_default().push_back(plan);
+    pub(crate) fn expect(&mut self, conn: ConnId, client: HostId, server: HostId, port: u16, plan: Option<Arc<UnitPlan>>) {
+        self.accepting.entry((client, server, port)).or_default().push_back((conn, plan));
+        self.awaiting.insert(conn, (client, server, port));
+    }
+
+    /// The client side of `conn` is over: if its server never accepted it
+    /// (the connect failed), the next accept on its path is not its.
+    pub(crate) fn forget(&mut self, conn: ConnId) {
+        let Some(key) = self.awaiting.remove(&conn) else { return };
+        if let Some(q) = self.accepting.get_mut(&key) {
+            q.retain(|(c, _)| *c != conn);
+            if q.is_empty() {
+                self.accepting.remove(&key);
+            }
+        }
     }
 
     /// The client side of `conn` connected.
@@ -77,10 +95,11 @@ impl Replays {
     /// ours. Returns whether it was.
     pub(crate) fn accepted(&mut self, conn: ConnId, server: HostId, port: u16, client: HostId, tp: &mut dyn Transport, ws: &mut WriteSize) -> bool {
         let key = (client, server, port);
-        let Some(next) = self.accepting.get_mut(&key).and_then(VecDeque::pop_front) else { return false };
+        let Some((client_conn, next)) = self.accepting.get_mut(&key).and_then(VecDeque::pop_front) else { return false };
         if self.accepting.get(&key).is_some_and(VecDeque::is_empty) {
             self.accepting.remove(&key);
         }
+        self.awaiting.remove(&client_conn);
         let Some(plan) = next else { return false };
         self.begin(conn, plan, 1, tp, ws);
         true
@@ -164,7 +183,7 @@ mod tests {
         let mut ws = |_: usize, dir: usize, b: u64| if dir == 1 { 10_000 } else { b };
         tp.listen(2, 443);
         let client = tp.connect(1, 2, 443);
-        r.expect(1, 2, 443, Some(Arc::clone(&plan)));
+        r.expect(client, 1, 2, 443, Some(Arc::clone(&plan)));
         assert!(!r.accepted(ConnId(9), 2, 80, 1, &mut tp, &mut ws), "another port: not ours");
         // The client connects at 100 ms, the server accepts at 120 ms.
         tp.run_until(Time::ZERO + ms(100));
@@ -199,18 +218,37 @@ mod tests {
         tp.listen(2, 443);
         // A pair connection, then a concurrent one, on one path: accepted in
         // that order, the first is the responder's and the second the replay.
-        let accepted: Vec<ConnId> = (0..3)
+        let (clients, accepted): (Vec<ConnId>, Vec<ConnId>) = (0..3)
             .map(|_| {
                 let c = tp.connect(1, 2, 443);
                 tp.establish(c);
-                tp.conn(c).peer.expect("accepted")
+                (c, tp.conn(c).peer.expect("accepted"))
             })
-            .collect();
-        r.expect(1, 2, 443, None);
-        r.expect(1, 2, 443, Some(Arc::clone(&plan)));
+            .unzip();
+        r.expect(clients[0], 1, 2, 443, None);
+        r.expect(clients[1], 1, 2, 443, Some(Arc::clone(&plan)));
         assert!(!r.accepted(accepted[0], 2, 443, 1, &mut tp, &mut ws), "the pair connection");
         assert!(r.accepted(accepted[1], 2, 443, 1, &mut tp, &mut ws), "the replay");
         assert_eq!(writes(&tp), vec![(Time::ZERO, accepted[1], 200)]);
         assert!(!r.accepted(accepted[2], 2, 443, 1, &mut tp, &mut ws), "nothing left to expect");
+    }
+
+    #[test]
+    fn a_connect_that_failed_is_forgotten_and_the_next_accept_on_its_path_is_not_its() {
+        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(Dur::ZERO, 100)], vec![(Dur::ZERO, 200)]] });
+        let mut r = Replays::new(7);
+        let mut tp = Fake::new();
+        let mut ws = |_: usize, _: usize, b: u64| b;
+        tp.listen(2, 443);
+        let refused = tp.connect(1, 2, 443);
+        r.expect(refused, 1, 2, 443, None);
+        let replayed = tp.connect(1, 2, 443);
+        r.expect(replayed, 1, 2, 443, Some(Arc::clone(&plan)));
+        r.forget(refused);
+        tp.establish(replayed);
+        assert!(r.accepted(tp.conn(replayed).peer.expect("accepted"), 2, 443, 1, &mut tp, &mut ws), "the replay, not the refused pair connection");
+        // Forgetting an accepted connection changes nothing.
+        r.forget(replayed);
+        assert!(r.accepting.is_empty() && r.awaiting.is_empty());
     }
 }

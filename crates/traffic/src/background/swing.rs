@@ -479,7 +479,7 @@ impl SwingSource {
             self.n.request_bytes += u.bytes(0);
             self.n.response_bytes += u.bytes(1);
         }
-        self.replays.expect(client, server, port, units.clone());
+        self.replays.expect(conn, client, server, port, units.clone());
         let plan = planned.map(|_| (rre, i));
         self.conns.insert(conn, Conn { session: s, pairs_left: pairs, plan, pair: 0, out: Outbox::default(), units });
         self.n.connections += 1;
@@ -610,6 +610,7 @@ impl SwingSource {
 
     fn conn_done(&mut self, conn: ConnId, tp: &mut dyn Transport) {
         let Some(c) = self.conns.remove(&conn) else { return };
+        self.replays.forget(conn);
         let s = c.session;
         if let Some((_, i)) = c.plan {
             self.release(s, i as u32, None, tp);

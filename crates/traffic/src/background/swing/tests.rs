@@ -567,7 +567,6 @@ fn a_refused_connect_is_counted_and_does_not_stall_the_session() {
 /// the run. In the simulator a connect fails when all its SYNs or SYN/ACKs
 /// are lost (handshake loss).
 #[test]
-#[ignore = "bug: a refused connect leaves its expectation in Replays::accepting; later connections on the path get the previous one's plan"]
 fn a_refused_connect_does_not_shift_the_servers_of_later_connections_on_its_path() {
     // One server host; one RRE of two connections, one concurrent and one
     // with a pair (a deck of the share, 1 in 2); the first connect refused.

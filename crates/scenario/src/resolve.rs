@@ -36,12 +36,8 @@ pub struct Group {
     pub tcp: TcpConfig,
 }
 
-/// Left or right of the bottleneck. Forward traffic flows left to right.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Left,
-    Right,
-}
+/// Left or right of the bottleneck (the host plans own it).
+pub use traffic::plan::Side;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum BackgroundModel {

@@ -1,15 +1,17 @@
-//! From resolved scenario settings to a world and its applications.
+//! From resolved scenario settings to a world and its applications: each
+//! model's hosts come from its host plans (`traffic::plan`); this module
+//! only instantiates them as simulated hosts and paths.
 
 use crate::monitor::Monitor;
 use crate::topology::{Host, NodeRef, PathSlot, Router, EPHEMERAL_FIRST};
 use crate::world::{TcpTotals, World};
-use net::{DelaySpec, DisciplineSpec, ElementSpec, LossModel, PathSpec, QueueLimit, RateSpec};
+use net::{DelaySpec, DisciplineSpec, ElementSpec, LossModel, PathSpec, RateSpec};
 use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side, SwingModel};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
 use traffic::background::{Structure, SwingConfig, SwingSource};
+use traffic::plan::{self, HostPlan};
 use traffic::{App, HostId};
-use units::{Dur, Rate};
 use units::{Rng, Time};
 
 pub const BOTTLENECK_FWD: u32 = 0;
@@ -38,45 +40,27 @@ struct Builder {
     side_count: [u32; 2],
 }
 
-/// A loss `total` of which `after` (at most all of it) happens beyond the
-/// observed link, as the (before, after) probabilities that together lose
-/// `total`.
-fn split_loss(total: f64, after: f64) -> (f64, f64) {
-    let after = after.clamp(0.0, total);
-    (1.0 - (1.0 - total) / (1.0 - after), after)
-}
-
-/// The path of a link with these parameters: loss on arrival, a
-/// drop-tail queue gated by the link's shapers and outages, bunching, delay.
-/// Its random streams are named for the link, so that they do not depend
-/// on what else the run holds (bunching has a stream of its own, so a
-/// link's losses are the same with or without it).
+/// The path of a scenario's link: loss on arrival, a drop-tail queue,
+/// delay; its random stream named for the link.
 fn link_spec(p: &LinkParams, name: &str) -> PathSpec {
     let mut elements = Vec::new();
     if p.loss > 0.0 {
         elements.push(ElementSpec::Loss { model: LossModel::Bernoulli { p: p.loss }, stream: format!("link/{name}"), handshakes: None });
     }
     elements.push(ElementSpec::Queue { rate: RateSpec::Fixed(p.rate), limit: p.queue, discipline: DisciplineSpec::DropTail });
-    elements.extend(p.shapers.iter().map(|s| ElementSpec::Shaper(*s)));
-    elements.extend(p.outages.iter().map(|o| ElementSpec::Outages(o.clone())));
-    if p.bunching > 0.0 {
-        elements.push(ElementSpec::Bunching { p: p.bunching, stream: format!("link/{name}/bunching") });
-    }
     elements.push(ElementSpec::Delay(DelaySpec::Fixed(p.delay)));
     PathSpec { elements }
 }
 
-/// A host's loss of what it sends, at one place on its path (`where_`:
-/// "before-link" or "after-link"): every packet but SYNs and SYN/ACKs at
-/// `packets` (Swing's per-packet loss), handshakes at their own rate, since
-/// a path that drops the tails of bursts passes lone SYNs, and one lost
-/// costs a connection a whole second.
-fn send_loss(host: HostId, where_: &str, packets: f64, handshakes: f64) -> ElementSpec {
-    let bernoulli = |p: f64| LossModel::Bernoulli { p: p.clamp(0.0, 0.99) };
-    ElementSpec::Loss {
-        model: bernoulli(packets),
-        stream: format!("h{host}/{where_}"),
-        handshakes: Some((bernoulli(handshakes), format!("h{host}/{where_}/handshake"))),
+/// A group's access link as the plans take it.
+fn access(g: &Group) -> plan::LinkParams {
+    plan::LinkParams { rate: g.access.rate, delay: g.access.delay, queue: g.access.queue, loss: g.access.loss }
+}
+
+fn router(side: Side) -> u32 {
+    match side {
+        Side::Left => LEFT_ROUTER,
+        Side::Right => RIGHT_ROUTER,
     }
 }
 
@@ -87,36 +71,36 @@ impl Builder {
         (self.world.paths.len() - 1) as u32
     }
 
-    /// Adds `n` hosts on `side` sharing `group`'s access link and TCP settings.
-    fn hosts(&mut self, side: Side, n: u32, group: &Group) -> Vec<HostId> {
-        let cfg = self.tcp_cfg(group);
-        (0..n).map(|_| self.host(side, &group.access, &group.access, cfg)).collect()
+    /// The number the next host will have (plans name streams after it).
+    fn next_host(&self) -> HostId {
+        self.world.hosts.len() as HostId
     }
 
-    fn tcp_cfg(&mut self, group: &Group) -> u32 {
-        self.world.tcp_cfgs.push(group.tcp.clone());
-        (self.world.tcp_cfgs.len() - 1) as u32
+    /// The index of TCP settings `c`, each distinct one kept once.
+    fn tcp_cfg(&mut self, c: &tcp::TcpConfig) -> u32 {
+        match self.world.tcp_cfgs.iter().position(|x| x == c) {
+            Some(i) => i as u32,
+            None => {
+                self.world.tcp_cfgs.push(c.clone());
+                (self.world.tcp_cfgs.len() - 1) as u32
+            }
+        }
     }
 
-    /// Adds one host on `side` with its own access link up and down.
-    fn host(&mut self, side: Side, up: &LinkParams, down: &LinkParams, tcp_cfg: u32) -> HostId {
-        let id = self.world.hosts.len() as HostId;
-        self.host_paths(side, link_spec(up, &format!("h{id}/up")), link_spec(down, &format!("h{id}/down")), tcp_cfg)
-    }
-
-    /// Adds one host on `side` whose access paths are `up` and `down`.
-    fn host_paths(&mut self, side: Side, up: PathSpec, down: PathSpec, tcp_cfg: u32) -> HostId {
-        let router = match side {
-            Side::Left => LEFT_ROUTER,
-            Side::Right => RIGHT_ROUTER,
-        };
-        let id = self.world.hosts.len() as HostId;
-        let s = &mut self.side_count[(side == Side::Right) as usize];
+    /// Makes a planned host: its paths, routes to it, its TCP settings.
+    fn host(&mut self, p: &HostPlan) -> HostId {
+        let id = self.next_host();
+        let router = router(p.side);
+        let s = &mut self.side_count[(p.side == Side::Right) as usize];
         let index = *s;
         *s += 1;
-        let uplink = self.add_path(format!("h{id}/up"), up, NodeRef::Router(router));
-        let downlink = self.add_path(format!("h{id}/down"), down, NodeRef::Host(id));
-        self.world.hosts.push(Host { side, index, uplink, beyond: None, loses: false, tcp_cfg, next_port: EPHEMERAL_FIRST, ipv6: false });
+        let uplink = self.add_path(format!("h{id}/up"), p.up.clone(), NodeRef::Router(router));
+        let downlink = self.add_path(format!("h{id}/down"), p.down.clone(), NodeRef::Host(id));
+        // Beyond the observed link: on to the far side's router.
+        let far = NodeRef::Router(self::router(p.side.other()));
+        let beyond = p.beyond.clone().map(|b| self.add_path(format!("h{id}/beyond"), b, far));
+        let tcp_cfg = self.tcp_cfg(&p.tcp);
+        self.world.hosts.push(Host { side: p.side, index, uplink, beyond, loses: p.loses, tcp_cfg, next_port: EPHEMERAL_FIRST, ipv6: p.ipv6 });
         // Routes: the host's own router sends down its access link, the other
         // router sends across the bottleneck.
         for (r, route) in self.world.routers.iter_mut().enumerate() {
@@ -131,222 +115,33 @@ impl Builder {
         id
     }
 
-    /// Virtual hosts for a swing model: each side's hosts get access links
-    /// drawn (weighted by bytes) from the model's per-host tuples of that
-    /// side. A host's RTT to the link becomes a one-way delay of half of it
-    /// on each access direction; its loss rate applies to what it sends.
-    /// Its queues hold twice the bandwidth-delay product of a typical path
-    /// through it: its own RTT plus the other side's byte-weighted median,
-    /// since the round trip of its flows is what its buffer must cover (a
-    /// client next to the capture point has almost no RTT of its own).
+    fn hosts(&mut self, plans: &[HostPlan]) -> Vec<HostId> {
+        plans.iter().map(|p| self.host(p)).collect()
+    }
+
+    /// `n` hosts on `side` sharing `group`'s access link and TCP settings.
+    fn group(&mut self, side: Side, n: u32, group: &Group) -> Vec<HostId> {
+        let plans = plan::group(self.next_host(), side, n, &access(group), &group.tcp);
+        self.hosts(&plans)
+    }
+
+    /// A swing model's virtual hosts, side A's and side B's.
     fn swing_hosts(&mut self, m: &SwingModel) -> [Vec<HostId>; 2] {
-        let cfg = self.tcp_cfg(&m.group);
-        let mut rng = Rng::stream(self.seed, &format!("bg/{}/hosts", m.name));
-        let base = &m.group.access;
-        let fallback = (2.0 * base.delay.as_secs_f64(), base.rate.as_f64(), base.loss);
-        let mut out = [Vec::new(), Vec::new()];
-        let sides = [swing::Side::A, swing::Side::B].map(|side| m.model.net_tuples(side, fallback));
-        let median_rtt = |t: &[swing::NetTuple]| swing::weighted_median(t.iter().map(|t| (t.rtt_s, t.weight)).collect());
-        // The trace's stalls, on every access link of the side whose path
-        // stalled, both ways, in every period as its sessions are.
-        let period = Dur::from_secs_f64(m.model.link.duration_s.max(1e-3));
-        let outages = [swing::Side::A, swing::Side::B].map(|side| {
-            let w = m.model.link.stalls.iter().filter(|s| m.stalls && s.side == side);
-            let w = w.map(|s| (Dur::from_secs_f64(s.start_s.max(0.0)), Dur::from_secs_f64(s.end_s.max(0.0)))).collect();
-            net::Outages::new(w, period, m.start)
-        });
-        for side in [swing::Side::A, swing::Side::B] {
-            let tuples = &sides[side.index()];
-            let far_rtt = median_rtt(&sides[side.other().index()]).unwrap_or(fallback.0);
-            let total: f64 = tuples.iter().map(|t| t.weight).sum();
-            let place = if side == swing::Side::A { m.side_a } else { other(m.side_a) };
-            for _ in 0..m.hosts[side.index()] {
-                let t = if tuples.is_empty() {
-                    // No trace host to copy: the scenario's stack settings.
-                    swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0, ..Default::default() }
-                } else {
-                    let mut x = rng.uniform() * total;
-                    tuples
-                        .iter()
-                        .find(|t| {
-                            x -= t.weight;
-                            x < 0.0
-                        })
-                        .unwrap_or(&tuples[tuples.len() - 1])
-                        .clone()
-                };
-                let mut rate = Rate(t.capacity_bps.round().max(1.0) as u64);
-                let mut bunched = t.bunched;
-                if let Some(cap) = m.access_cap {
-                    // A capped host has another access link: its trace
-                    // path's bunching (relative to its own capacity) goes.
-                    if cap < rate {
-                        bunched = 0.0;
-                    }
-                    rate = rate.min(cap);
-                }
-                let own = host_tcp(&m.group.tcp, &t);
-                // HighBurst sets the end-to-end RTT: a quarter of it on each of
-                // the four access directions a round trip crosses. Otherwise
-                // the trace's handshake RTT already held the handshake's
-                // serialisation on this access link, once each way, so the
-                // propagation delay is what remains (the re-extracted RTT is
-                // then the trace's, not its plus 0.07 ms).
-                let one_way = match m.rtt {
-                    Some(r) => Dur(r.0 / 4),
-                    None => {
-                        let serialise = handshake_ip_bytes(&own, t.ipv6) as f64 * 8.0 / rate.as_f64();
-                        Dur::from_secs_f64((t.rtt_s / 2.0 - serialise).max(0.0))
-                    }
-                };
-                // Swing sized queues at twice the bandwidth-delay product.
-                let path_rtt = match m.rtt {
-                    Some(r) => r.as_secs_f64(),
-                    None => t.rtt_s + far_rtt,
-                };
-                let bdp_pkts = rate.as_f64() * path_rtt / (1500.0 * 8.0);
-                let queue = QueueLimit::Packets((1.0 + 2.0 * bdp_pkts).ceil().max(10.0) as u32);
-                // The part of the loss after the link is dropped beyond it
-                // (the link sees those packets, as the trace did); the rest
-                // on the uplink, so that together they lose `loss`.
-                // Handshakes are lost before and after the link in the same
-                // proportion as other packets.
-                let loss = t.loss.clamp(0.0, 0.99);
-                let (before, after) = split_loss(loss, t.loss_after);
-                let hs = t.handshake_loss.clamp(0.0, 0.99);
-                let (hs_before, hs_after) = split_loss(hs, if loss > 0.0 { hs * after / loss } else { 0.0 });
-                // Its sending is shaped as the trace host's was; what it
-                // receives is not (that was the other end's sending).
-                let shapers = t
-                    .shaper
-                    .iter()
-                    .flat_map(|s| s.buckets())
-                    .filter(|&(r, _)| r < rate.as_f64())
-                    .map(|(r, b)| net::Shaper { rate: Rate(r.round().max(1.0) as u64), burst: b.clamp(1500, u32::MAX as u64) as u32 })
-                    .collect();
-                // Its packets arrive bunched as the trace host's did: that
-                // was its path's delivery, on its sending direction here.
-                // A share b of its pairs bunched: hold with p = b / (1 - b).
-                let bunching = (bunched / (1.0 - bunched).max(1e-9)).clamp(0.0, 1.0);
-                // Its loss is the host's own (`World::host_loss`), with
-                // handshakes apart, not the link's.
-                let up = LinkParams { rate, delay: one_way, queue, loss: 0.0, shapers, bunching, outages: outages[side.index()].clone() };
-                let down = LinkParams { loss: 0.0, shapers: vec![], bunching: 0.0, ..up.clone() };
-                // The group's settings sit at `cfg`; those of hosts that
-                // differ (`host_tcp`) follow it, each made once.
-                let cfg = match self.world.tcp_cfgs[cfg as usize..].iter().position(|c| *c == own) {
-                    Some(k) => cfg + k as u32,
-                    None => {
-                        self.world.tcp_cfgs.push(own);
-                        (self.world.tcp_cfgs.len() - 1) as u32
-                    }
-                };
-                let id = self.world.hosts.len() as HostId;
-                let mut up = link_spec(&up, &format!("h{id}/up"));
-                let down = link_spec(&down, &format!("h{id}/down"));
-                let loses = before > 0.0 || after > 0.0 || hs > 0.0;
-                if loses {
-                    up.elements.insert(0, send_loss(id, "before-link", before, hs_before));
-                }
-                let id = self.host_paths(place, up, down, cfg);
-                if loses {
-                    // Beyond the observed link: on to the far side's router.
-                    let far = if place == Side::Left { RIGHT_ROUTER } else { LEFT_ROUTER };
-                    let beyond = PathSpec { elements: vec![send_loss(id, "after-link", after, hs_after)] };
-                    let b = self.add_path(format!("h{id}/beyond"), beyond, NodeRef::Router(far));
-                    let h = &mut self.world.hosts[id as usize];
-                    (h.loses, h.beyond) = (true, Some(b));
-                }
-                self.world.hosts[id as usize].ipv6 = t.ipv6;
-                out[side.index()].push(id);
-            }
-        }
-        // A connection needs both ends in one IP version: a version only one
-        // side has becomes the other's.
-        let has = |hosts: &[Host], side: &[HostId], v6: bool| side.iter().any(|&h| hosts[h as usize].ipv6 == v6);
-        for v6 in [true, false] {
-            let hosts = &self.world.hosts;
-            if !(has(hosts, &out[0], v6) && has(hosts, &out[1], v6)) {
-                for &h in out.iter().flatten() {
-                    let host = &mut self.world.hosts[h as usize];
-                    if host.ipv6 == v6 {
-                        host.ipv6 = !v6;
-                    }
-                }
-            }
-        }
-        out
-    }
-}
-
-/// A virtual host's TCP: the group's, with what its trace host showed.
-///
-/// ACKs: the host's bytes received per pure ACK sent, reproduced as a
-/// running count (`TcpConfig::ack_bytes`) with quick ACKs off, since the
-/// measurement includes them. Initial window: its first flights'. MSS,
-/// timestamps and SACK: what the host's own
-/// SYNs offered, so header and segment sizes are the trace's (the smaller
-/// end's MSS wins and an option is used only if both ends offer it, as in
-/// TCP).
-fn host_tcp(group: &tcp::TcpConfig, t: &swing::NetTuple) -> tcp::TcpConfig {
-    let mut c = group.clone();
-    if let Some(b) = t.bytes_per_ack {
-        // The measured frequency, quick ACKs included.
-        c.ack_bytes = Some(b.round().max(1.0) as u64);
-        c.quickack = 0;
-    } else {
-        // Models written before bytes per ACK: the nearest stack behaviour.
-        host_ack_every(&mut c, t.segments_per_ack);
-    }
-    if let Some(d) = t.ack_delay_s {
-        c.delack_timeout = Dur::from_secs_f64(d.clamp(0.005, 0.5));
-    }
-    if let Some(mss) = t.mss {
-        c.mss = mss.clamp(536, 9000);
-    }
-    c.timestamps = t.timestamps.unwrap_or(c.timestamps);
-    c.sack = t.sack.unwrap_or(c.sack);
-    if let Some(w) = t.initial_window {
-        c.initial_cwnd = w.clamp(1, 100);
-    }
-    if let Some(w) = t.rcv_window {
-        c.rcv_buf = w.clamp(4 << 10, 64 << 20);
-    }
-    c
-}
-
-/// IP size of a host's SYN (its SYN/ACK is within a few bytes).
-fn handshake_ip_bytes(c: &tcp::TcpConfig, ipv6: bool) -> u32 {
-    let ip = if ipv6 { wire::Ipv6Repr::HEADER_LEN } else { wire::Ipv4Repr::HEADER_LEN } as u32;
-    ip + 20 + tcp::syn_option_bytes(c.sack, c.timestamps)
-}
-
-/// Segments per ACK (models without bytes per ACK): fewer than 1.25 ACKs
-/// every segment; 1.25 to 1.9 is Linux's delayed ACKs with quick ACKs at
-/// the start of flows (the group's settings); 1.9 to 2.5 is strict delayed
-/// ACKs, every second segment from the first (quick ACKs off, as Windows
-/// and macOS do); 2.5 or more is stretch ACKs (receive offload) or a server
-/// that piggybacks every ACK on its responses: every that many (at most 8),
-/// quick ACKs off.
-fn host_ack_every(c: &mut tcp::TcpConfig, segments_per_ack: Option<f64>) {
-    match segments_per_ack {
-        Some(s) if s < 1.25 => c.ack_every = 1,
-        Some(s) if (1.9..2.5).contains(&s) => {
-            c.ack_every = 2;
-            c.quickack = 0;
-        }
-        Some(s) if s >= 2.5 => {
-            c.ack_every = (s.round() as u32).min(8);
-            c.quickack = 0;
-        }
-        _ => {}
-    }
-}
-
-fn other(s: Side) -> Side {
-    match s {
-        Side::Left => Side::Right,
-        Side::Right => Side::Left,
+        let a = access(&m.group);
+        let p = plan::SwingPlan {
+            name: &m.name,
+            model: &m.model,
+            hosts: m.hosts,
+            side_a: m.side_a,
+            rtt: m.rtt,
+            access_cap: m.access_cap,
+            stalls: m.stalls,
+            start: m.start,
+            access: &a,
+            tcp: &m.group.tcp,
+        };
+        let plans = plan::swing(&p, self.seed, self.next_host());
+        plans.map(|side| self.hosts(&side))
     }
 }
 
@@ -367,8 +162,8 @@ pub fn build(r: &Resolved) -> Built {
     for a in &r.apps {
         match a {
             AppModel::Http { name, object_sizes, request_size, think_time, start, stop, count, clients, port, server_side, client, server } => {
-                let srv = b.hosts(*server_side, 1, server)[0];
-                let cl = b.hosts(other(*server_side), *clients, client);
+                let srv = b.group(*server_side, 1, server)[0];
+                let cl = b.group(server_side.other(), *clients, client);
                 apps.push(Box::new(HttpApp::new(HttpConfig {
                     name: name.clone(),
                     server: srv,
@@ -388,8 +183,8 @@ pub fn build(r: &Resolved) -> Built {
     for bg in &r.background {
         match bg {
             BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
-                let src = b.hosts(*sources, *hosts, group);
-                let dst = b.hosts(other(*sources), *hosts, group);
+                let src = b.group(*sources, *hosts, group);
+                let dst = b.group(sources.other(), *hosts, group);
                 // IP and transport headers, so that packets are `packet_size`
                 // (TCP: plus the timestamps option when the hosts use it).
                 let header = match transport {
@@ -431,8 +226,8 @@ pub fn build(r: &Resolved) -> Built {
                 names.push(m.name.clone());
             }
             BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, group } => {
-                let src = b.hosts(*sources, *hosts, group);
-                let dst = b.hosts(other(*sources), *hosts, group);
+                let src = b.group(*sources, *hosts, group);
+                let dst = b.group(sources.other(), *hosts, group);
                 let cfg = GreedyConfig {
                     name: name.clone(),
                     pairs: src.into_iter().zip(dst).collect(),

@@ -16,6 +16,7 @@
 
 mod compare;
 mod dist;
+pub mod example;
 mod model;
 mod writes;
 

@@ -19,6 +19,7 @@ pub mod apps;
 pub mod background;
 pub mod fake;
 mod outbox;
+pub mod plan;
 mod records;
 mod responder;
 mod timers;

@@ -21,7 +21,9 @@ pub(crate) const LATE_NS: i64 = 300_000_000;
 /// send, and what the first hundred thousand show is enough.
 pub(crate) const LATE_CAP: usize = 100_000;
 /// An answer is late only if it also took this many of the answering
-/// host's round trips.
+/// host's round trips: an answer comes a round trip after its send, so on
+/// a long path `LATE_NS` alone would take ordinary answers for late ones;
+/// three leaves room for queueing and a delayed ACK.
 const LATE_RTTS: f64 = 3.0;
 /// Answers this close together (ns) arrived in one release...
 const RELEASE_NS: i64 = 10_000_000;

@@ -504,15 +504,44 @@ impl Tcp {
     }
 }
 
+/// A multiple or fraction of a round trip, `num / den`, taken of one in
+/// integer nanoseconds (`rtt * num / den`, rounded down).
+#[derive(Clone, Copy, Debug)]
+struct Rtts {
+    num: i64,
+    den: i64,
+}
+
+impl Rtts {
+    #[inline]
+    const fn of(self, rtt: i64) -> i64 {
+        rtt * self.num / self.den
+    }
+}
+
+/// A first flight is the segments within this much of a handshake round
+/// trip of its first: no ACK of them can bring more before a round trip,
+/// and stopping short of one keeps the next flight out when the data's
+/// round trip runs a little faster than the handshake's.
+const FLIGHT_SPAN: Rtts = Rtts { num: 8, den: 10 };
+/// The quiet after the flight that shows the sender stopped to wait for
+/// ACKs: a sender still sending leaves no such gap (nor does a line so slow
+/// that every packet takes this long, which then gives no count).
+const FLIGHT_PAUSE: Rtts = Rtts { num: 1, den: 4 };
+/// The next segment must come at least this long after the flight's first:
+/// it was sent on an ACK, which takes a round trip (less a margin for
+/// jitter). Sooner, the pause was within a flight that the path spread
+/// out, and the count would fall short.
+const NEXT_FLIGHT_AFTER: Rtts = Rtts { num: 9, den: 10 };
+
 /// A new data segment at offsets `s0..e0` at `t` in a direction: counts
-/// its first flight, the segments that arrive within 0.8 handshake RTTs of
-/// the first, before any ACK of them could bring more, in segments of the
-/// MSS the receiver announced (`mss`). Returns the count once the flight is
-/// over, if a clear pause (a quarter RTT) followed it as the sender waited
-/// for ACKs and the next segment came at least 0.9 round trips after the
-/// first (an ACK's round trip). A path that spreads the flight over the
+/// its first flight, the segments that arrive within `FLIGHT_SPAN` of the
+/// first, in segments of the MSS the receiver announced (`mss`). Returns
+/// the count once the flight is over, if a clear pause (`FLIGHT_PAUSE`)
+/// followed it as the sender waited for ACKs and the next segment came
+/// `NEXT_FLIGHT_AFTER` the first. A path that spreads the flight over the
 /// whole RTT gives none, nor does a slow line whose every packet takes
-/// longer than a quarter RTT. (The peer's data ends the count too: see
+/// longer than `FLIGHT_PAUSE`. (The peer's data ends the count too: see
 /// `data`.)
 fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: Option<u16>) -> Option<u32> {
     if dd.flight_done {
@@ -527,7 +556,7 @@ fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: O
             dd.flight = Some(Flight { start: t, from: s0, to: e0, max_len: (e0 - s0) as u32, last: t });
             None
         }
-        Some(f) if t < f.start + r * 8 / 10 => {
+        Some(f) if t < f.start + FLIGHT_SPAN.of(r) => {
             f.from = f.from.min(s0);
             f.to = f.to.max(e0);
             f.max_len = f.max_len.max((e0 - s0) as u32);
@@ -536,7 +565,7 @@ fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: O
         }
         Some(f) => {
             dd.flight_done = true;
-            (t - f.last >= r / 4 && t - f.start >= r * 9 / 10).then(|| f.segments(mss))
+            (t - f.last >= FLIGHT_PAUSE.of(r) && t - f.start >= NEXT_FLIGHT_AFTER.of(r)).then(|| f.segments(mss))
         }
     }
 }
@@ -915,6 +944,12 @@ fn timing_and_pairs(dd: &mut Dir, s0: i64, e0: i64, floor: i64, s: &Packet, cx: 
     }
 }
 
+/// A sender's wait counts as a pause only if it also lasted this many
+/// handshake round trips: a sender whose window emptied resumes a round
+/// trip after its last send (more if the ACK was delayed), which on a long
+/// path can outlast the pause gap.
+const PAUSE_MIN_RTTS: Rtts = Rtts { num: 2, den: 1 };
+
 /// Data past the highest offset seen, up to `e0`: it extends the sender's
 /// element, or starts a new one after the other side's, after a pause or,
 /// in a concurrent connection, after an application gap; a PSH ends a write.
@@ -923,14 +958,16 @@ fn past_highest(c: &mut Conn, e0: i64, s: &Packet, cx: &mut Ctx) {
     let dd = &mut c.dirs[d];
     let from = dd.hi;
     dd.hi = e0;
-    // A pause only if everything sent before it was acknowledged
-    // (a sender stalled by its window or a loss is not pausing),
-    // and longer than two round trips: a sender whose window
-    // emptied resumes a round trip after its last send, which on
-    // a long path can outlast the pause gap. Nor is a sender
-    // that lost a segment within it: its retransmission timer,
-    // not its application, kept it waiting.
-    let pause = cx.k.pause.filter(|_| dd.acked >= from).map(|p| p.max(2 * c.hs.rtt().unwrap_or(0))).filter(|&p| dd.loss_at.is_none_or(|r| t - r > p));
+    // A pause only if everything sent before it was acknowledged (a
+    // sender stalled by its window or a loss is not pausing), and longer
+    // than `PAUSE_MIN_RTTS` too. Nor is a sender that lost a segment
+    // within it: its retransmission timer, not its application, kept it
+    // waiting.
+    let pause =
+        cx.k.pause
+            .filter(|_| dd.acked >= from)
+            .map(|p| p.max(PAUSE_MIN_RTTS.of(c.hs.rtt().unwrap_or(0))))
+            .filter(|&p| dd.loss_at.is_none_or(|r| t - r > p));
     // A gap is the application's if the window cannot have
     // held the sender back: less than any initial window out.
     let gap = cx.k.unit_gap.filter(|_| from - dd.acked < UNIT_WINDOW);

@@ -191,8 +191,8 @@ pub(crate) struct Finish<'a> {
 }
 
 /// A request is taken to follow another connection's response only if it
-/// left within this long (ns) of it: a browser sets off requests as an
-/// object arrives and is parsed (web-espn-2010: a median of 13 ms); a
+/// left within this long (ns) of it: a browser sets off the requests an
+/// object names as soon as it arrives and is parsed, well within this; a
 /// later one is as likely the user's or a timer's.
 const FOLLOW_NS: i64 = 100_000_000;
 

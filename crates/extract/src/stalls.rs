@@ -9,8 +9,7 @@
 //! sends tens of milliseconds apart within a few milliseconds. Nor does a
 //! loss: the answer to a send that was lost comes a round trip after it was
 //! sent again, while a held path holds the copies sent again too. A busy
-//! link's many recoveries from loss would otherwise line up by chance (a
-//! simulated 400-user link without stalls showed 55).
+//! link's many recoveries from loss would otherwise line up by chance.
 
 use crate::options::secs;
 use swing::{Side, Stall};

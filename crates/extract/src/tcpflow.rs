@@ -157,8 +157,8 @@ pub(crate) const ADU_CAP: usize = 2_000;
 /// a connection concurrent. One or two happen in protocols that take turns
 /// (a TLS alert crossing the last response, a request sent as a response's
 /// tail arrives); sustained interleaving is what pairs cannot describe, and
-/// what a replay reproduces (web-reddit-tls: with 2, a fifth of the
-/// connections flipped class between the trace and its regeneration).
+/// what a replay reproduces. A lower count would class connections by such
+/// chance crossings, which a regeneration of the trace need not repeat.
 const CONCURRENT_MIN_OVERLAPS: u32 = 4;
 
 impl Conn {

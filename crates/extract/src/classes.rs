@@ -177,8 +177,8 @@ pub(crate) struct ClassAcc {
 /// What the end of the pass needs to turn samples into model values.
 pub(crate) struct Finish<'a> {
     pub side_of: &'a [Side],
-    /// Each host's median RTT (s), and the median over each side's hosts,
-    /// for subtracting from think times.
+    /// Each host's RTT (s), and the median over each side's hosts, for
+    /// subtracting from think times.
     pub host_rtt: &'a [Option<f64>],
     pub side_rtt: [Option<f64>; 2],
     pub think_minus_rtt: bool,
@@ -191,13 +191,13 @@ pub(crate) struct Finish<'a> {
 }
 
 /// A request is taken to follow another connection's response only if it
-/// left within this long (ns) of it: a browser sets off requests as an
-/// object arrives and is parsed (web-espn-2010: a median of 13 ms); a
+/// left within this long (ns) of it: a browser sets off the requests an
+/// object names as soon as it arrives and is parsed, well within this; a
 /// later one is as likely the user's or a timer's.
 const FOLLOW_NS: i64 = 100_000_000;
 
 impl Finish<'_> {
-    /// Subtracts the client's median RTT (else its side's), floored at 0
+    /// Subtracts the client's RTT (else its side's median), floored at 0
     /// (Swing's `massage_reqthink`).
     pub(crate) fn minus_rtt(&self, v: f64, host: u32) -> f64 {
         if !self.think_minus_rtt {

@@ -54,9 +54,8 @@ impl PeakRate {
     /// been on the wire before the window began. And only a window of at
     /// least `PEAK_MIN_PACKETS`: two or three packets that arrived
     /// together (a Wi-Fi aggregate, a capture's batched timestamps) say
-    /// nothing of the rate (video-netflix's video server, three packets
-    /// in 10 ms, behind a 0.9 Mbit/s line that two other servers' packet
-    /// pairs measured).
+    /// nothing of the rate: counted whole, they read as far faster than
+    /// the line they came through.
     #[inline]
     pub(crate) fn add(&mut self, t: i64, bytes: u64) {
         let w = t.div_euclid(PEAK_WINDOW_NS);

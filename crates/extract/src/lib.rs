@@ -8,7 +8,7 @@
 //! `exchanges` cutting request/response pairs) or UDP flow (`udp`). A
 //! connection's pairs and parts go to its class (`classes`) and to its
 //! session key's queue (`grouping`) through `sink`. What needs the whole
-//! trace — sides (`sides`), RTT medians, capacity filtering, loss
+//! trace — sides (`sides`), RTT estimates, capacity filtering, loss
 //! classification (`netparams`) — is decided at the end (`model`).
 //! Memory grows with concurrent connections, active session keys and
 //! hosts; samples are held in reservoirs of fixed size (`reservoir`).
@@ -31,20 +31,20 @@
 //!   formed within one application class (Swing grouped each class's
 //!   connections separately), so a session's class is its first
 //!   connection's. Keys: `SessionKey::Client` (paper) or `ClientServer` (code).
-//! * Think and inter-RRE times minus the client's median RTT (its side's
-//!   median if it has none, as `massage_reqthink`), floored at 0.
+//! * Think and inter-RRE times minus the client's RTT (the median of its
+//!   side's hosts' if it has none, as `massage_reqthink`), floored at 0.
 //! * RTT: `RttSamples::Handshake` (code), `HandshakeAndData` (paper) or
 //!   `HandshakeElseData` (the default: handshakes where a host has enough);
 //!   samples in (0, `rtt_max_s`]; Karn: retransmitted SYNs, SYN/ACKs and
-//!   timed segments give none; the median is Swing's lower one
-//!   (`vals_prctile`: the value at ⌊p·(n−1)/100⌋).
+//!   timed segments give none; the host's RTT is their `rtt_percentile`
+//!   by Swing's lower rule (`vals_prctile`: the value at ⌊p·(n−1)/100⌋).
 //! * Capacity: the code's packet pairs; pairs spaced at least the 5th
 //!   percentile of the *sending* host's RTT are dropped (the code used the
 //!   destination's); `capacity_percentile` (75 = the paper's "median of the
 //!   upper half").
 //! * Loss: the code's formula; a hole counts per filling segment (the code
 //!   counted missing MSS-sized segments), classified against the sender's
-//!   median RTT (100 ms if none). Swing's forcing of loss to 0 for hosts
+//!   RTT (100 ms if none). Swing's forcing of loss to 0 for hosts
 //!   under 500 kbit/s capacity is not applied.
 //! * UDP (absent from Swing): whole flows, sampled.
 //!

@@ -2,19 +2,70 @@
 
 use crate::classes::Finish;
 use crate::damage::TraceDamage;
+use crate::hosts::Host;
 use crate::input::Src;
+use crate::netparams::HostNet;
 use crate::options::secs;
 use crate::pipeline::Extractor;
 use crate::reservoir::{percentile, sorted};
 use crate::sides::{decide, key_string, Tallies};
 use crate::Report;
-use swing::{DirStats, HostParams, LinkStats, Model, Side, SideInfo, TraceInfo, FORMAT};
+use swing::{AppClass, DirStats, HostParams, LinkStats, Model, Side, SideInfo, TraceInfo, UdpClass, FORMAT};
 
-/// Builds the model once every flow is finished (`Extractor::finish_flows`).
+/// Builds the model once every flow is finished (`Extractor::finish_flows`):
+/// the traces' span, the hosts' sides and estimates, then the classes, the
+/// link's directions and the hosts' parameters that depend on them.
 pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
     let o = &ex.o.o;
-    let traces: Vec<TraceInfo> = srcs
-        .iter()
+    let traces = trace_infos(srcs);
+    let tmin = srcs.iter().filter_map(|s| s.info.tmin).min().unwrap_or(0);
+    let tmax = srcs.iter().filter_map(|s| s.info.tmax).max().unwrap_or(0);
+    let duration_s = secs(tmax.saturating_sub(tmin));
+
+    let hosts = &ex.hosts.hosts;
+    let tallies = Tallies { ip_packets: ex.ip_packets, crossing: ex.crossing };
+    let dec = decide(&ex.o.sides, hosts, &ex.macs, &tallies);
+    let nets: Vec<_> = hosts.iter().map(|h| h.net.finish(o)).collect();
+    let host_rtt: Vec<Option<f64>> = nets.iter().map(|n| n.rtt_s).collect();
+    let fin = Finish {
+        side_of: &dec.side,
+        host_rtt: &host_rtt,
+        side_rtt: side_rtts(&host_rtt, &dec.side),
+        think_minus_rtt: o.think_minus_rtt,
+        start_shift_s: secs(ex.t0.unwrap_or(tmin).saturating_sub(tmin)),
+        t0: ex.tcp.sink.t0,
+    };
+    let classes = tcp_classes(&ex, &fin);
+    let udp = udp_classes(&ex, &dec.side, fin.start_shift_s);
+    let dirs = link_dirs(hosts, &dec.side, duration_s);
+    let params = host_params(hosts, &nets, &dec.side);
+    let hosts_a = dec.side.iter().filter(|s| **s == Side::A).count() as u64;
+
+    let report = report(&ex, srcs, &traces);
+    let st = ex.tcp.sink.stats;
+    let model = Model {
+        format: FORMAT.to_string(),
+        traces,
+        options: o.clone(),
+        link: LinkStats {
+            duration_s,
+            dirs,
+            tcp_connections: st.connections,
+            tcp_one_way: st.one_way,
+            stalls: crate::stalls::find(&ex.tcp.sink.late, &dec.side, &host_rtt, tmin),
+        },
+        sides: SideInfo { rule: o.sides.clone(), decided_by: dec.decided_by, hosts_a, hosts_b: hosts.len() as u64 - hosts_a },
+        classes,
+        udp,
+        hosts: params,
+    };
+    (model, report)
+}
+
+/// Each input file as the model records it: its packets, bytes, span and
+/// what could not be read.
+fn trace_infos(srcs: &[Src]) -> Vec<TraceInfo> {
+    srcs.iter()
         .map(|s| {
             let i = &s.info;
             let (a, b) = (i.tmin.unwrap_or(0), i.tmax.unwrap_or(0));
@@ -29,39 +80,40 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 truncated_tail_bytes: s.r.stats().truncated_tail,
             }
         })
-        .collect();
-    let tmin = srcs.iter().filter_map(|s| s.info.tmin).min().unwrap_or(0);
-    let tmax = srcs.iter().filter_map(|s| s.info.tmax).max().unwrap_or(0);
-    let duration_s = secs(tmax.saturating_sub(tmin));
+        .collect()
+}
 
-    let hosts = &ex.hosts.hosts;
-    let tallies = Tallies { ip_packets: ex.ip_packets, crossing: ex.crossing };
-    let dec = decide(&ex.o.sides, hosts, &ex.macs, &tallies);
-    let nets: Vec<_> = hosts.iter().map(|h| h.net.finish(o)).collect();
-    let host_rtt: Vec<Option<f64>> = nets.iter().map(|n| n.rtt_s).collect();
-    let side_rtt = [Side::A, Side::B].map(|side| {
-        let v = sorted(host_rtt.iter().zip(&dec.side).filter(|(_, s)| **s == side).filter_map(|(r, _)| *r));
+/// The median RTT of each side's hosts, for a client without its own.
+fn side_rtts(host_rtt: &[Option<f64>], side_of: &[Side]) -> [Option<f64>; 2] {
+    [Side::A, Side::B].map(|side| {
+        let v = sorted(host_rtt.iter().zip(side_of).filter(|(_, s)| **s == side).filter_map(|(r, _)| *r));
         (!v.is_empty()).then(|| percentile(&v, 50.0))
-    });
-    let fin = Finish {
-        side_of: &dec.side,
-        host_rtt: &host_rtt,
-        side_rtt,
-        think_minus_rtt: o.think_minus_rtt,
-        start_shift_s: secs(ex.t0.unwrap_or(tmin).saturating_sub(tmin)),
-        t0: ex.tcp.sink.t0,
-    };
-    let mut classes = ex.tcp.sink.classes.build(&ex.names, &fin);
+    })
+}
+
+/// The TCP application classes, most bytes first.
+fn tcp_classes(ex: &Extractor, fin: &Finish) -> Vec<AppClass> {
+    let mut classes = ex.tcp.sink.classes.build(&ex.names, fin);
     classes.sort_by(|a, b| {
         let (x, y) = (a.counts.bytes[0] + a.counts.bytes[1], b.counts.bytes[0] + b.counts.bytes[1]);
         y.cmp(&x).then_with(|| a.name.cmp(&b.name)).then(a.clients.cmp(&b.clients))
     });
-    let mut udp = ex.udp.build(&ex.names, &dec.side, fin.start_shift_s);
-    udp.sort_by(|a, b| b.flows.cmp(&a.flows).then_with(|| a.name.cmp(&b.name)).then(a.initiators.cmp(&b.initiators)));
+    classes
+}
 
+/// The UDP classes, most flows first.
+fn udp_classes(ex: &Extractor, side_of: &[Side], start_shift_s: f64) -> Vec<UdpClass> {
+    let mut udp = ex.udp.build(&ex.names, side_of, start_shift_s);
+    udp.sort_by(|a, b| b.flows.cmp(&a.flows).then_with(|| a.name.cmp(&b.name)).then(a.initiators.cmp(&b.initiators)));
+    udp
+}
+
+/// The link's two directions, each the sum of what its side's hosts sent,
+/// with the mean rate over the traces' span.
+fn link_dirs(hosts: &[Host], side_of: &[Side], duration_s: f64) -> [DirStats; 2] {
     let mut dirs = [DirStats::default(), DirStats::default()];
     let mut payload = [0u64; 2];
-    for (h, side) in hosts.iter().zip(&dec.side) {
+    for (h, side) in hosts.iter().zip(side_of) {
         let d = &mut dirs[side.index()];
         d.packets += h.packets;
         d.bytes += h.bytes;
@@ -75,17 +127,21 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         d.tcp_payload_bytes = Some(p);
         d.mean_rate_bps = if duration_s > 0.0 { d.bytes as f64 * 8.0 / duration_s } else { 0.0 };
     }
+    dirs
+}
 
-    // Sorted by side, then bytes (descending), then address.
+/// Each host's parameters, sorted by side, then bytes (descending), then
+/// address.
+fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side]) -> Vec<HostParams> {
     let mut order: Vec<usize> = (0..hosts.len()).collect();
-    order.sort_unstable_by_key(|&i| (dec.side[i], std::cmp::Reverse(hosts[i].bytes), hosts[i].addr));
-    let params: Vec<HostParams> = order
+    order.sort_unstable_by_key(|&i| (side_of[i], std::cmp::Reverse(hosts[i].bytes), hosts[i].addr));
+    order
         .into_iter()
         .map(|i| {
             let (h, n) = (&hosts[i], &nets[i]);
             HostParams {
                 addr: key_string(h.addr),
-                side: dec.side[i],
+                side: side_of[i],
                 rtt_s: n.rtt_s,
                 rtt_samples: n.rtt_samples,
                 rtt_samples_split: n.rtt_split,
@@ -111,11 +167,15 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
                 handshake_retx: n.handshake_retx,
             }
         })
-        .collect();
-    let hosts_a = dec.side.iter().filter(|s| **s == Side::A).count() as u64;
+        .collect()
+}
 
+/// The run's counters: what was read, what the pass rebuilt and the peak
+/// sizes of its state.
+fn report(ex: &Extractor, srcs: &[Src], traces: &[TraceInfo]) -> Report {
+    let hosts = &ex.hosts.hosts;
     let st = ex.tcp.sink.stats;
-    let report = Report {
+    Report {
         packets: traces.iter().map(|t| t.packets).sum(),
         bytes: traces.iter().map(|t| t.bytes).sum(),
         ip_packets: ex.ip_packets,
@@ -147,22 +207,5 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         tcp_classes: ex.tcp.sink.classes.count() as u64,
         udp_classes: ex.udp.classes() as u64,
         class_host_entries: ex.tcp.sink.classes.entries() as u64,
-    };
-    let model = Model {
-        format: FORMAT.to_string(),
-        traces,
-        options: o.clone(),
-        link: LinkStats {
-            duration_s,
-            dirs,
-            tcp_connections: st.connections,
-            tcp_one_way: st.one_way,
-            stalls: crate::stalls::find(&ex.tcp.sink.late, &dec.side, &host_rtt, tmin),
-        },
-        sides: SideInfo { rule: o.sides.clone(), decided_by: dec.decided_by, hosts_a, hosts_b: hosts.len() as u64 - hosts_a },
-        classes,
-        udp,
-        hosts: params,
-    };
-    (model, report)
+    }
 }

@@ -21,6 +21,14 @@ pub(crate) const MAX_CAPACITY_BPS: f64 = 500e6;
 /// arrived bunched.
 pub(crate) const BUNCHED_FACTOR: f64 = 2.0;
 
+/// Data→ACK RTT samples under this share of the host's fastest handshake
+/// are dropped: a round trip to the host cannot take much less than its
+/// handshake, so such a sample was acknowledged by a middlebox that splits
+/// TCP (a NAT or proxy), which answers in a small part of the round trip.
+/// Half, not nearer one, leaves room for a handshake slower than the path
+/// (the server's SYN processing).
+const SPLIT_RTT_SHARE: f64 = 0.5;
+
 /// Swing's minimum payload for a packet pair (`estimatecapacity3.c`).
 pub(crate) const PAIR_MIN_PAYLOAD: u32 = 500;
 
@@ -189,10 +197,7 @@ impl NetAcc {
     }
 
     pub(crate) fn finish(&self, o: &ExtractOptions) -> HostNet {
-        // A round trip to the host cannot take much less than its fastest
-        // handshake: data samples under half of it were acknowledged by a
-        // middlebox that splits TCP (a NAT or proxy), not by the host.
-        let floor = self.hs_min.map_or(0.0, |m| m / 2.0);
+        let floor = self.hs_min.map_or(0.0, |m| m * SPLIT_RTT_SHARE);
         let rtts = sorted(self.rtt.items().iter().copied().filter(|&s| s >= floor));
         let rtt_split = scale(self.rtt.len() - rtts.len(), self.rtt.len(), self.rtt.seen());
         // Handshakes alone where there are enough of them (see RttSamples).

@@ -1,5 +1,5 @@
 //! The single pass: each decoded packet updates hosts, TCP connections or
-//! UDP flows; everything that needs the whole trace (sides, RTT medians)
+//! UDP flows; everything that needs the whole trace (sides, RTT estimates)
 //! waits for `model::assemble`.
 
 use crate::classes::ClassNames;

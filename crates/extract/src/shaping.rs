@@ -15,8 +15,8 @@
 //!   together, as a shaper sees them) with no gap longer than g. For each g
 //!   in `GAPS_NS` the fastest stretch of at least `min_segments` is kept;
 //!   the end of the pass picks the largest g no longer than half the host's
-//!   RTT, so that a stretch spans a shaper's gaps but not the idle of a
-//!   window-limited sender waiting for ACKs.
+//!   RTT (`STRETCH_GAP_RTTS`), so that a stretch spans a shaper's gaps but
+//!   not the idle of a window-limited sender waiting for ACKs.
 //! - The *envelope* is the most bytes the host sent in any window of each
 //!   length in `TAUS_NS`; the burst is the most any window held above the
 //!   sustained rate.
@@ -31,6 +31,10 @@ use swing::HostShaper;
 const GAPS_NS: [i64; 5] = [4_000_000, 8_000_000, 16_000_000, 32_000_000, 64_000_000];
 /// Envelope windows.
 const TAUS_NS: [i64; 6] = [1_000_000, 2_000_000, 4_000_000, 8_000_000, 16_000_000, 32_000_000];
+/// A stretch's gap is the largest of `GAPS_NS` no longer than this share of
+/// the host's RTT: long enough to span a shaper's gaps, too short to span a
+/// window-limited sender's wait for ACKs, most of a round trip.
+const STRETCH_GAP_RTTS: f64 = 0.5;
 /// A bucket holds at least two full packets.
 const MIN_BURST: u64 = 3000;
 
@@ -112,7 +116,7 @@ impl Sending {
     /// under `max_fraction` of `capacity_bps`.
     pub(crate) fn shaper(&self, rtt_s: Option<f64>, capacity_bps: Option<f64>, min_segments: u32, max_fraction: Option<f64>) -> Option<HostShaper> {
         let (rtt, cap, frac) = (rtt_s?, capacity_bps?, max_fraction?);
-        let k = GAPS_NS.iter().rposition(|&g| g as f64 <= rtt * 1e9 / 2.0).unwrap_or(0);
+        let k = GAPS_NS.iter().rposition(|&g| g as f64 <= rtt * 1e9 * STRETCH_GAP_RTTS).unwrap_or(0);
         let open = self.open[k];
         let tail = open.bps().filter(|_| open.segs >= min_segments);
         let rate = self.best[k].max(tail.unwrap_or(0.0));

@@ -122,7 +122,7 @@ impl Sink {
         // response's first, less the capture-to-server round trip. Not
         // when the request was retransmitted before the response came: the
         // wait was then the loss recovery's, which the simulator adds itself
-        // (app-alexa's phone retransmitted a quarter of its segments).
+        // (counted here too, a lossy path's recoveries would be replayed twice).
         let recovered = |q: Element, r: Element| c.dirs[0].recovered_at.is_some_and(|t| t >= q.start && t <= r.start);
         let server_ns = match (p.req, p.resp, c.hs.server_rtt()) {
             (Some(q), Some(r), Some(rtt)) if !recovered(q, r) => Some((r.start - q.end - rtt).max(0)),

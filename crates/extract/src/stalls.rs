@@ -9,8 +9,7 @@
 //! sends tens of milliseconds apart within a few milliseconds. Nor does a
 //! loss: the answer to a send that was lost comes a round trip after it was
 //! sent again, while a held path holds the copies sent again too. A busy
-//! link's many recoveries from loss would otherwise line up by chance (a
-//! simulated 400-user link without stalls showed 55).
+//! link's many recoveries from loss would otherwise line up by chance.
 
 use crate::options::secs;
 use swing::{Side, Stall};
@@ -21,7 +20,9 @@ pub(crate) const LATE_NS: i64 = 300_000_000;
 /// send, and what the first hundred thousand show is enough.
 pub(crate) const LATE_CAP: usize = 100_000;
 /// An answer is late only if it also took this many of the answering
-/// host's round trips.
+/// host's round trips: an answer comes a round trip after its send, so on
+/// a long path `LATE_NS` alone would take ordinary answers for late ones;
+/// three leaves room for queueing and a delayed ACK.
 const LATE_RTTS: f64 = 3.0;
 /// Answers this close together (ns) arrived in one release...
 const RELEASE_NS: i64 = 10_000_000;

@@ -157,8 +157,8 @@ pub(crate) const ADU_CAP: usize = 2_000;
 /// a connection concurrent. One or two happen in protocols that take turns
 /// (a TLS alert crossing the last response, a request sent as a response's
 /// tail arrives); sustained interleaving is what pairs cannot describe, and
-/// what a replay reproduces (web-reddit-tls: with 2, a fifth of the
-/// connections flipped class between the trace and its regeneration).
+/// what a replay reproduces. A lower count would class connections by such
+/// chance crossings, which a regeneration of the trace need not repeat.
 const CONCURRENT_MIN_OVERLAPS: u32 = 4;
 
 impl Conn {
@@ -194,7 +194,7 @@ struct Closed {
     server_isn: Option<u32>,
 }
 
-/// The options `on_packet` needs.
+/// The options `on_packet` and its steps need.
 #[derive(Clone, Copy)]
 struct Knobs {
     rtt_max_s: f64,
@@ -321,7 +321,9 @@ impl Tcp {
         let c = &mut self.conns[idx as usize];
         let d = (from_lo != c.client_lo) as usize;
         let ids = (c.hosts[d], c.hosts[1 - d]);
-        if let Some(why) = on_packet(c, d, t, p, ip_len, hosts, rh, &mut self.sink, self.knobs) {
+        let s = Packet { t, p, ip_len, d, from: ids.0, to: ids.1 };
+        let mut cx = Ctx { hosts, rh, sink: &mut self.sink, k: self.knobs };
+        if let Some(why) = on_packet(c, &s, &mut cx) {
             let c = &self.conns[idx as usize];
             let cl = Closed { at: t, client_lo: c.client_lo, hosts: c.hosts, class: c.class, server_isn: c.hs.server_isn };
             self.closed.insert(key, cl);
@@ -502,16 +504,45 @@ impl Tcp {
     }
 }
 
+/// A multiple or fraction of a round trip, `num / den`, taken of one in
+/// integer nanoseconds (`rtt * num / den`, rounded down).
+#[derive(Clone, Copy, Debug)]
+struct Rtts {
+    num: i64,
+    den: i64,
+}
+
+impl Rtts {
+    #[inline]
+    const fn of(self, rtt: i64) -> i64 {
+        rtt * self.num / self.den
+    }
+}
+
+/// A first flight is the segments within this much of a handshake round
+/// trip of its first: no ACK of them can bring more before a round trip,
+/// and stopping short of one keeps the next flight out when the data's
+/// round trip runs a little faster than the handshake's.
+const FLIGHT_SPAN: Rtts = Rtts { num: 8, den: 10 };
+/// The quiet after the flight that shows the sender stopped to wait for
+/// ACKs: a sender still sending leaves no such gap (nor does a line so slow
+/// that every packet takes this long, which then gives no count).
+const FLIGHT_PAUSE: Rtts = Rtts { num: 1, den: 4 };
+/// The next segment must come at least this long after the flight's first:
+/// it was sent on an ACK, which takes a round trip (less a margin for
+/// jitter). Sooner, the pause was within a flight that the path spread
+/// out, and the count would fall short.
+const NEXT_FLIGHT_AFTER: Rtts = Rtts { num: 9, den: 10 };
+
 /// A new data segment at offsets `s0..e0` at `t` in a direction: counts
-/// its first flight, the segments that arrive within 0.8 handshake RTTs of
-/// the first, before any ACK of them could bring more, in segments of the
-/// MSS the receiver announced (`mss`). Returns the count once the flight is
-/// over, if a clear pause (a quarter RTT) followed it as the sender waited
-/// for ACKs and the next segment came at least 0.9 round trips after the
-/// first (an ACK's round trip). A path that spreads the flight over the
+/// its first flight, the segments that arrive within `FLIGHT_SPAN` of the
+/// first, in segments of the MSS the receiver announced (`mss`). Returns
+/// the count once the flight is over, if a clear pause (`FLIGHT_PAUSE`)
+/// followed it as the sender waited for ACKs and the next segment came
+/// `NEXT_FLIGHT_AFTER` the first. A path that spreads the flight over the
 /// whole RTT gives none, nor does a slow line whose every packet takes
-/// longer than a quarter RTT. (The peer's data ends the count too: see
-/// `on_packet`.)
+/// longer than `FLIGHT_PAUSE`. (The peer's data ends the count too: see
+/// `data`.)
 fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: Option<u16>) -> Option<u32> {
     if dd.flight_done {
         return None;
@@ -525,7 +556,7 @@ fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: O
             dd.flight = Some(Flight { start: t, from: s0, to: e0, max_len: (e0 - s0) as u32, last: t });
             None
         }
-        Some(f) if t < f.start + r * 8 / 10 => {
+        Some(f) if t < f.start + FLIGHT_SPAN.of(r) => {
             f.from = f.from.min(s0);
             f.to = f.to.max(e0);
             f.max_len = f.max_len.max((e0 - s0) as u32);
@@ -534,293 +565,433 @@ fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: O
         }
         Some(f) => {
             dd.flight_done = true;
-            (t - f.last >= r / 4 && t - f.start >= r * 9 / 10).then(|| f.segments(mss))
+            (t - f.last >= FLIGHT_PAUSE.of(r) && t - f.start >= NEXT_FLIGHT_AFTER.of(r)).then(|| f.segments(mss))
         }
     }
 }
 
-/// Updates `c` with a segment from direction `d` (0 = from the client).
-/// Returns why the connection closes, if it does.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn on_packet(
-    c: &mut Conn,
-    d: usize,
+/// A packet of a connection as the capture saw it: when, what, its IP
+/// length, which way it went and between which hosts.
+#[derive(Clone, Copy)]
+struct Packet<'a> {
     t: i64,
-    p: &TcpInfo,
+    p: &'a TcpInfo,
     ip_len: u32,
-    hosts: &mut HostTable,
-    rh: &mut Rng,
-    sink: &mut Sink,
+    /// The sender's direction (0 = from the client); the receiver's is `o()`.
+    d: usize,
+    /// The sender's and the receiver's host ids.
+    from: u32,
+    to: u32,
+}
+
+impl Packet<'_> {
+    /// The receiver's direction.
+    fn o(&self) -> usize {
+        1 - self.d
+    }
+
+    /// The sequence number of the packet's first data byte (a SYN takes one).
+    fn data_seq(&self) -> u32 {
+        self.p.seq.wrapping_add(self.p.flags.syn() as u32)
+    }
+}
+
+/// What a packet updates beyond its connection, and the options that say
+/// how: the hosts' samples, the sink of pairs and late answers.
+struct Ctx<'a> {
+    hosts: &'a mut HostTable,
+    rh: &'a mut Rng,
+    sink: &'a mut Sink,
     k: Knobs,
-) -> Option<EndReason> {
-    let o = 1 - d;
-    let f = p.flags;
-    c.last = c.last.max(t);
-    c.packets[d] += 1;
-    c.bytes[d] += ip_len as u64;
-    let src = c.hosts[d];
-    if p.payload_len > 0 {
-        hosts.get(src).net.sending.data(t, ip_len as u64, k.shaper_min_segments);
-    }
+}
 
-    // Handshake.
-    if f.syn() && !f.ack() {
-        if d == 0 {
-            if c.hs.syns == 0 {
-                c.hs.syn = Some(t);
-                c.hs.isn = Some(p.seq);
-                c.hs.wscale[0] = p.options.window_scale;
-                c.hs.mss[0] = p.options.mss;
-                hosts.get(src).net.syn_options(&p.options, rh);
-                c.start = c.start.min(t);
-            }
-            c.hs.syns += 1;
-            c.hs.syn_last = Some(t);
-            c.dirs[0].set_base(p.seq.wrapping_add(1), true);
-        }
-    } else if f.syn() {
-        if d == 1 {
-            if c.hs.synacks == 0 {
-                if let Some(syn) = c.hs.syn {
-                    sink.answer(t, syn, c.hs.syn_last.unwrap_or(syn), src);
-                }
-                c.hs.synack = Some(t);
-                c.hs.server_isn = Some(p.seq);
-                c.hs.wscale[1] = p.options.window_scale;
-                c.hs.mss[1] = p.options.mss;
-                hosts.get(src).net.syn_options(&p.options, rh);
-                c.dirs[1].set_base(p.seq.wrapping_add(1), true);
-                c.dirs[0].set_base(p.ack, true);
-                if let (1, Some(syn), Some(isn)) = (c.hs.syns, c.hs.syn, c.hs.isn) {
-                    if p.ack == isn.wrapping_add(1) {
-                        hosts.get(c.hosts[1]).net.rtt_sample(secs(t - syn), k.rtt_max_s, true, rh);
-                    }
-                }
-            }
-            c.hs.synacks += 1;
-        }
-    } else if d == 0 && c.hs.ack.is_none() && c.hs.syns > 0 && f.ack() && !f.rst() {
-        match (c.hs.synack, c.hs.server_isn) {
-            (Some(sa), Some(sisn)) => {
-                if p.ack == sisn.wrapping_add(1) {
-                    c.hs.ack = Some(t);
-                    if c.hs.synacks == 1 {
-                        hosts.get(c.hosts[0]).net.rtt_sample(secs(t - sa), k.rtt_max_s, true, rh);
-                    }
-                }
-            }
-            // The SYN/ACK went the other way of a one-direction capture:
-            // SYN→ACK spans both sides of the path, so it is recorded but
-            // is no host's sample.
-            _ => c.hs.ack = Some(t),
-        }
-    }
-
-    let syn = f.syn() as u32;
-    c.dirs[d].set_base(p.seq.wrapping_add(syn), syn == 1);
-
-    // The window a receiver advertises while data comes to it: what its
-    // stack let the sender have in flight (scaled when both SYNs offered
-    // scaling; a connection whose SYNs were missed gives none).
-    if f.ack() && !f.syn() && c.dirs[o].data_hi.is_some() {
-        if let Some(w) = c.hs.window(d, p.window) {
-            hosts.get(src).net.window_sample(w, rh);
-        }
-    }
-
+/// Updates `c` with a packet, in the order the packet's meanings depend on
+/// one another. Returns why the connection closes, if it does.
+#[inline]
+fn on_packet(c: &mut Conn, s: &Packet, cx: &mut Ctx) -> Option<EndReason> {
+    count(c, s, cx);
+    handshake(c, s, cx);
+    c.dirs[s.d].set_base(s.data_seq(), s.p.flags.syn());
+    receive_window(c, s, cx);
     // What this packet acknowledges was sent before it: advance the other
     // direction first.
-    if f.ack() {
-        let od = &mut c.dirs[o];
-        if od.base.is_none() {
-            od.set_base(p.ack, false);
-        } else {
-            let mut a = od.off(p.ack);
-            if let Some(fo) = od.fin_off {
-                a = a.min(fo);
-            }
-            if let Some(ask) = od.ask {
-                if a >= ask.end {
-                    sink.answer(t, ask.first, ask.last, src);
-                    od.ask = None;
-                }
-            }
-            if let Some((end, t_sent)) = od.timing {
-                if a >= end {
-                    if k.data_rtt {
-                        hosts.get(src).net.rtt_sample(secs(t - t_sent), k.rtt_max_s, false, rh);
-                    }
-                    od.timing = None;
-                }
-            }
-            // Pure ACKs that move the peer's acknowledged offset: how many
-            // segments this host acknowledges at a time.
-            // Pure ACKs once the peer has sent data: how often this host
-            // acknowledges, on the wire (window updates and duplicates too).
-            let pure_ack = p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst();
-            if pure_ack && od.data_hi.is_some() {
-                hosts.get(src).net.acks += 1;
-                // A pure ACK of the latest segment alone, everything before
-                // it acknowledged already: held by the delayed-ACK timer
-                // (or sent at once); its delay, the round trip included.
-                if let Some((t_new, start)) = od.last_new {
-                    if od.acked >= start && a > od.acked && Some(a) == od.data_hi {
-                        hosts.get(src).net.ack_hold(secs(t - t_new), rh);
-                    }
-                }
-            }
-            // A duplicate or selective ACK while data is out: the
-            // receiver reports a loss.
-            let reported = (pure_ack && a == od.acked && od.hi > a && p.window == od.rwnd) || !p.options.sack().is_empty();
-            if reported || (od.loss_reported && a > od.acked) {
-                od.loss_at = Some(t);
-                od.loss_reported = reported;
-            }
-            od.rwnd = p.window;
-            od.acked = od.acked.max(a);
-            // Holes the receiver now acknowledged: the capture lost those
-            // segments (or their retransmissions); they reached it.
-            let mut unseen = od.acked_holes(od.acked);
-            // An ACK one byte past everything seen is most likely the
-            // peer's FIN, which is not data.
-            if a > od.hi && (od.fin_off.is_some() || a > od.hi + 1) && a - od.hi < 1 << 30 {
-                let from = od.hi;
-                // Acknowledged data that a capture showing this direction's
-                // data never showed: the capture lost it.
-                if od.data_hi.is_some() {
-                    unseen += a - from;
-                }
-                od.hi = a;
-                if let Some(pair) = c.ex.advance(o as u8, from, t, c.hi(), None, None) {
-                    sink.pair(c, pair);
-                }
-            }
-            if unseen > 0 {
-                hosts.get(c.hosts[o]).unseen_bytes += unseen as u64;
-                hosts.get(src).net.bytes_received += unseen as u64;
+    if s.p.flags.ack() {
+        ack(c, s, cx);
+    }
+    if s.p.payload_len > 0 {
+        data(c, s, cx);
+    } else {
+        // A pure ACK, SYN or FIN between two data segments: not back to back.
+        c.dirs[s.d].prev = None;
+    }
+    // Nor is a pair with a packet of the other direction between them.
+    c.dirs[s.o()].prev = None;
+    close(c, s)
+}
+
+/// Counts the packet against its connection and, if it carries data,
+/// against the sender's sending envelope (`shaping`).
+fn count(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
+    c.last = c.last.max(s.t);
+    c.packets[s.d] += 1;
+    c.bytes[s.d] += s.ip_len as u64;
+    if s.p.payload_len > 0 {
+        cx.hosts.get(s.from).net.sending.data(s.t, s.ip_len as u64, cx.k.shaper_min_segments);
+    }
+}
+
+/// The handshake: the client's SYN, the server's SYN/ACK and the client's
+/// ACK of it.
+fn handshake(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
+    let f = s.p.flags;
+    if f.syn() && !f.ack() {
+        if s.d == 0 {
+            on_syn(c, s, cx);
+        }
+    } else if f.syn() {
+        if s.d == 1 {
+            on_synack(c, s, cx);
+        }
+    } else if s.d == 0 && c.hs.ack.is_none() && c.hs.syns > 0 && f.ack() && !f.rst() {
+        on_handshake_ack(c, s, cx);
+    }
+}
+
+/// The client's SYN: the first one's time, sequence number and options; a
+/// SYN sent again is only counted.
+fn on_syn(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
+    let p = s.p;
+    if c.hs.syns == 0 {
+        c.hs.syn = Some(s.t);
+        c.hs.isn = Some(p.seq);
+        c.hs.wscale[0] = p.options.window_scale;
+        c.hs.mss[0] = p.options.mss;
+        cx.hosts.get(s.from).net.syn_options(&p.options, cx.rh);
+        c.start = c.start.min(s.t);
+    }
+    c.hs.syns += 1;
+    c.hs.syn_last = Some(s.t);
+    c.dirs[0].set_base(p.seq.wrapping_add(1), true);
+}
+
+/// The server's SYN/ACK: the first one answers the SYN (`stalls`), sets
+/// both streams' bases and, if it answers the only SYN, is the server
+/// side's handshake RTT sample (Karn); one sent again is only counted.
+fn on_synack(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
+    let (t, p) = (s.t, s.p);
+    if c.hs.synacks == 0 {
+        if let Some(syn) = c.hs.syn {
+            cx.sink.answer(t, syn, c.hs.syn_last.unwrap_or(syn), s.from);
+        }
+        c.hs.synack = Some(t);
+        c.hs.server_isn = Some(p.seq);
+        c.hs.wscale[1] = p.options.window_scale;
+        c.hs.mss[1] = p.options.mss;
+        cx.hosts.get(s.from).net.syn_options(&p.options, cx.rh);
+        c.dirs[1].set_base(p.seq.wrapping_add(1), true);
+        c.dirs[0].set_base(p.ack, true);
+        if let (1, Some(syn), Some(isn)) = (c.hs.syns, c.hs.syn, c.hs.isn) {
+            if p.ack == isn.wrapping_add(1) {
+                cx.hosts.get(c.hosts[1]).net.rtt_sample(secs(t - syn), cx.k.rtt_max_s, true, cx.rh);
             }
         }
     }
+    c.hs.synacks += 1;
+}
 
-    let len = p.payload_len;
+/// The client's ACK of the SYN/ACK: when it was connected and, if the
+/// SYN/ACK was sent once, the client side's handshake RTT sample (Karn).
+fn on_handshake_ack(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
+    match (c.hs.synack, c.hs.server_isn) {
+        (Some(sa), Some(sisn)) => {
+            if s.p.ack == sisn.wrapping_add(1) {
+                c.hs.ack = Some(s.t);
+                if c.hs.synacks == 1 {
+                    cx.hosts.get(c.hosts[0]).net.rtt_sample(secs(s.t - sa), cx.k.rtt_max_s, true, cx.rh);
+                }
+            }
+        }
+        // The SYN/ACK went the other way of a one-direction capture:
+        // SYN→ACK spans both sides of the path, so it is recorded but
+        // is no host's sample.
+        _ => c.hs.ack = Some(s.t),
+    }
+}
+
+/// The window a receiver advertises while data comes to it: what its
+/// stack let the sender have in flight (scaled when both SYNs offered
+/// scaling; a connection whose SYNs were missed gives none).
+fn receive_window(c: &Conn, s: &Packet, cx: &mut Ctx) {
+    let f = s.p.flags;
+    if f.ack() && !f.syn() && c.dirs[s.o()].data_hi.is_some() {
+        if let Some(w) = c.hs.window(s.d, s.p.window) {
+            cx.hosts.get(s.from).net.window_sample(w, cx.rh);
+        }
+    }
+}
+
+/// The packet's ACK, which moves the other direction's stream: the answers
+/// and RTT samples it completes, the sender's ACK habits, the losses it
+/// reports and the data it covers that the capture never held.
+fn ack(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
+    let f = s.p.flags;
+    let od = &mut c.dirs[s.o()];
+    if od.base.is_none() {
+        od.set_base(s.p.ack, false);
+        return;
+    }
+    let mut a = od.off(s.p.ack);
+    if let Some(fo) = od.fin_off {
+        a = a.min(fo);
+    }
+    answered(od, a, s, cx);
+    let pure_ack = s.p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst();
+    ack_habits(od, a, pure_ack, s, cx);
+    reported_loss(od, a, pure_ack, s);
+    od.acked = od.acked.max(a);
+    acked_unseen(c, a, s, cx);
+}
+
+/// An ACK up to offset `a` that covers the direction's asked-for segment
+/// is its answer (`stalls`), and one that covers its timed segment is the
+/// acknowledging host's data→ACK RTT sample.
+fn answered(od: &mut Dir, a: i64, s: &Packet, cx: &mut Ctx) {
+    if let Some(ask) = od.ask {
+        if a >= ask.end {
+            cx.sink.answer(s.t, ask.first, ask.last, s.from);
+            od.ask = None;
+        }
+    }
+    if let Some((end, t_sent)) = od.timing {
+        if a >= end {
+            if cx.k.data_rtt {
+                cx.hosts.get(s.from).net.rtt_sample(secs(s.t - t_sent), cx.k.rtt_max_s, false, cx.rh);
+            }
+            od.timing = None;
+        }
+    }
+}
+
+/// Pure ACKs once the peer has sent data: how often this host
+/// acknowledges, on the wire (window updates and duplicates too). One of
+/// the latest segment alone, everything before it acknowledged already,
+/// was held by the delayed-ACK timer (or sent at once): its delay, the
+/// round trip included.
+fn ack_habits(od: &Dir, a: i64, pure_ack: bool, s: &Packet, cx: &mut Ctx) {
+    if pure_ack && od.data_hi.is_some() {
+        cx.hosts.get(s.from).net.acks += 1;
+        if let Some((t_new, start)) = od.last_new {
+            if od.acked >= start && a > od.acked && Some(a) == od.data_hi {
+                cx.hosts.get(s.from).net.ack_hold(secs(s.t - t_new), cx.rh);
+            }
+        }
+    }
+}
+
+/// A duplicate or selective ACK while data is out: the receiver reports a
+/// loss. It and the ACK that moves past such a report (the retransmission
+/// came just before it) mark when the direction last showed a loss. A
+/// repeated ACK that changes the window is a window update, not a duplicate.
+fn reported_loss(od: &mut Dir, a: i64, pure_ack: bool, s: &Packet) {
+    let p = s.p;
+    let reported = (pure_ack && a == od.acked && od.hi > a && p.window == od.rwnd) || !p.options.sack().is_empty();
+    if reported || (od.loss_reported && a > od.acked) {
+        od.loss_at = Some(s.t);
+        od.loss_reported = reported;
+    }
+    od.rwnd = p.window;
+}
+
+/// What the ACK up to `a` covers that the capture never held: the holes
+/// it closed, and bytes past the highest seen (which also end the other
+/// direction's element there). Counted against the capture and as bytes
+/// the acknowledging host received.
+fn acked_unseen(c: &mut Conn, a: i64, s: &Packet, cx: &mut Ctx) {
+    let o = s.o();
+    let od = &mut c.dirs[o];
+    // Holes the receiver now acknowledged: the capture lost those
+    // segments (or their retransmissions); they reached it.
+    let mut unseen = od.acked_holes(od.acked);
+    // An ACK one byte past everything seen is most likely the
+    // peer's FIN, which is not data.
+    if a > od.hi && (od.fin_off.is_some() || a > od.hi + 1) && a - od.hi < 1 << 30 {
+        let from = od.hi;
+        // Acknowledged data that a capture showing this direction's
+        // data never showed: the capture lost it.
+        if od.data_hi.is_some() {
+            unseen += a - from;
+        }
+        od.hi = a;
+        if let Some(pair) = c.ex.advance(o as u8, from, s.t, c.hi(), None, None) {
+            cx.sink.pair(c, pair);
+        }
+    }
+    if unseen > 0 {
+        cx.hosts.get(s.to).unseen_bytes += unseen as u64;
+        cx.hosts.get(s.from).net.bytes_received += unseen as u64;
+    }
+}
+
+/// A data segment: a resend (below the highest data seen) or new data.
+fn data(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
+    let o = s.o();
     // The other side's data is in flight, unacknowledged, as this side
     // sends: the two sides do not take turns.
     let other_in_flight = c.dirs[o].data_hi.is_some() && c.dirs[o].hi > c.dirs[o].acked;
-    if len > 0 && c.dirs[o].flight.is_some() {
+    if c.dirs[o].flight.is_some() {
         // The other side's first flight is over once this side speaks.
         c.dirs[o].flight_done = true;
     }
-    let dd = &mut c.dirs[d];
-    if len > 0 {
-        hosts.get(src).tcp_payload += len as u64;
-        let s0 = dd.off(p.seq.wrapping_add(syn));
-        let e0 = s0 + len as i64;
-        let floor = match dd.data_hi {
-            Some(h) => h,
-            None if dd.from_syn => 0,
-            None => s0,
-        };
-        if s0 < floor {
-            // Sent again: when its answer was last asked for.
-            if let Some(ask) = dd.ask.as_mut().filter(|a| s0 < a.end) {
-                ask.last = t;
-            }
+    cx.hosts.get(s.from).tcp_payload += s.p.payload_len as u64;
+    let dd = &mut c.dirs[s.d];
+    let s0 = dd.off(s.data_seq());
+    let e0 = s0 + s.p.payload_len as i64;
+    // Bytes below `floor` were sent before: the highest data seen, else
+    // the stream's start if its SYN was seen, else none.
+    let floor = match dd.data_hi {
+        Some(h) => h,
+        None if dd.from_syn => 0,
+        None => s0,
+    };
+    if s0 < floor {
+        // Sent again: when its answer was last asked for.
+        if let Some(ask) = dd.ask.as_mut().filter(|a| s0 < a.end) {
+            ask.last = s.t;
         }
-        if e0 <= floor {
-            dd.recovered_at = Some(t);
-            dd.loss_at = Some(t);
-            if let Some(delay) = dd.fill(s0, e0, t) {
-                dd.fills += 1;
-                hosts.get(src).net.fill(secs(delay), rh);
-            } else {
-                dd.retx += 1;
-                hosts.get(src).net.retx_no_hole += 1;
-            }
-            dd.timing = None;
-            dd.prev = None;
-        } else {
-            // Skipped bytes are a hole unless the receiver acknowledged
-            // them already (then only the capture missed them).
-            let g0 = floor.max(dd.hi);
-            if s0 > g0 {
-                dd.open_gap(g0, s0, t);
-            }
-            hosts.get(src).net.new_segs += 1;
-            if dd.ask.is_none() && dd.acked >= s0 {
-                dd.ask = Some(Ask { end: e0, first: t, last: t });
-            }
-            if other_in_flight {
-                c.overlaps += 1;
-            }
-            if let Some(n) = first_flight(dd, t, s0, e0, c.hs.rtt(), c.hs.mss[o]) {
-                hosts.get(src).net.initial_window(n, rh);
-            }
-            let rx = &mut hosts.get(c.hosts[o]).net;
-            rx.segs_received += 1;
-            rx.bytes_received += (e0 - s0.max(floor)) as u64;
-            if s0 < floor {
-                // Partly retransmitted: neither timed (Karn) nor a pair.
-                dd.timing = None;
-                dd.prev = None;
-            } else {
-                if dd.timing.is_none() {
-                    dd.timing = Some((e0, t));
-                }
-                hosts.get(src).net.arrival(len, t, rh);
-                if let Some(pv) = dd.prev {
-                    if pv.len == len && len >= PAIR_MIN_PAYLOAD && pv.ack == p.ack && t > pv.t {
-                        hosts.get(src).net.pair_sample(len, secs(t - pv.t), rh);
-                    }
-                }
-                dd.prev = Some(Seg { t, len, ack: p.ack });
-            }
-            dd.data_hi = Some(e0);
-            if s0 >= floor {
-                dd.last_new = Some((t, s0));
-            }
-            if e0 > dd.hi {
-                let from = dd.hi;
-                dd.hi = e0;
-                // A pause only if everything sent before it was acknowledged
-                // (a sender stalled by its window or a loss is not pausing),
-                // and longer than two round trips: a sender whose window
-                // emptied resumes a round trip after its last send, which on
-                // a long path can outlast the pause gap. Nor is a sender
-                // that lost a segment within it: its retransmission timer,
-                // not its application, kept it waiting.
-                let pause = k
-                    .pause
-                    .filter(|_| dd.acked >= from)
-                    .map(|p| p.max(2 * c.hs.rtt().unwrap_or(0)))
-                    .filter(|&p| dd.loss_at.is_none_or(|r| t - r > p));
-                // A gap is the application's if the window cannot have
-                // held the sender back: less than any initial window out.
-                let gap = k.unit_gap.filter(|_| from - dd.acked < UNIT_WINDOW);
-                if let Some(pair) = c.ex.advance(d as u8, from, t, c.hi(), pause, gap) {
-                    sink.pair(c, pair);
-                }
-                if f.psh() {
-                    c.ex.push(d as u8, e0);
-                }
-            }
-        }
-    } else {
-        // A pure ACK, SYN or FIN between two data segments: not back to back.
-        dd.prev = None;
     }
-    // Nor is a pair with a packet of the other direction between them.
-    c.dirs[o].prev = None;
+    if e0 <= floor {
+        resent(dd, s0, e0, s, cx);
+    } else {
+        new_data(c, s0, e0, floor, other_in_flight, s, cx);
+    }
+}
 
-    if f.fin() {
-        let dd = &mut c.dirs[d];
-        if dd.fin_off.is_none() {
-            dd.fin_off = Some(dd.off(p.seq.wrapping_add(syn)) + len as i64);
+/// A segment wholly below the highest data seen: a fill if it lands in a
+/// hole (classified as loss or reordering at the end), else a
+/// retransmission. Either is a sign of loss, and the segment is neither
+/// timed (Karn) nor half of a packet pair.
+fn resent(dd: &mut Dir, s0: i64, e0: i64, s: &Packet, cx: &mut Ctx) {
+    dd.recovered_at = Some(s.t);
+    dd.loss_at = Some(s.t);
+    if let Some(delay) = dd.fill(s0, e0, s.t) {
+        dd.fills += 1;
+        cx.hosts.get(s.from).net.fill(secs(delay), cx.rh);
+    } else {
+        dd.retx += 1;
+        cx.hosts.get(s.from).net.retx_no_hole += 1;
+    }
+    dd.timing = None;
+    dd.prev = None;
+}
+
+/// A segment with new data at offsets `s0..e0` (its part below `floor`
+/// sent before): holes it skips, the answer it asks for, overlap with the
+/// other side's data, the first flight, the receiver's counts, timing and
+/// packet pairs, and the elements it extends or starts.
+fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s: &Packet, cx: &mut Ctx) {
+    let (t, o) = (s.t, s.o());
+    let dd = &mut c.dirs[s.d];
+    // Skipped bytes are a hole unless the receiver acknowledged
+    // them already (then only the capture missed them).
+    let g0 = floor.max(dd.hi);
+    if s0 > g0 {
+        dd.open_gap(g0, s0, t);
+    }
+    cx.hosts.get(s.from).net.new_segs += 1;
+    if dd.ask.is_none() && dd.acked >= s0 {
+        dd.ask = Some(Ask { end: e0, first: t, last: t });
+    }
+    if other_in_flight {
+        c.overlaps += 1;
+    }
+    if let Some(n) = first_flight(dd, t, s0, e0, c.hs.rtt(), c.hs.mss[o]) {
+        cx.hosts.get(s.from).net.initial_window(n, cx.rh);
+    }
+    let rx = &mut cx.hosts.get(s.to).net;
+    rx.segs_received += 1;
+    rx.bytes_received += (e0 - s0.max(floor)) as u64;
+    timing_and_pairs(dd, s0, e0, floor, s, cx);
+    dd.data_hi = Some(e0);
+    if s0 >= floor {
+        dd.last_new = Some((t, s0));
+    }
+    if e0 > dd.hi {
+        past_highest(c, e0, s, cx);
+    }
+}
+
+/// A new segment's samples: the data→ACK RTT timing (one segment at a
+/// time), the sender's arrivals and its packet pairs (consecutive equal
+/// segments with the same ACK). A segment partly sent before gives none
+/// and ends any pair.
+fn timing_and_pairs(dd: &mut Dir, s0: i64, e0: i64, floor: i64, s: &Packet, cx: &mut Ctx) {
+    let (t, len, ack) = (s.t, s.p.payload_len, s.p.ack);
+    if s0 < floor {
+        // Partly retransmitted: neither timed (Karn) nor a pair.
+        dd.timing = None;
+        dd.prev = None;
+    } else {
+        if dd.timing.is_none() {
+            dd.timing = Some((e0, t));
         }
-        c.fin[d] = true;
+        cx.hosts.get(s.from).net.arrival(len, t, cx.rh);
+        if let Some(pv) = dd.prev {
+            if pv.len == len && len >= PAIR_MIN_PAYLOAD && pv.ack == ack && t > pv.t {
+                cx.hosts.get(s.from).net.pair_sample(len, secs(t - pv.t), cx.rh);
+            }
+        }
+        dd.prev = Some(Seg { t, len, ack });
+    }
+}
+
+/// A sender's wait counts as a pause only if it also lasted this many
+/// handshake round trips: a sender whose window emptied resumes a round
+/// trip after its last send (more if the ACK was delayed), which on a long
+/// path can outlast the pause gap.
+const PAUSE_MIN_RTTS: Rtts = Rtts { num: 2, den: 1 };
+
+/// Data past the highest offset seen, up to `e0`: it extends the sender's
+/// element, or starts a new one after the other side's, after a pause or,
+/// in a concurrent connection, after an application gap; a PSH ends a write.
+fn past_highest(c: &mut Conn, e0: i64, s: &Packet, cx: &mut Ctx) {
+    let (t, d) = (s.t, s.d);
+    let dd = &mut c.dirs[d];
+    let from = dd.hi;
+    dd.hi = e0;
+    // A pause only if everything sent before it was acknowledged (a
+    // sender stalled by its window or a loss is not pausing), and longer
+    // than `PAUSE_MIN_RTTS` too. Nor is a sender that lost a segment
+    // within it: its retransmission timer, not its application, kept it
+    // waiting.
+    let pause =
+        cx.k.pause
+            .filter(|_| dd.acked >= from)
+            .map(|p| p.max(PAUSE_MIN_RTTS.of(c.hs.rtt().unwrap_or(0))))
+            .filter(|&p| dd.loss_at.is_none_or(|r| t - r > p));
+    // A gap is the application's if the window cannot have
+    // held the sender back: less than any initial window out.
+    let gap = cx.k.unit_gap.filter(|_| from - dd.acked < UNIT_WINDOW);
+    if let Some(pair) = c.ex.advance(d as u8, from, t, c.hi(), pause, gap) {
+        cx.sink.pair(c, pair);
+    }
+    if s.p.flags.psh() {
+        c.ex.push(d as u8, e0);
+    }
+}
+
+/// FIN and RST: where the sender's stream ends, when the connection began
+/// to close, and whether it is over (an RST, or a FIN each way).
+fn close(c: &mut Conn, s: &Packet) -> Option<EndReason> {
+    let f = s.p.flags;
+    if f.fin() {
+        let dd = &mut c.dirs[s.d];
+        if dd.fin_off.is_none() {
+            dd.fin_off = Some(dd.off(s.data_seq()) + s.p.payload_len as i64);
+        }
+        c.fin[s.d] = true;
     }
     if (f.fin() || f.rst()) && c.closing_at.is_none() {
-        c.closing_at = Some(t);
+        c.closing_at = Some(s.t);
     }
     if f.rst() {
         Some(EndReason::Rst)

@@ -161,7 +161,7 @@ impl Path {
     /// the path, and each packet's outcome is pushed to `out`.
     pub fn wake(&mut self, now: Time, out: &mut Vec<(Packet, Outcome)>) {
         for i in 0..self.stages.len() {
-            if !self.stages[i].poll_at().is_some_and(|t| t <= now) {
+            if self.stages[i].poll_at().is_none_or(|t| t > now) {
                 continue;
             }
             let mut released = std::mem::take(&mut self.released);

@@ -175,6 +175,12 @@ pub struct World {
     released: Vec<(Packet, Outcome)>,
 }
 
+impl Default for World {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl World {
     pub fn new() -> World {
         World {

@@ -163,7 +163,8 @@ fn bad_model_files_are_reported() {
 
 #[test]
 fn a_model_with_values_extraction_never_gives_is_refused_naming_the_field() {
-    let cases: Vec<(&str, fn(&mut Model), &str)> = vec![
+    type Spoil = fn(&mut Model);
+    let cases: Vec<(&str, Spoil, &str)> = vec![
         ("loss above 1", |m| m.hosts[0].loss = Some(1.5), "hosts[0] (10.0.0.2): loss is 1.5: expected 0 to 1"),
         ("negative loss", |m| m.hosts[1].loss = Some(-0.5), "hosts[1] (192.0.2.1): loss is -0.5"),
         ("zero capacity", |m| m.hosts[0].capacity_bps = Some(0.0), "capacity_bps is 0"),
@@ -474,7 +475,7 @@ fn ipv6_trace_hosts_become_ipv6_virtual_hosts() {
     // are 20 more than with the same run over IPv4.
     let v4 = run_model(&model(), "", "20s");
     let per_pkt = |b: &sim::build::Built| {
-        let s = stats(&b, sim::build::BOTTLENECK_FWD).queue;
+        let s = stats(b, sim::build::BOTTLENECK_FWD).queue;
         (s.accepted_bytes as f64 / s.accepted_pkts as f64, s.accepted_pkts)
     };
     let ((b6, n6), (b4, n4)) = (per_pkt(&b), per_pkt(&v4));
@@ -494,7 +495,7 @@ fn responses_go_out_in_the_application_writes_the_trace_showed() {
     let mut m = model();
     m.classes[0].response_writes = vec![[10_000.0, 10.0], [50_000.0, 50.0]];
     let rev = |b: &sim::build::Built| {
-        let s = stats(&b, sim::build::BOTTLENECK_REV).queue;
+        let s = stats(b, sim::build::BOTTLENECK_REV).queue;
         (s.accepted_pkts, s.accepted_bytes)
     };
     let (whole, cut) = (rev(&run_model(&model(), "", "10s")), rev(&run_model(&m, "", "10s")));

@@ -910,7 +910,7 @@ impl ConnSample {
         for a in self.after.iter().flatten() {
             let conn = rre.conns.get(a[0] as usize).filter(|_| a[0].fract() == 0.0 && a[0] >= 0.0);
             let pair_ok = conn.is_some_and(|o| a[1].fract() == 0.0 && a[1] >= 0.0 && (a[1] as usize) < o.pairs.len());
-            if !pair_ok || !(a[2].is_finite() && a[2] >= 0.0) {
+            if !(pair_ok && a[2].is_finite() && a[2] >= 0.0) {
                 return Err("`after` entries must name a connection of the RRE and one of its pairs, with seconds ≥ 0".into());
             }
         }
@@ -955,7 +955,7 @@ impl HostParams {
             within(r, 0.0, 3600.0, "rtt_s")?;
         }
         if let Some(c) = self.capacity_bps {
-            if !(c.is_finite() && c >= 1.0 && c <= MAX_BPS) {
+            if !(c.is_finite() && (1.0..=MAX_BPS).contains(&c)) {
                 return Err(format!("capacity_bps is {c}: expected 1 to {MAX_BPS:e} bit/s"));
             }
         }
@@ -991,7 +991,7 @@ impl HostParams {
         }
         if let Some(sh) = &self.shaper {
             for (rate, burst) in sh.buckets() {
-                if !(rate.is_finite() && rate >= 1.0 && rate <= MAX_BPS) || burst == 0 {
+                if !(rate.is_finite() && (1.0..=MAX_BPS).contains(&rate)) || burst == 0 {
                     return Err(format!("shaper bucket ({rate} bit/s, {burst} bytes): expected 1 to {MAX_BPS:e} bit/s and at least 1 byte"));
                 }
             }

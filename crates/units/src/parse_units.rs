@@ -176,11 +176,11 @@ pub(crate) fn fmt_duration(d: Dur, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let n = d.0;
     if n == 0 {
         write!(f, "0s")
-    } else if n % 1_000_000_000 == 0 {
+    } else if n.is_multiple_of(1_000_000_000) {
         write!(f, "{}s", n / 1_000_000_000)
-    } else if n % 1_000_000 == 0 {
+    } else if n.is_multiple_of(1_000_000) {
         write!(f, "{}ms", n / 1_000_000)
-    } else if n % 1_000 == 0 {
+    } else if n.is_multiple_of(1_000) {
         write!(f, "{}us", n / 1_000)
     } else {
         write!(f, "{n}ns")
@@ -190,7 +190,7 @@ pub(crate) fn fmt_duration(d: Dur, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 pub(crate) fn fmt_rate(r: Rate, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let b = r.0;
     for (m, u) in [(1_000_000_000_000, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")] {
-        if b >= m && b % m == 0 {
+        if b >= m && b.is_multiple_of(m) {
             return write!(f, "{}{u}", b / m);
         }
     }
@@ -204,7 +204,7 @@ pub(crate) fn fmt_rate(r: Rate, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 /// Formats a byte count the way [`size`] reads it back.
 pub fn format_size(b: u64) -> String {
     for (m, u) in [(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")] {
-        if b >= m && b % m == 0 {
+        if b >= m && b.is_multiple_of(m) {
             return format!("{}{u}", b / m);
         }
     }
@@ -215,7 +215,7 @@ pub fn format_size(b: u64) -> String {
 /// (limits such as 16MiB).
 pub fn format_size_binary(b: u64) -> String {
     for (m, u) in [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
-        if b >= m && b % m == 0 {
+        if b >= m && b.is_multiple_of(m) {
             return format!("{}{u}", b / m);
         }
     }
@@ -245,8 +245,8 @@ mod tests {
             (rate("1e30Mbps"), "rate"),
             (rate("1e-30bps"), "rate"),
             (rate("0.4bps"), "rate"),
-            (size("1e30B").map(|b| Rate(b)), "size"),
-            (size("0.5B").map(|b| Rate(b)), "size"),
+            (size("1e30B").map(Rate), "size"),
+            (size("0.5B").map(Rate), "size"),
             (duration("1e-30s").map(|d| Rate(d.0)), "duration"),
             (duration("1e300h").map(|d| Rate(d.0)), "duration"),
         ] {

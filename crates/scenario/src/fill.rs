@@ -2,7 +2,7 @@
 //! records, so that a run can be repeated exactly even if defaults change.
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
-use crate::schema::{LinkSpec, Scenario, TcpSpec};
+use crate::schema::{CongestionControl, Direction, LinkSpec, Scenario, ServerSide, Structure, TcpSpec, TopologyKind};
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
 use tcp::{Algorithm, TcpConfig};
@@ -22,15 +22,12 @@ fn link_spec(p: &LinkParams) -> LinkSpec {
 
 fn tcp_spec(c: &TcpConfig) -> TcpSpec {
     TcpSpec {
-        congestion_control: Some(
-            match c.algorithm {
-                Algorithm::Tahoe => "tahoe",
-                Algorithm::Reno => "reno",
-                Algorithm::NewReno => "newreno",
-                Algorithm::Cubic => "cubic",
-            }
-            .into(),
-        ),
+        congestion_control: Some(match c.algorithm {
+            Algorithm::Tahoe => CongestionControl::Tahoe,
+            Algorithm::Reno => CongestionControl::Reno,
+            Algorithm::NewReno => CongestionControl::NewReno,
+            Algorithm::Cubic => CongestionControl::Cubic,
+        }),
         sack: Some(c.sack),
         mss: Some(Size(c.mss as u64)),
         rcv_buf: Some(Size(c.rcv_buf)),
@@ -51,11 +48,15 @@ fn span(t: units::Time) -> Option<TimeSpan> {
     Some(TimeSpan(Dur(t.0)))
 }
 
+fn direction(sources: Side) -> Option<Direction> {
+    Some(if sources == Side::Left { Direction::Forward } else { Direction::Reverse })
+}
+
 /// `s` (as resolved into `r`) with all defaults filled in.
 pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
     let mut f = s.clone();
     f.seed = r.seed;
-    f.topology.kind = Some("dumbbell".into());
+    f.topology.kind = Some(TopologyKind::Dumbbell);
     let fwd = link_spec(&r.bottleneck[0]);
     f.topology.bottleneck.queue = fwd.queue;
     f.topology.bottleneck.loss = fwd.loss;
@@ -73,7 +74,7 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 spec.name = Some(name.clone());
                 spec.packet_size = Some(Size(*packet_size as u64));
                 spec.hosts = Some(*hosts);
-                spec.direction = Some(if *sources == Side::Left { "forward" } else { "reverse" }.into());
+                spec.direction = direction(*sources);
                 spec.start = span(*start);
                 spec.stop = span(*stop);
             }
@@ -81,19 +82,19 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 spec.name = Some(m.name.clone());
                 spec.file = Some(m.file.display().to_string());
                 spec.hosts = (m.hosts[0] == m.hosts[1]).then_some(m.hosts[0]);
-                spec.direction = Some(if m.side_a == Side::Left { "forward" } else { "reverse" }.into());
+                spec.direction = direction(m.side_a);
                 spec.start = span(m.start);
                 spec.stop = span(m.stop);
                 spec.session_scale = Some(m.session_scale);
                 spec.response_scale = Some(m.response_scale);
                 spec.zero_think = Some(m.zero_think);
                 spec.stalls = Some(m.stalls);
-                spec.structure = Some(if m.whole_sessions { "sessions" } else { "marginals" }.into());
+                spec.structure = Some(if m.whole_sessions { Structure::Sessions } else { Structure::Marginals });
             }
             BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, .. } => {
                 spec.name = Some(name.clone());
                 spec.hosts = Some(*hosts);
-                spec.direction = Some(if *sources == Side::Left { "forward" } else { "reverse" }.into());
+                spec.direction = direction(*sources);
                 spec.start = span(*start);
                 spec.stop = span(*stop);
                 spec.spread = Some(TimeSpan(*spread));
@@ -110,7 +111,7 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
         spec.count = Some(*count);
         spec.clients = Some(*clients);
         spec.port = Some(*port);
-        spec.server_side = Some(if *server_side == Side::Left { "left" } else { "right" }.into());
+        spec.server_side = Some(if *server_side == Side::Left { ServerSide::Left } else { ServerSide::Right });
     }
     f.output.pcap = Some(r.output.pcap);
     f.output.pcap_snaplen = Some(Size(r.output.pcap_snaplen as u64));

@@ -219,18 +219,12 @@ const TCP_BUF_MAX: u64 = 1 << 30;
 
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     let mut c = TcpConfig::default();
-    if let Some(cc) = &spec.congestion_control {
-        c.algorithm = match cc.as_str() {
-            "tahoe" => Algorithm::Tahoe,
-            "reno" => Algorithm::Reno,
-            "newreno" => Algorithm::NewReno,
-            "cubic" => Algorithm::Cubic,
-            other => {
-                return Err(err(
-                    format!("{field}.congestion_control"),
-                    format!("{other:?} is not known: expected one of \"tahoe\", \"reno\", \"newreno\", \"cubic\""),
-                ))
-            }
+    if let Some(cc) = spec.congestion_control {
+        c.algorithm = match cc {
+            CongestionControl::Tahoe => Algorithm::Tahoe,
+            CongestionControl::Reno => Algorithm::Reno,
+            CongestionControl::NewReno => Algorithm::NewReno,
+            CongestionControl::Cubic => Algorithm::Cubic,
         };
     }
     if let Some(s) = spec.sack {
@@ -315,15 +309,6 @@ fn group(s: &Scenario, access: &Option<LinkSpec>, tcp_spec: &Option<TcpSpec>, fi
     Ok(Group { access: link(&a, &a_field)?, tcp: tcp(&t, &t_field)? })
 }
 
-fn side(v: &Option<String>, field: &str, default: Side, names: [&str; 2]) -> Res<Side> {
-    match v.as_deref() {
-        None => Ok(default),
-        Some(x) if x == names[0] => Ok(Side::Left),
-        Some(x) if x == names[1] => Ok(Side::Right),
-        Some(x) => Err(err(field, format!("{x:?} is not allowed: expected {:?} or {:?}", names[0], names[1]))),
-    }
-}
-
 fn span(start: Option<crate::TimeSpan>, stop: Option<crate::TimeSpan>, duration: Dur, field: &str) -> Res<(Time, Time)> {
     let start = Time(start.map_or(0, |d| d.0 .0));
     let stop = Time(stop.map_or(duration.0, |d| d.0 .0));
@@ -383,11 +368,6 @@ struct Context<'a> {
 
 /// The bottleneck, [left to right, right to left], and the default access link.
 fn topology(t: &Topology) -> Res<[LinkParams; 2]> {
-    if let Some(k) = &t.kind {
-        if k != "dumbbell" {
-            return Err(err("topology.kind", format!("{k:?} is not available: expected \"dumbbell\"")));
-        }
-    }
     let b = &t.bottleneck;
     let fwd_spec = LinkSpec { rate: Some(b.rate), delay: Some(b.delay), queue: b.queue.or(Some(parse_queue_default())), loss: b.loss };
     let fwd = link(&fwd_spec, "topology.bottleneck")?;
@@ -415,7 +395,10 @@ fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundMode
     let f = format!("background[{i}]");
     let name = bg.name.clone().unwrap_or_else(|| format!("{}{i}", bg.model));
     let group = group(at.s, &bg.access, &bg.tcp, &f)?;
-    let sources = side(&bg.direction, &format!("{f}.direction"), Side::Left, ["forward", "reverse"])?;
+    let sources = match bg.direction {
+        None | Some(Direction::Forward) => Side::Left,
+        Some(Direction::Reverse) => Side::Right,
+    };
     let (start, stop) = span(bg.start, bg.stop, at.s.duration.0, &f)?;
     if bg.hosts == Some(0) {
         return Err(err(format!("{f}.hosts"), "must be at least 1"));
@@ -431,10 +414,9 @@ fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundMode
 }
 
 fn rate_model(at: &Context, f: &str, arrivals: Arrivals, bg: &BackgroundSpec, p: Placed) -> Res<BackgroundModel> {
-    let transport = match bg.transport.as_deref() {
-        Some("udp") => RateTransport::Udp,
-        Some("tcp") => RateTransport::Tcp,
-        Some(t) => return Err(err(format!("{f}.transport"), format!("{t:?} is not allowed: expected \"udp\" or \"tcp\""))),
+    let transport = match bg.transport {
+        Some(Transport::Udp) => RateTransport::Udp,
+        Some(Transport::Tcp) => RateTransport::Tcp,
         None => return Err(err(f, "missing required field \"transport\" (\"udp\" or \"tcp\")")),
     };
     let rate = bg.rate.ok_or_else(|| err(f, "missing required field \"rate\""))?.resolve(at.forward_rate);
@@ -540,19 +522,13 @@ fn swing_model(dir: &Path, f: &str, bg: &BackgroundSpec, p: Placed) -> Res<Swing
     if bg.rtt.is_some_and(|r| r.0 == Dur::ZERO) {
         return Err(err(format!("{f}.rtt"), "must be longer than zero"));
     }
-    let whole_sessions = match bg.structure.as_deref() {
-        None | Some("marginals") => false,
-        Some("sessions") => {
-            if !model.classes.is_empty() && model.classes.iter().all(|c| c.sessions.is_empty()) {
-                return Err(err(
-                    format!("{f}.structure"),
-                    format!("\"sessions\" needs whole sessions in the model, and {file} has none (extract it again with session_structures above 0)"),
-                ));
-            }
-            true
-        }
-        Some(other) => return Err(err(format!("{f}.structure"), format!("{other:?} is not available: expected \"marginals\" or \"sessions\""))),
-    };
+    let whole_sessions = bg.structure == Some(Structure::Sessions);
+    if whole_sessions && !model.classes.is_empty() && model.classes.iter().all(|c| c.sessions.is_empty()) {
+        return Err(err(
+            format!("{f}.structure"),
+            format!("\"sessions\" needs whole sessions in the model, and {file} has none (extract it again with session_structures above 0)"),
+        ));
+    }
     let per_side = |side: swing::Side| model.hosts.iter().filter(|h| h.side == side).count() as u32;
     let hosts = match p.hosts {
         Some(n) => [n, n],
@@ -629,7 +605,10 @@ fn http_app(at: &Context, i: usize, a: &AppSpec) -> Res<AppModel> {
         count: a.count.unwrap_or(0),
         clients,
         port,
-        server_side: side(&a.server_side, &format!("{f}.server_side"), Side::Left, ["left", "right"])?,
+        server_side: match a.server_side {
+            None | Some(ServerSide::Left) => Side::Left,
+            Some(ServerSide::Right) => Side::Right,
+        },
         client: group(at.s, &client.access, &client.tcp, &format!("{f}.client"))?,
         server: group(at.s, &server.access, &server.tcp, &format!("{f}.server"))?,
     })

@@ -4,7 +4,7 @@
 //! a host group can leave them unset and inherit; [`Scenario::resolved`]
 //! fills every default in, and that is what a run directory records.
 
-use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
+use crate::values::{choice, Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -40,13 +40,17 @@ fn default_seed() -> u64 {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
-    /// Only "dumbbell" for now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<TopologyKind>,
     pub bottleneck: BottleneckSpec,
     /// Access link of every host unless its group says otherwise.
     #[serde(default)]
     pub access: LinkSpec,
+}
+
+choice! {
+    /// The shape of the network: only the dumbbell for now.
+    TopologyKind { Dumbbell = "dumbbell" }
 }
 
 /// The shared link, both directions alike unless `reverse` overrides.
@@ -89,9 +93,8 @@ impl LinkSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// tahoe, reno, newreno or cubic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub congestion_control: Option<String>,
+    pub congestion_control: Option<CongestionControl>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,7 +133,7 @@ impl TcpSpec {
     /// `self` with unset fields taken from `base`.
     pub fn over(&self, base: &TcpSpec) -> TcpSpec {
         TcpSpec {
-            congestion_control: self.congestion_control.clone().or_else(|| base.congestion_control.clone()),
+            congestion_control: self.congestion_control.or(base.congestion_control),
             sack: self.sack.or(base.sack),
             mss: self.mss.or(base.mss),
             rcv_buf: self.rcv_buf.or(base.rcv_buf),
@@ -146,6 +149,11 @@ impl TcpSpec {
             initial_rto: self.initial_rto.or(base.initial_rto),
         }
     }
+}
+
+choice! {
+    /// The congestion control algorithm.
+    CongestionControl { Tahoe = "tahoe", Reno = "reno", NewReno = "newreno", Cubic = "cubic" }
 }
 
 /// Access link and TCP settings of a group of hosts.
@@ -167,9 +175,9 @@ pub struct BackgroundSpec {
     pub model: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// cbr, poisson: udp (open loop) or tcp (responsive).
+    /// cbr, poisson.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<String>,
+    pub transport: Option<Transport>,
     /// cbr, poisson: mean rate of IP bytes, absolute or a share of the bottleneck.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateOrShare>,
@@ -182,7 +190,7 @@ pub struct BackgroundSpec {
     pub hosts: Option<u32>,
     /// forward (left to right, the default) or reverse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direction: Option<String>,
+    pub direction: Option<Direction>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<TimeSpan>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -212,14 +220,43 @@ pub struct BackgroundSpec {
     /// links of the side that stalled (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stalls: Option<bool>,
-    /// swing: "marginals" (every parameter drawn on its own, as Swing did;
-    /// the default) or "sessions" (whole observed sessions replayed).
+    /// swing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structure: Option<String>,
+    pub structure: Option<Structure>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<LinkSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+}
+
+choice! {
+    /// How a cbr or poisson source sends.
+    Transport {
+        /// Open loop: every packet on schedule.
+        Udp = "udp",
+        /// Responsive: one connection per host, written to on schedule.
+        Tcp = "tcp",
+    }
+}
+
+choice! {
+    /// Which way a background model's traffic flows.
+    Direction {
+        /// Left to right: sources on the left.
+        Forward = "forward",
+        /// Right to left: sources on the right.
+        Reverse = "reverse",
+    }
+}
+
+choice! {
+    /// How a swing model draws its sessions.
+    Structure {
+        /// Every parameter drawn on its own, as Swing did (the default).
+        Marginals = "marginals",
+        /// Whole observed sessions replayed.
+        Sessions = "sessions",
+    }
 }
 
 /// One foreground application.
@@ -255,11 +292,16 @@ pub struct AppSpec {
     /// Side of the dumbbell the server sits on: left (default: responses
     /// travel left to right, with forward background) or right.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_side: Option<String>,
+    pub server_side: Option<ServerSide>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<HostSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<HostSpec>,
+}
+
+choice! {
+    /// Where an application's server sits.
+    ServerSide { Left = "left", Right = "right" }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]

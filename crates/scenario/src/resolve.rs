@@ -318,16 +318,6 @@ fn span(start: Option<crate::TimeSpan>, stop: Option<crate::TimeSpan>, duration:
     Ok((start, stop))
 }
 
-/// Fields that only some models take: naming one for another model is an error.
-fn reject(field: &str, model: &str, present: &[(&str, bool)]) -> Res<()> {
-    for (name, set) in present {
-        if *set {
-            return Err(err(format!("{field}.{name}"), format!("does not apply to model {model:?}")));
-        }
-    }
-    Ok(())
-}
-
 /// Whether `n` can name a file in a run directory (a traffic model's
 /// records, a case's directory): not a path, not hidden, not too long.
 pub(crate) fn usable_name(n: &str) -> Result<(), &'static str> {
@@ -393,34 +383,32 @@ struct Placed {
 
 fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundModel> {
     let f = format!("background[{i}]");
-    let name = bg.name.clone().unwrap_or_else(|| format!("{}{i}", bg.model));
-    let group = group(at.s, &bg.access, &bg.tcp, &f)?;
-    let sources = match bg.direction {
+    let c = &bg.common;
+    let name = c.name.clone().unwrap_or_else(|| format!("{}{i}", bg.model.kind()));
+    let group = group(at.s, &c.access, &c.tcp, &f)?;
+    let sources = match c.direction {
         None | Some(Direction::Forward) => Side::Left,
         Some(Direction::Reverse) => Side::Right,
     };
-    let (start, stop) = span(bg.start, bg.stop, at.s.duration.0, &f)?;
-    if bg.hosts == Some(0) {
+    let (start, stop) = span(c.start, c.stop, at.s.duration.0, &f)?;
+    if c.hosts == Some(0) {
         return Err(err(format!("{f}.hosts"), "must be at least 1"));
     }
-    let placed = Placed { name, group, hosts: bg.hosts, sources, start, stop };
-    match bg.model.as_str() {
-        "cbr" => rate_model(at, &f, Arrivals::Constant, bg, placed),
-        "poisson" => rate_model(at, &f, Arrivals::Poisson, bg, placed),
-        "greedy" => greedy_model(&f, bg, placed),
-        "swing" => swing_model(at.dir, &f, bg, placed).map(BackgroundModel::Swing),
-        other => Err(err(format!("{f}.model"), format!("{other:?} is not available: expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\""))),
+    let placed = Placed { name, group, hosts: c.hosts, sources, start, stop };
+    match &bg.model {
+        ModelSpec::Cbr(m) => rate_model(at, &f, Arrivals::Constant, m, placed),
+        ModelSpec::Poisson(m) => rate_model(at, &f, Arrivals::Poisson, m, placed),
+        ModelSpec::Greedy(m) => Ok(greedy_model(m, placed)),
+        ModelSpec::Swing(m) => swing_model(at.dir, &f, m, placed).map(BackgroundModel::Swing),
     }
 }
 
-fn rate_model(at: &Context, f: &str, arrivals: Arrivals, bg: &BackgroundSpec, p: Placed) -> Res<BackgroundModel> {
-    let transport = match bg.transport {
-        Some(Transport::Udp) => RateTransport::Udp,
-        Some(Transport::Tcp) => RateTransport::Tcp,
-        None => return Err(err(f, "missing required field \"transport\" (\"udp\" or \"tcp\")")),
+fn rate_model(at: &Context, f: &str, arrivals: Arrivals, m: &RateSpec, p: Placed) -> Res<BackgroundModel> {
+    let transport = match m.transport {
+        Transport::Udp => RateTransport::Udp,
+        Transport::Tcp => RateTransport::Tcp,
     };
-    let rate = bg.rate.ok_or_else(|| err(f, "missing required field \"rate\""))?.resolve(at.forward_rate);
-    let packet_size = bg.packet_size.map_or(defaults::PACKET_SIZE, |p| p.0);
+    let packet_size = m.packet_size.map_or(defaults::PACKET_SIZE, |p| p.0);
     // At least one payload byte after the headers (TCP timestamps add 12).
     let min = match transport {
         RateTransport::Tcp => 41 + if p.group.tcp.timestamps { 12 } else { 0 },
@@ -429,26 +417,11 @@ fn rate_model(at: &Context, f: &str, arrivals: Arrivals, bg: &BackgroundSpec, p:
     if !(min..=65535).contains(&packet_size) {
         return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
     }
-    reject(
-        f,
-        &bg.model,
-        &[
-            ("spread", bg.spread.is_some()),
-            ("file", bg.file.is_some()),
-            ("session_scale", bg.session_scale.is_some()),
-            ("response_scale", bg.response_scale.is_some()),
-            ("rtt", bg.rtt.is_some()),
-            ("zero_think", bg.zero_think.is_some()),
-            ("access_cap", bg.access_cap.is_some()),
-            ("structure", bg.structure.is_some()),
-            ("stalls", bg.stalls.is_some()),
-        ],
-    )?;
     Ok(BackgroundModel::Rate {
         name: p.name,
         arrivals,
         transport,
-        rate,
+        rate: m.rate.resolve(at.forward_rate),
         packet_size: packet_size as u32,
         hosts: p.hosts.unwrap_or(defaults::RATE_HOSTS),
         sources: p.sources,
@@ -458,46 +431,20 @@ fn rate_model(at: &Context, f: &str, arrivals: Arrivals, bg: &BackgroundSpec, p:
     })
 }
 
-fn greedy_model(f: &str, bg: &BackgroundSpec, p: Placed) -> Res<BackgroundModel> {
-    reject(
-        f,
-        "greedy",
-        &[
-            ("file", bg.file.is_some()),
-            ("session_scale", bg.session_scale.is_some()),
-            ("response_scale", bg.response_scale.is_some()),
-            ("rtt", bg.rtt.is_some()),
-            ("zero_think", bg.zero_think.is_some()),
-            ("access_cap", bg.access_cap.is_some()),
-            ("structure", bg.structure.is_some()),
-            ("stalls", bg.stalls.is_some()),
-        ],
-    )?;
-    reject(f, "greedy", &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some())])?;
-    Ok(BackgroundModel::Greedy {
+fn greedy_model(m: &GreedySpec, p: Placed) -> BackgroundModel {
+    BackgroundModel::Greedy {
         name: p.name,
         hosts: p.hosts.unwrap_or(defaults::GREEDY_HOSTS),
         sources: p.sources,
         start: p.start,
-        spread: bg.spread.map_or_else(|| parse_default(units::parse::duration, defaults::GREEDY_SPREAD), |d| d.0),
+        spread: m.spread.map_or_else(|| parse_default(units::parse::duration, defaults::GREEDY_SPREAD), |d| d.0),
         stop: p.stop,
         group: p.group,
-    })
+    }
 }
 
-fn swing_model(dir: &Path, f: &str, bg: &BackgroundSpec, p: Placed) -> Res<SwingModel> {
-    reject(
-        f,
-        "swing",
-        &[
-            ("transport", bg.transport.is_some()),
-            ("rate", bg.rate.is_some()),
-            ("packet_size", bg.packet_size.is_some()),
-            ("spread", bg.spread.is_some()),
-        ],
-    )?;
-    let file = bg.file.as_deref().ok_or_else(|| err(f, "missing required field \"file\" (a model from `undertow extract`)"))?;
-    let (path, model) = swing_file(dir, file, &format!("{f}.file"))?;
+fn swing_model(dir: &Path, f: &str, m: &SwingSpec, p: Placed) -> Res<SwingModel> {
+    let (path, model) = swing_file(dir, &m.file, &format!("{f}.file"))?;
     let scale = |v: Option<f64>, name: &str| -> Res<f64> {
         match v {
             None => Ok(1.0),
@@ -505,8 +452,8 @@ fn swing_model(dir: &Path, f: &str, bg: &BackgroundSpec, p: Placed) -> Res<Swing
             Some(x) => Err(err(format!("{f}.{name}"), format!("{x} is out of range: expected a number above 0, at most {}", limits::SWING_SCALE))),
         }
     };
-    let session_scale = scale(bg.session_scale, "session_scale")?;
-    let response_scale = scale(bg.response_scale, "response_scale")?;
+    let session_scale = scale(m.session_scale, "session_scale")?;
+    let response_scale = scale(m.response_scale, "response_scale")?;
     let per_period =
         (model.classes.iter().map(|c| c.counts.sessions).sum::<u64>() + model.udp.iter().map(|u| u.flows).sum::<u64>()) as f64 * session_scale;
     if per_period > limits::SWING_SESSIONS_PER_PERIOD {
@@ -519,14 +466,14 @@ fn swing_model(dir: &Path, f: &str, bg: &BackgroundSpec, p: Placed) -> Res<Swing
             ),
         ));
     }
-    if bg.rtt.is_some_and(|r| r.0 == Dur::ZERO) {
+    if m.rtt.is_some_and(|r| r.0 == Dur::ZERO) {
         return Err(err(format!("{f}.rtt"), "must be longer than zero"));
     }
-    let whole_sessions = bg.structure == Some(Structure::Sessions);
+    let whole_sessions = m.structure == Some(Structure::Sessions);
     if whole_sessions && !model.classes.is_empty() && model.classes.iter().all(|c| c.sessions.is_empty()) {
         return Err(err(
             format!("{f}.structure"),
-            format!("\"sessions\" needs whole sessions in the model, and {file} has none (extract it again with session_structures above 0)"),
+            format!("\"sessions\" needs whole sessions in the model, and {} has none (extract it again with session_structures above 0)", m.file),
         ));
     }
     let per_side = |side: swing::Side| model.hosts.iter().filter(|h| h.side == side).count() as u32;
@@ -545,10 +492,10 @@ fn swing_model(dir: &Path, f: &str, bg: &BackgroundSpec, p: Placed) -> Res<Swing
         session_scale,
         response_scale,
         whole_sessions,
-        zero_think: bg.zero_think.unwrap_or(false),
-        rtt: bg.rtt.map(|r| r.0),
-        access_cap: bg.access_cap.map(|c| c.0),
-        stalls: bg.stalls.unwrap_or(false),
+        zero_think: m.zero_think.unwrap_or(false),
+        rtt: m.rtt.map(|r| r.0),
+        access_cap: m.access_cap.map(|c| c.0),
+        stalls: m.stalls.unwrap_or(false),
         group: p.group,
     })
 }
@@ -564,13 +511,12 @@ fn swing_file(dir: &Path, file: &str, field: &str) -> Res<(std::path::PathBuf, s
 }
 
 fn app(at: &Context, i: usize, a: &AppSpec) -> Res<AppModel> {
-    if a.kind != "http" {
-        return Err(err(format!("apps[{i}].kind"), format!("{:?} is not available: expected \"http\"", a.kind)));
+    match a {
+        AppSpec::Http(h) => http_app(at, i, h),
     }
-    http_app(at, i, a)
 }
 
-fn http_app(at: &Context, i: usize, a: &AppSpec) -> Res<AppModel> {
+fn http_app(at: &Context, i: usize, a: &HttpSpec) -> Res<AppModel> {
     let f = format!("apps[{i}]");
     let name = a.name.clone().unwrap_or_else(|| if i == 0 { "http".into() } else { format!("http{i}") });
     let object_sizes = match (&a.object_size, &a.sizes_file) {

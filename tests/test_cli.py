@@ -31,6 +31,12 @@ BAD = [
         ["apps[0].sizes_file", '"missing-sizes.txt" not found'],
     ),
     ("wrong choice", OK + '[[background]]\nmodel = "cbr"\ntransport = "sctp"\nrate = "10%"\n', ["background[0].transport", '"udp" or "tcp"']),
+    (
+        "field of another model",
+        OK + '[[background]]\nmodel = "greedy"\npacket_size = "1KB"\n',
+        ["background[0].packet_size", 'does not apply to model "greedy"', '"spread"'],
+    ),
+    ("bad value inside a model", OK + '[[background]]\nmodel = "greedy"\naccess = { rate = "fast" }\n', ["background[0].access.rate", '"fast"']),
     ("bad case", OK + '[cases.x]\ntopology.bottleneck.delay = "soon"\n', ['case "x"', "topology.bottleneck.delay", '"soon"']),
     ("bad toml", "duration = \n", ["not valid TOML at line 1"]),
     ("capture after the end", OK + '[output]\npcap = true\npcap_from = "10s"\n', ["output.pcap_from", "not before the end"]),

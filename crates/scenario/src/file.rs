@@ -100,7 +100,8 @@ impl ScenarioFile {
 
     /// The scenario of `case` (or the base when `None`), as written.
     pub fn scenario(&self, case: Option<&str>) -> Result<Scenario, ScenarioError> {
-        let table = self.table(case)?;
+        let mut table = self.table(case)?;
+        crate::schema::tags_first(&mut table);
         let s: Scenario = serde_path_to_error::deserialize(Value::Table(table)).map_err(|e| {
             let field = e.path().to_string();
             let field = if field == "." { String::new() } else { field };

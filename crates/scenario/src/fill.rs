@@ -2,7 +2,9 @@
 //! records, so that a run can be repeated exactly even if defaults change.
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
-use crate::schema::{LinkSpec, Scenario, TcpSpec};
+use crate::schema::{
+    AppSpec, BackgroundCommon, CongestionControl, Direction, LinkSpec, ModelSpec, Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
+};
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
 use tcp::{Algorithm, TcpConfig};
@@ -22,15 +24,12 @@ fn link_spec(p: &LinkParams) -> LinkSpec {
 
 fn tcp_spec(c: &TcpConfig) -> TcpSpec {
     TcpSpec {
-        congestion_control: Some(
-            match c.algorithm {
-                Algorithm::Tahoe => "tahoe",
-                Algorithm::Reno => "reno",
-                Algorithm::NewReno => "newreno",
-                Algorithm::Cubic => "cubic",
-            }
-            .into(),
-        ),
+        congestion_control: Some(match c.algorithm {
+            Algorithm::Tahoe => CongestionControl::Tahoe,
+            Algorithm::Reno => CongestionControl::Reno,
+            Algorithm::NewReno => CongestionControl::NewReno,
+            Algorithm::Cubic => CongestionControl::Cubic,
+        }),
         sack: Some(c.sack),
         mss: Some(Size(c.mss as u64)),
         rcv_buf: Some(Size(c.rcv_buf)),
@@ -51,11 +50,20 @@ fn span(t: units::Time) -> Option<TimeSpan> {
     Some(TimeSpan(Dur(t.0)))
 }
 
+fn direction(sources: Side) -> Option<Direction> {
+    Some(if sources == Side::Left { Direction::Forward } else { Direction::Reverse })
+}
+
+/// The common fields of a background model as `model` resolved them.
+fn placed(c: &mut BackgroundCommon, name: &str, hosts: Option<u32>, sources: Side, start: units::Time, stop: units::Time) {
+    (c.name, c.hosts, c.direction, c.start, c.stop) = (Some(name.to_string()), hosts, direction(sources), span(start), span(stop));
+}
+
 /// `s` (as resolved into `r`) with all defaults filled in.
 pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
     let mut f = s.clone();
     f.seed = r.seed;
-    f.topology.kind = Some("dumbbell".into());
+    f.topology.kind = Some(TopologyKind::Dumbbell);
     let fwd = link_spec(&r.bottleneck[0]);
     f.topology.bottleneck.queue = fwd.queue;
     f.topology.bottleneck.loss = fwd.loss;
@@ -68,49 +76,39 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
     f.topology.access = link_spec(&base_access);
     f.tcp = tcp_spec(&crate::resolve::tcp_defaults(&s.tcp));
     for (spec, model) in f.background.iter_mut().zip(&r.background) {
-        match model {
-            BackgroundModel::Rate { name, packet_size, hosts, sources, start, stop, .. } => {
-                spec.name = Some(name.clone());
-                spec.packet_size = Some(Size(*packet_size as u64));
-                spec.hosts = Some(*hosts);
-                spec.direction = Some(if *sources == Side::Left { "forward" } else { "reverse" }.into());
-                spec.start = span(*start);
-                spec.stop = span(*stop);
+        match (model, &mut spec.model) {
+            (BackgroundModel::Rate { name, packet_size, hosts, sources, start, stop, .. }, ModelSpec::Cbr(m) | ModelSpec::Poisson(m)) => {
+                placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);
+                m.packet_size = Some(Size(*packet_size as u64));
             }
-            BackgroundModel::Swing(m) => {
-                spec.name = Some(m.name.clone());
-                spec.file = Some(m.file.display().to_string());
-                spec.hosts = (m.hosts[0] == m.hosts[1]).then_some(m.hosts[0]);
-                spec.direction = Some(if m.side_a == Side::Left { "forward" } else { "reverse" }.into());
-                spec.start = span(m.start);
-                spec.stop = span(m.stop);
-                spec.session_scale = Some(m.session_scale);
-                spec.response_scale = Some(m.response_scale);
-                spec.zero_think = Some(m.zero_think);
-                spec.stalls = Some(m.stalls);
-                spec.structure = Some(if m.whole_sessions { "sessions" } else { "marginals" }.into());
+            (BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, .. }, ModelSpec::Greedy(m)) => {
+                placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);
+                m.spread = Some(TimeSpan(*spread));
             }
-            BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, .. } => {
-                spec.name = Some(name.clone());
-                spec.hosts = Some(*hosts);
-                spec.direction = Some(if *sources == Side::Left { "forward" } else { "reverse" }.into());
-                spec.start = span(*start);
-                spec.stop = span(*stop);
-                spec.spread = Some(TimeSpan(*spread));
+            (BackgroundModel::Swing(sw), ModelSpec::Swing(m)) => {
+                let hosts = (sw.hosts[0] == sw.hosts[1]).then_some(sw.hosts[0]);
+                placed(&mut spec.common, &sw.name, hosts, sw.side_a, sw.start, sw.stop);
+                m.file = sw.file.display().to_string();
+                m.session_scale = Some(sw.session_scale);
+                m.response_scale = Some(sw.response_scale);
+                m.zero_think = Some(sw.zero_think);
+                m.stalls = Some(sw.stalls);
+                m.structure = Some(if sw.whole_sessions { Structure::Sessions } else { Structure::Marginals });
             }
+            _ => unreachable!("resolve keeps the order and the kind of the background models"),
         }
     }
     for (spec, model) in f.apps.iter_mut().zip(&r.apps) {
-        let AppModel::Http { name, request_size, think_time, start, stop, count, clients, port, server_side, .. } = model;
-        spec.name = Some(name.clone());
-        spec.request_size = Some(Size(*request_size));
-        spec.think_time = Some(TimeSpan(*think_time));
-        spec.start = span(*start);
-        spec.stop = span(*stop);
-        spec.count = Some(*count);
-        spec.clients = Some(*clients);
-        spec.port = Some(*port);
-        spec.server_side = Some(if *server_side == Side::Left { "left" } else { "right" }.into());
+        let (AppModel::Http { name, request_size, think_time, start, stop, count, clients, port, server_side, .. }, AppSpec::Http(a)) = (model, spec);
+        a.name = Some(name.clone());
+        a.request_size = Some(Size(*request_size));
+        a.think_time = Some(TimeSpan(*think_time));
+        a.start = span(*start);
+        a.stop = span(*stop);
+        a.count = Some(*count);
+        a.clients = Some(*clients);
+        a.port = Some(*port);
+        a.server_side = Some(if *server_side == Side::Left { ServerSide::Left } else { ServerSide::Right });
     }
     f.output.pcap = Some(r.output.pcap);
     f.output.pcap_snaplen = Some(Size(r.output.pcap_snaplen as u64));

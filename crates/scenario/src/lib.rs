@@ -16,6 +16,7 @@ mod file;
 mod fill;
 mod resolve;
 mod schema;
+mod tagged;
 mod values;
 
 pub use error::ScenarioError;

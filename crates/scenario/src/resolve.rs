@@ -142,6 +142,7 @@ pub mod defaults {
     pub const ACCESS_QUEUE: &str = "1000p";
     pub const PACKET_SIZE: u64 = 1000;
     pub const RATE_HOSTS: u32 = 10;
+    pub const GREEDY_HOSTS: u32 = 1;
     pub const GREEDY_SPREAD: &str = "1s";
     pub const HTTP_REQUEST: u64 = 100;
     pub const HTTP_PORT: u16 = 80;
@@ -214,18 +215,12 @@ const TCP_BUF_MAX: u64 = 1 << 30;
 
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     let mut c = TcpConfig::default();
-    if let Some(cc) = &spec.congestion_control {
-        c.algorithm = match cc.as_str() {
-            "tahoe" => Algorithm::Tahoe,
-            "reno" => Algorithm::Reno,
-            "newreno" => Algorithm::NewReno,
-            "cubic" => Algorithm::Cubic,
-            other => {
-                return Err(err(
-                    format!("{field}.congestion_control"),
-                    format!("{other:?} is not known: expected one of \"tahoe\", \"reno\", \"newreno\", \"cubic\""),
-                ))
-            }
+    if let Some(cc) = spec.congestion_control {
+        c.algorithm = match cc {
+            CongestionControl::Tahoe => Algorithm::Tahoe,
+            CongestionControl::Reno => Algorithm::Reno,
+            CongestionControl::NewReno => Algorithm::NewReno,
+            CongestionControl::Cubic => Algorithm::Cubic,
         };
     }
     if let Some(s) = spec.sack {
@@ -310,15 +305,6 @@ fn group(s: &Scenario, access: &Option<LinkSpec>, tcp_spec: &Option<TcpSpec>, fi
     Ok(Group { access: link(&a, &a_field)?, tcp: tcp(&t, &t_field)? })
 }
 
-fn side(v: &Option<String>, field: &str, default: Side, names: [&str; 2]) -> Res<Side> {
-    match v.as_deref() {
-        None => Ok(default),
-        Some(x) if x == names[0] => Ok(Side::Left),
-        Some(x) if x == names[1] => Ok(Side::Right),
-        Some(x) => Err(err(field, format!("{x:?} is not allowed: expected {:?} or {:?}", names[0], names[1]))),
-    }
-}
-
 fn span(start: Option<crate::TimeSpan>, stop: Option<crate::TimeSpan>, duration: Dur, field: &str) -> Res<(Time, Time)> {
     let start = Time(start.map_or(0, |d| d.0 .0));
     let stop = Time(stop.map_or(duration.0, |d| d.0 .0));
@@ -326,16 +312,6 @@ fn span(start: Option<crate::TimeSpan>, stop: Option<crate::TimeSpan>, duration:
         return Err(err(format!("{field}.stop"), format!("stop ({}) must be after start ({})", Dur(stop.0), Dur(start.0))));
     }
     Ok((start, stop))
-}
-
-/// Fields that only some models take: naming one for another model is an error.
-fn reject(field: &str, model: &str, present: &[(&str, bool)]) -> Res<()> {
-    for (name, set) in present {
-        if *set {
-            return Err(err(format!("{field}.{name}"), format!("does not apply to model {model:?}")));
-        }
-    }
-    Ok(())
 }
 
 /// Whether `n` can name a file in a run directory (a traffic model's
@@ -352,15 +328,119 @@ pub(crate) fn usable_name(n: &str) -> Result<(), &'static str> {
 /// Most virtual hosts per side (Swing subsampled to 1000).
 pub const SWING_MAX_HOSTS: u32 = 1000;
 
-#[allow(clippy::too_many_arguments)]
-fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Group, sources: Side, start: Time, stop: Time) -> Res<SwingModel> {
-    let file = bg.file.as_deref().ok_or_else(|| err(f, "missing required field \"file\" (a model from `undertow extract`)"))?;
-    let field = format!("{f}.file");
-    let path = dir.join(file);
-    let model = swing::Model::load(&path).map_err(|e| match e {
-        swing::LoadError::Read(units::read::ReadError::NotFound) => err(&field, format!("file {file:?} not found (looked for {})", path.display())),
-        e => err(&field, format!("{file}: {e}")),
-    })?;
+pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
+    if s.duration.0 == Dur::ZERO {
+        return Err(err("duration", "must be longer than zero"));
+    }
+    let bottleneck = topology(&s.topology)?;
+    tcp(&s.tcp, "tcp")?;
+    let at = Context { s, dir, forward_rate: bottleneck[0].rate };
+    let background = s.background.iter().enumerate().map(|(i, bg)| background(&at, i, bg)).collect::<Res<Vec<_>>>()?;
+    let apps = s.apps.iter().enumerate().map(|(i, a)| app(&at, i, a)).collect::<Res<Vec<_>>>()?;
+    names(&background, &apps)?;
+    let output = output(&s.output, s.duration.0)?;
+    check_load(&background, &apps)?;
+    Ok(Resolved { name: s.name.clone().unwrap_or_default(), duration: s.duration.0, seed: s.seed, bottleneck, background, apps, output })
+}
+
+/// What the traffic models of a scenario resolve against.
+struct Context<'a> {
+    s: &'a Scenario,
+    /// Where relative file names start.
+    dir: &'a Path,
+    /// Of the bottleneck, left to right: what rate shares are shares of.
+    forward_rate: units::Rate,
+}
+
+/// The bottleneck, [left to right, right to left], and the default access link.
+fn topology(t: &Topology) -> Res<[LinkParams; 2]> {
+    let b = &t.bottleneck;
+    let fwd_spec = LinkSpec { rate: Some(b.rate), delay: Some(b.delay), queue: b.queue.or(Some(parse_queue_default())), loss: b.loss };
+    let fwd = link(&fwd_spec, "topology.bottleneck")?;
+    let rev = match &b.reverse {
+        Some(r) => link(&r.over(&fwd_spec), "topology.bottleneck.reverse")?,
+        None => fwd.clone(),
+    };
+    link(&t.access, "topology.access")?;
+    Ok([fwd, rev])
+}
+
+/// What every background model resolves alike.
+struct Placed {
+    name: String,
+    group: Group,
+    /// As written: each model has its own default.
+    hosts: Option<u32>,
+    /// Where the sources (swing: the model's side A) sit.
+    sources: Side,
+    start: Time,
+    stop: Time,
+}
+
+fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundModel> {
+    let f = format!("background[{i}]");
+    let c = &bg.common;
+    let name = c.name.clone().unwrap_or_else(|| format!("{}{i}", bg.model.kind()));
+    let group = group(at.s, &c.access, &c.tcp, &f)?;
+    let sources = match c.direction {
+        None | Some(Direction::Forward) => Side::Left,
+        Some(Direction::Reverse) => Side::Right,
+    };
+    let (start, stop) = span(c.start, c.stop, at.s.duration.0, &f)?;
+    if c.hosts == Some(0) {
+        return Err(err(format!("{f}.hosts"), "must be at least 1"));
+    }
+    let placed = Placed { name, group, hosts: c.hosts, sources, start, stop };
+    match &bg.model {
+        ModelSpec::Cbr(m) => rate_model(at, &f, Arrivals::Constant, m, placed),
+        ModelSpec::Poisson(m) => rate_model(at, &f, Arrivals::Poisson, m, placed),
+        ModelSpec::Greedy(m) => Ok(greedy_model(m, placed)),
+        ModelSpec::Swing(m) => swing_model(at.dir, &f, m, placed).map(BackgroundModel::Swing),
+    }
+}
+
+fn rate_model(at: &Context, f: &str, arrivals: Arrivals, m: &RateSpec, p: Placed) -> Res<BackgroundModel> {
+    let transport = match m.transport {
+        Transport::Udp => RateTransport::Udp,
+        Transport::Tcp => RateTransport::Tcp,
+    };
+    let packet_size = m.packet_size.map_or(defaults::PACKET_SIZE, |p| p.0);
+    // At least one payload byte after the headers (TCP timestamps add 12).
+    let min = match transport {
+        RateTransport::Tcp => 41 + if p.group.tcp.timestamps { 12 } else { 0 },
+        RateTransport::Udp => 29,
+    };
+    if !(min..=65535).contains(&packet_size) {
+        return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
+    }
+    Ok(BackgroundModel::Rate {
+        name: p.name,
+        arrivals,
+        transport,
+        rate: m.rate.resolve(at.forward_rate),
+        packet_size: packet_size as u32,
+        hosts: p.hosts.unwrap_or(defaults::RATE_HOSTS),
+        sources: p.sources,
+        start: p.start,
+        stop: p.stop,
+        group: p.group,
+    })
+}
+
+fn greedy_model(m: &GreedySpec, p: Placed) -> BackgroundModel {
+    BackgroundModel::Greedy {
+        name: p.name,
+        hosts: p.hosts.unwrap_or(defaults::GREEDY_HOSTS),
+        sources: p.sources,
+        start: p.start,
+        spread: m.spread.map_or_else(|| parse_default(units::parse::duration, defaults::GREEDY_SPREAD), |d| d.0),
+        stop: p.stop,
+        group: p.group,
+    }
+}
+
+fn swing_model(dir: &Path, f: &str, m: &SwingSpec, p: Placed) -> Res<SwingModel> {
+    let (path, model) = swing_file(dir, &m.file, &format!("{f}.file"))?;
     let scale = |v: Option<f64>, name: &str| -> Res<f64> {
         match v {
             None => Ok(1.0),
@@ -368,8 +448,8 @@ fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Gr
             Some(x) => Err(err(format!("{f}.{name}"), format!("{x} is out of range: expected a number above 0, at most {}", limits::SWING_SCALE))),
         }
     };
-    let session_scale = scale(bg.session_scale, "session_scale")?;
-    let response_scale = scale(bg.response_scale, "response_scale")?;
+    let session_scale = scale(m.session_scale, "session_scale")?;
+    let response_scale = scale(m.response_scale, "response_scale")?;
     let per_period =
         (model.classes.iter().map(|c| c.counts.sessions).sum::<u64>() + model.udp.iter().map(|u| u.flows).sum::<u64>()) as f64 * session_scale;
     if per_period > limits::SWING_SESSIONS_PER_PERIOD {
@@ -382,235 +462,112 @@ fn swing_model(bg: &BackgroundSpec, f: &str, name: String, dir: &Path, group: Gr
             ),
         ));
     }
-    if bg.rtt.is_some_and(|r| r.0 == Dur::ZERO) {
+    if m.rtt.is_some_and(|r| r.0 == Dur::ZERO) {
         return Err(err(format!("{f}.rtt"), "must be longer than zero"));
     }
-    let whole_sessions = match bg.structure.as_deref() {
-        None | Some("marginals") => false,
-        Some("sessions") => {
-            if !model.classes.is_empty() && model.classes.iter().all(|c| c.sessions.is_empty()) {
-                return Err(err(
-                    format!("{f}.structure"),
-                    format!("\"sessions\" needs whole sessions in the model, and {file} has none (extract it again with session_structures above 0)"),
-                ));
-            }
-            true
-        }
-        Some(other) => return Err(err(format!("{f}.structure"), format!("{other:?} is not available: expected \"marginals\" or \"sessions\""))),
-    };
+    let whole_sessions = m.structure == Some(Structure::Sessions);
+    if whole_sessions && !model.classes.is_empty() && model.classes.iter().all(|c| c.sessions.is_empty()) {
+        return Err(err(
+            format!("{f}.structure"),
+            format!("\"sessions\" needs whole sessions in the model, and {} has none (extract it again with session_structures above 0)", m.file),
+        ));
+    }
     let per_side = |side: swing::Side| model.hosts.iter().filter(|h| h.side == side).count() as u32;
-    let hosts = match bg.hosts {
-        Some(0) => return Err(err(format!("{f}.hosts"), "must be at least 1")),
+    let hosts = match p.hosts {
         Some(n) => [n, n],
         None => [per_side(swing::Side::A).clamp(1, SWING_MAX_HOSTS), per_side(swing::Side::B).clamp(1, SWING_MAX_HOSTS)],
     };
-    let file = std::fs::canonicalize(&path).unwrap_or(path);
     Ok(SwingModel {
-        name,
-        file,
+        name: p.name,
+        file: path,
         model: std::sync::Arc::new(model),
         hosts,
-        side_a: sources,
-        start,
-        stop,
+        side_a: p.sources,
+        start: p.start,
+        stop: p.stop,
         session_scale,
         response_scale,
         whole_sessions,
-        zero_think: bg.zero_think.unwrap_or(false),
-        rtt: bg.rtt.map(|r| r.0),
-        access_cap: bg.access_cap.map(|c| c.0),
-        stalls: bg.stalls.unwrap_or(false),
-        group,
+        zero_think: m.zero_think.unwrap_or(false),
+        rtt: m.rtt.map(|r| r.0),
+        access_cap: m.access_cap.map(|c| c.0),
+        stalls: m.stalls.unwrap_or(false),
+        group: p.group,
     })
 }
 
-pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
-    if s.duration.0 == Dur::ZERO {
-        return Err(err("duration", "must be longer than zero"));
+/// A swing model file, loaded and checked, and its absolute path.
+fn swing_file(dir: &Path, file: &str, field: &str) -> Res<(std::path::PathBuf, swing::Model)> {
+    let path = dir.join(file);
+    let model = swing::Model::load(&path).map_err(|e| match e {
+        swing::LoadError::Read(units::read::ReadError::NotFound) => err(field, format!("file {file:?} not found (looked for {})", path.display())),
+        e => err(field, format!("{file}: {e}")),
+    })?;
+    Ok((std::fs::canonicalize(&path).unwrap_or(path), model))
+}
+
+fn app(at: &Context, i: usize, a: &AppSpec) -> Res<AppModel> {
+    match a {
+        AppSpec::Http(h) => http_app(at, i, h),
     }
-    if let Some(k) = &s.topology.kind {
-        if k != "dumbbell" {
-            return Err(err("topology.kind", format!("{k:?} is not available: expected \"dumbbell\"")));
+}
+
+fn http_app(at: &Context, i: usize, a: &HttpSpec) -> Res<AppModel> {
+    let f = format!("apps[{i}]");
+    let name = a.name.clone().unwrap_or_else(|| if i == 0 { "http".into() } else { format!("http{i}") });
+    let object_sizes = match (&a.object_size, &a.sizes_file) {
+        (Some(sz), None) => {
+            if sz.0 == 0 {
+                return Err(err(format!("{f}.object_size"), "must be at least 1 byte"));
+            }
+            vec![sz.0]
         }
-    }
-    let b = &s.topology.bottleneck;
-    let fwd_spec = LinkSpec { rate: Some(b.rate), delay: Some(b.delay), queue: b.queue.or(Some(parse_queue_default())), loss: b.loss };
-    let fwd = link(&fwd_spec, "topology.bottleneck")?;
-    let rev = match &b.reverse {
-        Some(r) => link(&r.over(&fwd_spec), "topology.bottleneck.reverse")?,
-        None => fwd.clone(),
+        (None, Some(file)) => sizes_file(at.dir, file, &format!("{f}.sizes_file"))?,
+        (Some(_), Some(_)) => return Err(err(f, "give either object_size or sizes_file, not both")),
+        (None, None) => return Err(err(f, "missing required field \"object_size\" (or \"sizes_file\")")),
     };
-    link(&s.topology.access, "topology.access")?;
-    tcp(&s.tcp, "tcp")?;
-
-    let mut background = Vec::new();
-    let mut names = Vec::new();
-    for (i, bg) in s.background.iter().enumerate() {
-        let f = format!("background[{i}]");
-        let name = bg.name.clone().unwrap_or_else(|| format!("{}{}", bg.model, i));
-        let group = group(s, &bg.access, &bg.tcp, &f)?;
-        let sources = side(&bg.direction, &format!("{f}.direction"), Side::Left, ["forward", "reverse"])?;
-        let (start, stop) = span(bg.start, bg.stop, s.duration.0, &f)?;
-        let hosts = bg.hosts.unwrap_or(defaults::RATE_HOSTS);
-        if hosts == 0 {
-            return Err(err(format!("{f}.hosts"), "must be at least 1"));
-        }
-        let model = match bg.model.as_str() {
-            "cbr" | "poisson" => {
-                let transport = match bg.transport.as_deref() {
-                    Some("udp") => RateTransport::Udp,
-                    Some("tcp") => RateTransport::Tcp,
-                    Some(t) => return Err(err(format!("{f}.transport"), format!("{t:?} is not allowed: expected \"udp\" or \"tcp\""))),
-                    None => return Err(err(f.clone(), "missing required field \"transport\" (\"udp\" or \"tcp\")")),
-                };
-                let rate = bg.rate.ok_or_else(|| err(f.clone(), "missing required field \"rate\""))?.resolve(fwd.rate);
-                let packet_size = bg.packet_size.map_or(defaults::PACKET_SIZE, |p| p.0);
-                // At least one payload byte after the headers (TCP timestamps add 12).
-                let min = match transport {
-                    RateTransport::Tcp => 41 + if group.tcp.timestamps { 12 } else { 0 },
-                    RateTransport::Udp => 29,
-                };
-                if !(min..=65535).contains(&packet_size) {
-                    return Err(err(
-                        format!("{f}.packet_size"),
-                        format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)"),
-                    ));
-                }
-                reject(
-                    &f,
-                    &bg.model,
-                    &[
-                        ("spread", bg.spread.is_some()),
-                        ("file", bg.file.is_some()),
-                        ("session_scale", bg.session_scale.is_some()),
-                        ("response_scale", bg.response_scale.is_some()),
-                        ("rtt", bg.rtt.is_some()),
-                        ("zero_think", bg.zero_think.is_some()),
-                        ("access_cap", bg.access_cap.is_some()),
-                        ("structure", bg.structure.is_some()),
-                        ("stalls", bg.stalls.is_some()),
-                    ],
-                )?;
-                BackgroundModel::Rate {
-                    name,
-                    arrivals: if bg.model == "cbr" { Arrivals::Constant } else { Arrivals::Poisson },
-                    transport,
-                    rate,
-                    packet_size: packet_size as u32,
-                    hosts,
-                    sources,
-                    start,
-                    stop,
-                    group,
-                }
-            }
-            "swing" => {
-                reject(
-                    &f,
-                    "swing",
-                    &[
-                        ("transport", bg.transport.is_some()),
-                        ("rate", bg.rate.is_some()),
-                        ("packet_size", bg.packet_size.is_some()),
-                        ("spread", bg.spread.is_some()),
-                    ],
-                )?;
-                BackgroundModel::Swing(swing_model(bg, &f, name, dir, group, sources, start, stop)?)
-            }
-            "greedy" => {
-                reject(
-                    &f,
-                    "greedy",
-                    &[
-                        ("file", bg.file.is_some()),
-                        ("session_scale", bg.session_scale.is_some()),
-                        ("response_scale", bg.response_scale.is_some()),
-                        ("rtt", bg.rtt.is_some()),
-                        ("zero_think", bg.zero_think.is_some()),
-                        ("access_cap", bg.access_cap.is_some()),
-                        ("structure", bg.structure.is_some()),
-                        ("stalls", bg.stalls.is_some()),
-                    ],
-                )?;
-                reject(
-                    &f,
-                    "greedy",
-                    &[("transport", bg.transport.is_some()), ("rate", bg.rate.is_some()), ("packet_size", bg.packet_size.is_some())],
-                )?;
-                BackgroundModel::Greedy {
-                    name,
-                    hosts: bg.hosts.unwrap_or(1),
-                    sources,
-                    start,
-                    spread: bg.spread.map_or_else(|| parse_default(units::parse::duration, defaults::GREEDY_SPREAD), |d| d.0),
-                    stop,
-                    group,
-                }
-            }
-            other => {
-                return Err(err(
-                    format!("{f}.model"),
-                    format!("{other:?} is not available: expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\""),
-                ))
-            }
-        };
-        names.push(match &model {
-            BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } => name.clone(),
-            BackgroundModel::Swing(m) => m.name.clone(),
-        });
-        background.push(model);
+    let (start, stop) = span(a.start, a.stop, at.s.duration.0, &f)?;
+    let clients = a.clients.unwrap_or(1);
+    if clients == 0 {
+        return Err(err(format!("{f}.clients"), "must be at least 1"));
     }
-
-    let mut apps = Vec::new();
-    for (i, a) in s.apps.iter().enumerate() {
-        let f = format!("apps[{i}]");
-        if a.kind != "http" {
-            return Err(err(format!("{f}.kind"), format!("{:?} is not available: expected \"http\"", a.kind)));
-        }
-        let name = a.name.clone().unwrap_or_else(|| if i == 0 { "http".into() } else { format!("http{i}") });
-        let object_sizes = match (&a.object_size, &a.sizes_file) {
-            (Some(sz), None) => {
-                if sz.0 == 0 {
-                    return Err(err(format!("{f}.object_size"), "must be at least 1 byte"));
-                }
-                vec![sz.0]
-            }
-            (None, Some(file)) => sizes_file(dir, file, &format!("{f}.sizes_file"))?,
-            (Some(_), Some(_)) => return Err(err(f.clone(), "give either object_size or sizes_file, not both")),
-            (None, None) => return Err(err(f.clone(), "missing required field \"object_size\" (or \"sizes_file\")")),
-        };
-        let (start, stop) = span(a.start, a.stop, s.duration.0, &f)?;
-        let clients = a.clients.unwrap_or(1);
-        if clients == 0 {
-            return Err(err(format!("{f}.clients"), "must be at least 1"));
-        }
-        let port = a.port.unwrap_or(defaults::HTTP_PORT);
-        if port == 0 {
-            return Err(err(format!("{f}.port"), "must be 1 to 65535"));
-        }
-        let client = a.client.clone().unwrap_or_default();
-        let server = a.server.clone().unwrap_or_default();
-        apps.push(AppModel::Http {
-            name: name.clone(),
-            object_sizes,
-            request_size: a.request_size.map_or(defaults::HTTP_REQUEST, |r| r.0).max(1),
-            think_time: a.think_time.map_or(Dur::ZERO, |t| t.0),
-            start,
-            stop,
-            count: a.count.unwrap_or(0),
-            clients,
-            port,
-            server_side: side(&a.server_side, &format!("{f}.server_side"), Side::Left, ["left", "right"])?,
-            client: group(s, &client.access, &client.tcp, &format!("{f}.client"))?,
-            server: group(s, &server.access, &server.tcp, &format!("{f}.server"))?,
-        });
-        names.push(name);
+    let port = a.port.unwrap_or(defaults::HTTP_PORT);
+    if port == 0 {
+        return Err(err(format!("{f}.port"), "must be 1 to 65535"));
     }
+    let client = a.client.clone().unwrap_or_default();
+    let server = a.server.clone().unwrap_or_default();
+    Ok(AppModel::Http {
+        name,
+        object_sizes,
+        request_size: a.request_size.map_or(defaults::HTTP_REQUEST, |r| r.0).max(1),
+        think_time: a.think_time.map_or(Dur::ZERO, |t| t.0),
+        start,
+        stop,
+        count: a.count.unwrap_or(0),
+        clients,
+        port,
+        server_side: match a.server_side {
+            None | Some(ServerSide::Left) => Side::Left,
+            Some(ServerSide::Right) => Side::Right,
+        },
+        client: group(at.s, &client.access, &client.tcp, &format!("{f}.client"))?,
+        server: group(at.s, &server.access, &server.tcp, &format!("{f}.server"))?,
+    })
+}
+
+/// Traffic models name files of a run: each name usable, none reserved, no two alike.
+fn names(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
+    let background = background.iter().map(|b| match b {
+        BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } => name,
+        BackgroundModel::Swing(m) => &m.name,
+    });
+    let names: Vec<&String> = background.chain(apps.iter().map(|AppModel::Http { name, .. }| name)).collect();
     for n in &names {
         if let Err(why) = usable_name(n) {
             return Err(err("", format!("{n:?} is not a usable name: {why}")));
         }
-        if n == "connections" {
+        if *n == "connections" {
             return Err(err("", "\"connections\" is reserved (records/connections.parquet): choose another name"));
         }
     }
@@ -619,8 +576,10 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
     if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
         return Err(err("", format!("two traffic models are named {:?}: names must be unique", w[0])));
     }
+    Ok(())
+}
 
-    let o = &s.output;
+fn output(o: &OutputSpec, duration: Dur) -> Res<OutputParams> {
     let snaplen = o.pcap_snaplen.map_or(defaults::SNAPLEN, |v| v.0);
     if !(40..=65535).contains(&snaplen) {
         return Err(err("output.pcap_snaplen", format!("{snaplen} bytes is out of range: expected 40B to 65535B")));
@@ -630,8 +589,8 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
         return Err(err("output.series_bin", "must be at least 1us"));
     }
     let pcap_from = o.pcap_from.map_or(Dur::ZERO, |d| d.0);
-    if pcap_from >= s.duration.0 {
-        return Err(err("output.pcap_from", format!("{pcap_from} is not before the end of the run ({}): nothing would be captured", s.duration.0)));
+    if pcap_from >= duration {
+        return Err(err("output.pcap_from", format!("{pcap_from} is not before the end of the run ({duration}): nothing would be captured")));
     }
     let mut pcap_miss = [0.0; 2];
     for (m, (v, field)) in pcap_miss.iter_mut().zip([(o.pcap_miss_fwd, "output.pcap_miss_fwd"), (o.pcap_miss_rev, "output.pcap_miss_rev")]) {
@@ -640,27 +599,17 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
             return Err(err(field, "a capture that misses 100% writes nothing: expected less than 100%"));
         }
     }
-    let bins = s.duration.0 .0.div_ceil(series_bin.0);
+    let bins = duration.0.div_ceil(series_bin.0);
     if bins > limits::SERIES_BINS {
         return Err(err(
             "output.series_bin",
             format!(
-                "{} at {series_bin} bins is {bins} bins per direction: at most {} (a longer series_bin, or a shorter duration)",
-                s.duration.0,
+                "{duration} at {series_bin} bins is {bins} bins per direction: at most {} (a longer series_bin, or a shorter duration)",
                 limits::SERIES_BINS
             ),
         ));
     }
-    check_load(&background, &apps)?;
-    Ok(Resolved {
-        name: s.name.clone().unwrap_or_default(),
-        duration: s.duration.0,
-        seed: s.seed,
-        bottleneck: [fwd, rev],
-        background,
-        apps,
-        output: OutputParams { pcap: o.pcap.unwrap_or(false), pcap_snaplen: snaplen as u32, pcap_from, pcap_miss, series_bin },
-    })
+    Ok(OutputParams { pcap: o.pcap.unwrap_or(false), pcap_snaplen: snaplen as u32, pcap_from, pcap_miss, series_bin })
 }
 
 /// Refuses models whose hosts or packets would exhaust memory or time.

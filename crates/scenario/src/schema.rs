@@ -1,10 +1,12 @@
 //! The scenario schema. Field names are the TOML keys.
 //!
 //! Optional fields that have a default are `Option`s here so that a case or
-//! a host group can leave them unset and inherit; [`Scenario::resolved`]
+//! a host group can leave them unset and inherit; [`with_defaults`](crate::with_defaults)
 //! fills every default in, and that is what a run directory records.
 
-use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
+use crate::tagged::{self, Tagged};
+use crate::values::{choice, Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
+use serde::de::{self, Deserializer, MapAccess};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -40,13 +42,17 @@ fn default_seed() -> u64 {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
-    /// Only "dumbbell" for now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<TopologyKind>,
     pub bottleneck: BottleneckSpec,
     /// Access link of every host unless its group says otherwise.
     #[serde(default)]
     pub access: LinkSpec,
+}
+
+choice! {
+    /// The shape of the network: only the dumbbell for now.
+    TopologyKind { Dumbbell = "dumbbell" }
 }
 
 /// The shared link, both directions alike unless `reverse` overrides.
@@ -89,9 +95,8 @@ impl LinkSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// tahoe, reno, newreno or cubic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub congestion_control: Option<String>,
+    pub congestion_control: Option<CongestionControl>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,7 +135,7 @@ impl TcpSpec {
     /// `self` with unset fields taken from `base`.
     pub fn over(&self, base: &TcpSpec) -> TcpSpec {
         TcpSpec {
-            congestion_control: self.congestion_control.clone().or_else(|| base.congestion_control.clone()),
+            congestion_control: self.congestion_control.or(base.congestion_control),
             sack: self.sack.or(base.sack),
             mss: self.mss.or(base.mss),
             rcv_buf: self.rcv_buf.or(base.rcv_buf),
@@ -148,6 +153,11 @@ impl TcpSpec {
     }
 }
 
+choice! {
+    /// The congestion control algorithm.
+    CongestionControl { Tahoe = "tahoe", Reno = "reno", NewReno = "newreno", Cubic = "cubic" }
+}
+
 /// Access link and TCP settings of a group of hosts.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -158,82 +168,234 @@ pub struct HostSpec {
     pub tcp: Option<TcpSpec>,
 }
 
-/// One background traffic model. Which fields apply depends on `model`;
-/// a field that does not apply is an error, not silently ignored.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+/// One background traffic model: the fields every model takes, and the
+/// model's own. In the file it is one table, `model` naming the model; a
+/// field of another model is refused with the fields this one allows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BackgroundSpec {
-    /// cbr, poisson, greedy or swing.
-    pub model: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(flatten)]
+    pub model: ModelSpec,
+    #[serde(flatten)]
+    pub common: BackgroundCommon,
+}
+
+impl<'de> Deserialize<'de> for BackgroundSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        tagged::deserialize(d)
+    }
+}
+
+impl Tagged for BackgroundSpec {
+    const TAG: &'static str = "model";
+    type Kind = ModelName;
+    type Common = BackgroundCommon;
+    type Variant = ModelSpec;
+    fn variant<'de, D: Deserializer<'de>>(kind: ModelName, d: D) -> Result<ModelSpec, D::Error> {
+        Ok(match kind {
+            ModelName::Cbr => ModelSpec::Cbr(RateSpec::deserialize(d)?),
+            ModelName::Poisson => ModelSpec::Poisson(RateSpec::deserialize(d)?),
+            ModelName::Greedy => ModelSpec::Greedy(GreedySpec::deserialize(d)?),
+            ModelName::Swing => ModelSpec::Swing(SwingSpec::deserialize(d)?),
+        })
+    }
+    fn assemble(common: BackgroundCommon, model: ModelSpec) -> Self {
+        BackgroundSpec { model, common }
+    }
+}
+
+choice! {
+    /// The `model` of a background table.
+    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing" }
+}
+
+/// A background model and its own fields.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "lowercase")]
+pub enum ModelSpec {
+    /// Constant bit rate: equally spaced packets.
+    Cbr(RateSpec),
+    /// Exponential gaps between packets.
+    Poisson(RateSpec),
+    /// Bulk TCP flows, always backlogged.
+    Greedy(GreedySpec),
+    /// Traffic regenerated from a Swing model.
+    Swing(SwingSpec),
+}
+
+impl ModelSpec {
+    pub fn kind(&self) -> ModelName {
+        match self {
+            ModelSpec::Cbr(_) => ModelName::Cbr,
+            ModelSpec::Poisson(_) => ModelName::Poisson,
+            ModelSpec::Greedy(_) => ModelName::Greedy,
+            ModelSpec::Swing(_) => ModelName::Swing,
+        }
+    }
+}
+
+/// The fields every background model takes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BackgroundCommon {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// cbr, poisson: udp (open loop) or tcp (responsive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<String>,
-    /// cbr, poisson: mean rate of IP bytes, absolute or a share of the bottleneck.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<RateOrShare>,
-    /// cbr, poisson: IP packet size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packet_size: Option<Size>,
     /// Number of source hosts, each with its own sink host on the other side
     /// (swing: virtual hosts per side).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hosts: Option<u32>,
     /// forward (left to right, the default) or reverse.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direction: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<TimeSpan>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stop: Option<TimeSpan>,
-    /// greedy: flows start at random times within this span after `start`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spread: Option<TimeSpan>,
-    /// swing: the model file (from `undertow extract`), relative to the scenario.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// swing: sessions (and UDP flows) per trace-length period, times this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_scale: Option<f64>,
-    /// swing: response sizes times this (the seed's RSP2, RSP4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_scale: Option<f64>,
-    /// swing: every generated flow's round-trip time (the seed's HighBurst: "4ms").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rtt: Option<TimeSpan>,
-    /// swing: think times zero (the seed's Traffic1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zero_think: Option<bool>,
-    /// swing: cap every virtual host's access capacity (the seed's Traffic2: "2Mbps").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub access_cap: Option<Bandwidth>,
-    /// swing: replay the trace's path stalls (`link.stalls`) on the access
-    /// links of the side that stalled (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stalls: Option<bool>,
-    /// swing: "marginals" (every parameter drawn on its own, as Swing did;
-    /// the default) or "sessions" (whole observed sessions replayed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structure: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub access: Option<LinkSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
 }
 
-/// One foreground application.
+impl tagged::Common for BackgroundCommon {
+    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp"];
+    fn read<'de, A: MapAccess<'de>>(&mut self, field: &str, map: &mut A) -> Result<(), A::Error> {
+        match field {
+            "name" => self.name = Some(map.next_value()?),
+            "hosts" => self.hosts = Some(map.next_value()?),
+            "direction" => self.direction = Some(map.next_value()?),
+            "start" => self.start = Some(map.next_value()?),
+            "stop" => self.stop = Some(map.next_value()?),
+            "access" => self.access = Some(map.next_value()?),
+            "tcp" => self.tcp = Some(map.next_value()?),
+            _ => return Err(de::Error::unknown_field(field, Self::FIELDS)),
+        }
+        Ok(())
+    }
+}
+
+choice! {
+    /// Which way a background model's traffic flows.
+    Direction {
+        /// Left to right: sources on the left.
+        Forward = "forward",
+        /// Right to left: sources on the right.
+        Reverse = "reverse",
+    }
+}
+
+/// cbr and poisson: packets at a mean rate.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct AppSpec {
-    /// http.
-    pub kind: String,
+pub struct RateSpec {
+    pub transport: Transport,
+    /// Mean rate of IP bytes, absolute or a share of the bottleneck.
+    pub rate: RateOrShare,
+    /// IP packet size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Size>,
+}
+
+choice! {
+    /// How a cbr or poisson source sends.
+    Transport {
+        /// Open loop: every packet on schedule.
+        Udp = "udp",
+        /// Responsive: one connection per host, written to on schedule.
+        Tcp = "tcp",
+    }
+}
+
+/// greedy: bulk TCP flows.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GreedySpec {
+    /// Flows start at random times within this span after `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<TimeSpan>,
+}
+
+/// swing: traffic regenerated from a model of a trace.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwingSpec {
+    /// The model file (from `undertow extract`), relative to the scenario.
+    pub file: String,
+    /// Sessions (and UDP flows) per trace-length period, times this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_scale: Option<f64>,
+    /// Response sizes times this (the seed's RSP2, RSP4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_scale: Option<f64>,
+    /// Every generated flow's round-trip time (the seed's HighBurst: "4ms").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<TimeSpan>,
+    /// Think times zero (the seed's Traffic1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_think: Option<bool>,
+    /// Cap every virtual host's access capacity (the seed's Traffic2: "2Mbps").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_cap: Option<Bandwidth>,
+    /// Replay the trace's path stalls (`link.stalls`) on the access links of
+    /// the side that stalled (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structure: Option<Structure>,
+}
+
+choice! {
+    /// How a swing model draws its sessions.
+    Structure {
+        /// Every parameter drawn on its own, as Swing did (the default).
+        Marginals = "marginals",
+        /// Whole observed sessions replayed.
+        Sessions = "sessions",
+    }
+}
+
+/// One foreground application; in the file, `kind` names it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum AppSpec {
+    /// httperf-like downloads.
+    Http(HttpSpec),
+}
+
+impl<'de> Deserialize<'de> for AppSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        tagged::deserialize(d)
+    }
+}
+
+impl Tagged for AppSpec {
+    const TAG: &'static str = "kind";
+    type Kind = AppKind;
+    type Common = ();
+    type Variant = AppSpec;
+    fn variant<'de, D: Deserializer<'de>>(kind: AppKind, d: D) -> Result<AppSpec, D::Error> {
+        match kind {
+            AppKind::Http => HttpSpec::deserialize(d).map(AppSpec::Http),
+        }
+    }
+    fn assemble((): (), app: AppSpec) -> Self {
+        app
+    }
+}
+
+choice! {
+    /// The `kind` of an application table.
+    AppKind { Http = "http" }
+}
+
+/// http: downloads, one connection per object.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// http: size of every object (or use sizes_file).
+    /// Size of every object (or use sizes_file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_size: Option<Size>,
-    /// http: file of object sizes, one per line, fetched in order and cycled.
+    /// File of object sizes, one per line, fetched in order and cycled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sizes_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -255,11 +417,31 @@ pub struct AppSpec {
     /// Side of the dumbbell the server sits on: left (default: responses
     /// travel left to right, with forward background) or right.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_side: Option<String>,
+    pub server_side: Option<ServerSide>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<HostSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<HostSpec>,
+}
+
+choice! {
+    /// Where an application's server sits.
+    ServerSide { Left = "left", Right = "right" }
+}
+
+/// Puts the tag of every `[[background]]` and `[[apps]]` table of a
+/// scenario first, so that errors inside it keep their paths (see
+/// [`tagged`](crate::tagged)).
+pub(crate) fn tags_first(scenario: &mut toml::Table) {
+    for (list, tag) in [("background", BackgroundSpec::TAG), ("apps", AppSpec::TAG)] {
+        if let Some(toml::Value::Array(items)) = scenario.get_mut(list) {
+            for item in items {
+                if let toml::Value::Table(t) = item {
+                    tagged::tag_first(t, tag);
+                }
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]

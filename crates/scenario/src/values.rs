@@ -179,3 +179,69 @@ unit_value!(
         BufferSize::Fixed(b) => parse::format_size(*b),
     }
 );
+
+/// A field that takes one of a fixed set of names ("udp" or "tcp"): an
+/// enum read and written as its names, declared with [`choice!`].
+pub(crate) trait Choice: Copy + 'static {
+    /// Every value, in the order messages list them.
+    const ALL: &'static [Self];
+    fn name(self) -> &'static str;
+}
+
+/// The names of `T`, as a message lists what is allowed: `"a"`, `"a" or "b"`, `one of "a", "b", "c"`.
+pub(crate) fn choices<T: Choice>() -> String {
+    let names: Vec<String> = T::ALL.iter().map(|c| format!("{:?}", c.name())).collect();
+    match names.as_slice() {
+        [one] => one.clone(),
+        [a, b] => format!("{a} or {b}"),
+        all => format!("one of {}", all.join(", ")),
+    }
+}
+
+pub(crate) struct ChoiceVisitor<T>(pub std::marker::PhantomData<T>);
+
+impl<T: Choice> Visitor<'_> for ChoiceVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&choices::<T>())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        T::ALL.iter().copied().find(|c| c.name() == v).ok_or_else(|| E::custom(format!("{v:?} is not allowed: expected {}", choices::<T>())))
+    }
+}
+
+/// Declares an enum whose values are written as names:
+/// `choice! { Transport { Udp = "udp", Tcp = "tcp" } }`.
+macro_rules! choice {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+        impl $crate::values::Choice for $name {
+            const ALL: &'static [$name] = &[$($name::$variant),+];
+            fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($crate::values::Choice::name(*self))
+            }
+        }
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str($crate::values::Choice::name(*self))
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_str($crate::values::ChoiceVisitor(std::marker::PhantomData))
+            }
+        }
+    };
+}
+pub(crate) use choice;

@@ -1,0 +1,244 @@
+//! Background models and applications are tagged tables: the tag (`model`,
+//! `kind`) decides which fields the table may hold, and every error inside
+//! one names its whole path.
+
+use scenario::{BackgroundSpec, ModelSpec, Scenario, ScenarioFile};
+use std::path::{Path, PathBuf};
+
+const BASE: &str = r#"
+duration = "10s"
+[topology.bottleneck]
+rate = "15Mbps"
+delay = "20ms"
+"#;
+
+fn error(text: &str) -> String {
+    match ScenarioFile::parse("s.toml", Path::new("/nonexistent-dir"), text).and_then(|f| {
+        f.scenario(None)?;
+        for c in &f.cases {
+            f.scenario(Some(c))?;
+        }
+        Ok(())
+    }) {
+        Ok(()) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn check(text: &str, wants: &[&str]) {
+    let e = error(text);
+    assert!(!e.contains('\n') && e.len() < 400, "not one short line: {e}");
+    for w in wants {
+        assert!(e.contains(w), "message {e:?} lacks {w:?}");
+    }
+}
+
+fn refuses(text: &str, unwanted: &str) {
+    let e = error(text);
+    assert!(!e.contains(unwanted), "message {e:?} has {unwanted:?}");
+}
+
+/// A swing model file from the repository (a short simulated run).
+fn swing_model_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/model_loader/simulated.json").canonicalize().unwrap()
+}
+
+#[test]
+fn a_field_of_another_model_is_refused_naming_the_model_and_the_fields_it_allows() {
+    let greedy = format!("{BASE}[[background]]\nmodel = \"greedy\"\npacket_size = \"1KB\"");
+    check(&greedy, &["s.toml: background[0].packet_size: does not apply to model \"greedy\"", "allowed fields are", "\"hosts\", ", "\"spread\""]);
+    refuses(&greedy, "\"packet_size\"; ");
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"1Mbps\"\nspread = \"1s\""),
+        &["background[0].spread: does not apply to model \"cbr\"", "\"transport\", \"rate\", \"packet_size\""],
+    );
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"swing\"\nfile = \"m.json\"\nrate = \"1Mbps\""),
+        &["background[0].rate: does not apply to model \"swing\"", "\"file\", \"session_scale\""],
+    );
+    // In a case, and in the second table.
+    check(
+        &format!("{BASE}[cases.x]\nbackground = [{{ model = \"greedy\" }}, {{ model = \"poisson\", transport = \"tcp\", rate = \"1%\", zero_think = true }}]"),
+        &["case \"x\": background[1].zero_think: does not apply to model \"poisson\""],
+    );
+}
+
+#[test]
+fn an_unknown_field_is_refused_with_the_fields_of_its_model_only() {
+    let text = format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"1Mbps\"\nbogus = 1");
+    check(
+        &text,
+        &["background[0].bogus: unknown field \"bogus\"; allowed fields are \"model\", \"name\", \"hosts\", \"direction\", \"start\", \"stop\", \"access\", \"tcp\", \"transport\", \"rate\", \"packet_size\""],
+    );
+    refuses(&text, "\"spread\"");
+    check(
+        &format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\nmodel = \"cbr\""),
+        &["apps[0].model: unknown field \"model\"; allowed fields are \"kind\", \"name\", \"object_size\""],
+    );
+}
+
+#[test]
+fn errors_inside_a_model_or_an_application_name_the_whole_path() {
+    let cbr = |extra: &str| format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"1Mbps\"\n{extra}");
+    check(&cbr("packet_size = \"big\""), &["background[0].packet_size: \"big\" is not a valid size"]);
+    check(&cbr("hosts = -3"), &["background[0].hosts: integer \"-3\" is not allowed here"]);
+    check(&cbr("start = \"later\""), &["background[0].start: \"later\" is not a valid duration"]);
+    check(&cbr("access = { rate = \"x\" }"), &["background[0].access.rate: \"x\" is not a valid rate"]);
+    check(&cbr("access = { rat = \"1Mbps\" }"), &["background[0].access.rat: unknown field \"rat\""]);
+    check(&cbr("tcp = { congestion_control = \"vegas\" }"), &["background[0].tcp.congestion_control: \"vegas\" is not allowed", "\"cubic\""]);
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"fast\""),
+        &["background[0].rate: \"fast\" is not a valid rate", "\"66%\""],
+    );
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"swing\"\nfile = \"m.json\"\nsession_scale = \"lots\""),
+        &["background[0].session_scale: string \"lots\" is not allowed here"],
+    );
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"greedy\"\n[[background]]\nmodel = \"greedy\"\nspread = 3"),
+        &["background[1].spread: 3 is not valid here"],
+    );
+    let http = |extra: &str| format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\n{extra}");
+    check(&http("port = 70000"), &["apps[0].port: integer \"70000\" is not allowed here", "0 to 65535"]);
+    check(&http("client = { tcp = { sack = \"yes\" } }"), &["apps[0].client.tcp.sack: string \"yes\" is not allowed here: expected true or false"]);
+    check(&http("server = { acces = {} }"), &["apps[0].server.acces: unknown field \"acces\""]);
+    check(
+        &format!("{BASE}[cases.c]\napps = [{{ kind = \"http\", object_size = \"1 megabyte\" }}]"),
+        &["case \"c\": apps[0].object_size: \"1 megabyte\""],
+    );
+}
+
+#[test]
+fn the_path_is_whole_when_the_tag_comes_after_the_field() {
+    check(
+        &format!("{BASE}[[background]]\nrate = \"fast\"\ntransport = \"udp\"\nmodel = \"cbr\""),
+        &["background[0].rate: \"fast\" is not a valid rate"],
+    );
+    check(
+        &format!("background = [{{ name = \"x\", spread = \"1s\", model = \"swing\", file = \"m.json\" }}]\n{BASE}"),
+        &["background[0].spread: does not apply to model \"swing\""],
+    );
+    check(&format!("{BASE}[[apps]]\nobject_size = \"1 megabyte\"\nkind = \"http\""), &["apps[0].object_size: \"1 megabyte\""]);
+}
+
+#[test]
+fn a_missing_or_unknown_tag_names_the_models_or_kinds_there_are() {
+    check(
+        &format!("{BASE}[[background]]\nhosts = 3"),
+        &["background[0]: missing required field \"model\": expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\""],
+    );
+    check(&format!("{BASE}[[background]]\n"), &["background[0]: missing required field \"model\""]);
+    check(
+        &format!("{BASE}[[background]]\nmodel = \"pareto\"\nrate = \"1Mbps\""),
+        &["background[0].model: \"pareto\" is not allowed: expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\""],
+    );
+    check(&format!("{BASE}[[background]]\nmodel = 3"), &["background[0].model: integer \"3\" is not allowed here: expected one of \"cbr\""]);
+    check(&format!("background = [3]\n{BASE}"), &["background[0]: integer \"3\" is not allowed here: expected a table with a \"model\" field"]);
+    check(&format!("{BASE}[[apps]]\nobject_size = \"1MB\""), &["apps[0]: missing required field \"kind\": expected \"http\""]);
+    check(&format!("{BASE}[[apps]]\nkind = \"ftp\""), &["apps[0].kind: \"ftp\" is not allowed: expected \"http\""]);
+}
+
+#[test]
+fn a_model_without_its_required_fields_is_refused_naming_them() {
+    check(&format!("{BASE}[[background]]\nmodel = \"cbr\"\nrate = \"1Mbps\""), &["background[0]: missing required field \"transport\""]);
+    check(&format!("{BASE}[[background]]\nmodel = \"poisson\"\ntransport = \"tcp\""), &["background[0]: missing required field \"rate\""]);
+    check(&format!("{BASE}[[background]]\nmodel = \"swing\"\nstructure = \"sessions\""), &["background[0]: missing required field \"file\""]);
+}
+
+#[test]
+fn choice_fields_refuse_other_values_naming_the_choices() {
+    let bg = |model: &str| format!("{BASE}[[background]]\nmodel = \"{model}\"\n");
+    check(
+        &format!("{}transport = \"sctp\"\nrate = \"1%\"", bg("cbr")),
+        &["background[0].transport: \"sctp\" is not allowed: expected \"udp\" or \"tcp\""],
+    );
+    check(
+        &format!("{}transport = 3\nrate = \"1%\"", bg("cbr")),
+        &["background[0].transport: integer \"3\" is not allowed here: expected \"udp\" or \"tcp\""],
+    );
+    check(&format!("{}direction = \"up\"", bg("greedy")), &["background[0].direction: \"up\" is not allowed: expected \"forward\" or \"reverse\""]);
+    // Refused by the schema, before the model file is looked for.
+    check(
+        &format!("{}file = \"no-such.json\"\nstructure = \"whole\"", bg("swing")),
+        &["background[0].structure: \"whole\" is not allowed: expected \"marginals\" or \"sessions\""],
+    );
+    check(
+        &format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\nserver_side = \"middle\""),
+        &["apps[0].server_side: \"middle\" is not allowed: expected \"left\" or \"right\""],
+    );
+    check(
+        &format!("{BASE}[tcp]\ncongestion_control = \"vegas\""),
+        &["tcp.congestion_control: \"vegas\" is not allowed: expected one of \"tahoe\", \"reno\", \"newreno\", \"cubic\""],
+    );
+    check(&format!("{BASE}[topology]\nkind = \"ring\""), &["topology.kind: \"ring\" is not allowed: expected \"dumbbell\""]);
+}
+
+#[test]
+fn every_model_and_its_common_fields_survive_the_filled_scenario() {
+    let model = swing_model_file();
+    let text = format!(
+        r#"{BASE}
+[[background]]
+model = "cbr"
+transport = "udp"
+rate = "1Mbps"
+packet_size = "500B"
+hosts = 3
+direction = "reverse"
+start = "1s"
+stop = "9s"
+access = {{ rate = "100Mbps", delay = "2ms" }}
+tcp = {{ congestion_control = "reno" }}
+[[background]]
+name = "p"
+model = "poisson"
+transport = "tcp"
+rate = "10%"
+tcp = {{ sack = false }}
+[[background]]
+model = "greedy"
+spread = "2s"
+[[background]]
+model = "swing"
+file = {model:?}
+structure = "sessions"
+zero_think = true
+rtt = "4ms"
+access_cap = "2Mbps"
+session_scale = 2.0
+direction = "reverse"
+[[apps]]
+kind = "http"
+object_size = "1MB"
+server_side = "right"
+client = {{ tcp = {{ congestion_control = "tahoe" }} }}
+"#
+    );
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
+    let (s, r) = f.resolved(None, None).unwrap();
+    let kinds: Vec<String> = s.background.iter().map(|b| b.model.kind().to_string()).collect();
+    assert_eq!(kinds, ["cbr", "poisson", "greedy", "swing"]);
+    assert!(matches!(&s.background[3], BackgroundSpec { model: ModelSpec::Swing(m), .. } if m.zero_think == Some(true)));
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    let g = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap_or_else(|e| panic!("{e}\n{filled}"));
+    let (s2, r2) = g.resolved(None, None).unwrap();
+    assert_eq!(r, r2, "the filled scenario resolves to the same settings:\n{filled}");
+    // Filled twice, the scenario is the same.
+    assert_eq!(scenario::with_defaults(&s2, &r2), s2);
+    for tag in ["model = \"cbr\"", "model = \"poisson\"", "model = \"greedy\"", "model = \"swing\"", "kind = \"http\"", "[background.access]"] {
+        assert!(filled.contains(tag), "{tag} missing from the filled scenario:\n{filled}");
+    }
+}
+
+#[test]
+fn a_scenario_deserialized_directly_takes_its_tags_anywhere_in_a_table() {
+    // Not through ScenarioFile (which puts tags first): the same scenario either way.
+    let text = format!(
+        "background = [{{ rate = \"1Mbps\", transport = \"udp\", model = \"cbr\" }}]\napps = [{{ object_size = \"1MB\", kind = \"http\" }}]\n{BASE}"
+    );
+    let direct: Scenario = toml::from_str(&text).unwrap();
+    let loaded = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap().scenario(None).unwrap();
+    assert_eq!(direct, loaded);
+    let e = toml::from_str::<Scenario>(&format!("background = [{{ spread = \"1s\", model = \"cbr\" }}]\n{BASE}")).unwrap_err().to_string();
+    assert!(e.contains("does not apply to model \"cbr\""), "{e}");
+}

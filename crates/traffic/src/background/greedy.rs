@@ -49,11 +49,10 @@ impl App for Greedy {
                     tp.close(c);
                 }
             }
-            Event::Timer(i)
-                if tp.now() < self.cfg.stop => {
-                    let (src, dst) = self.cfg.pairs[i as usize];
-                    self.conns[i as usize] = Some(tp.connect(src, dst, self.cfg.port));
-                }
+            Event::Timer(i) if tp.now() < self.cfg.stop => {
+                let (src, dst) = self.cfg.pairs[i as usize];
+                self.conns[i as usize] = Some(tp.connect(src, dst, self.cfg.port));
+            }
             Event::Connected(c) => tp.write_forever(c),
             Event::PeerClosed(c) => tp.close(c),
             Event::Reset(c) => {

@@ -185,7 +185,14 @@ fn clean_message(e: &toml::de::Error) -> String {
         return format!("unknown field {}", rest.replace('`', "\""));
     }
     if let Some(rest) = m.strip_prefix("missing field ") {
-        return format!("missing required field {}", rest.replace('`', "\""));
+        let field = rest.trim_matches('`');
+        let hint = match field {
+            "transport" => " (\"udp\" or \"tcp\")",
+            "file" => " (a model from `undertow extract`)",
+            "rate" => " (a rate such as \"10Mbps\", or a share of the bottleneck such as \"66%\")",
+            _ => "",
+        };
+        return format!("missing required field \"{field}\"{hint}");
     }
     // "invalid type: string \"x\", expected u32" and "invalid value: integer `-3`, expected u32"
     for prefix in ["invalid type: ", "invalid value: "] {

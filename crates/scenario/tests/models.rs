@@ -242,3 +242,17 @@ fn a_scenario_deserialized_directly_takes_its_tags_anywhere_in_a_table() {
     let e = toml::from_str::<Scenario>(&format!("background = [{{ spread = \"1s\", model = \"cbr\" }}]\n{BASE}")).unwrap_err().to_string();
     assert!(e.contains("does not apply to model \"cbr\""), "{e}");
 }
+
+#[test]
+fn a_missing_required_field_says_what_it_takes() {
+    let base = "duration = \"10s\"\n[topology.bottleneck]\nrate = \"15Mbps\"\ndelay = \"20ms\"\n";
+    let e = |extra: &str| {
+        scenario::ScenarioFile::parse("s.toml", std::path::Path::new("/nonexistent"), &format!("{base}{extra}"))
+            .and_then(|f| f.scenario(None))
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(e("[[background]]\nmodel = \"cbr\"\nrate = \"1Mbps\"").contains("missing required field \"transport\" (\"udp\" or \"tcp\")"));
+    assert!(e("[[background]]\nmodel = \"swing\"").contains("missing required field \"file\" (a model from `undertow extract`)"));
+    assert!(e("[[background]]\nmodel = \"poisson\"\ntransport = \"udp\"").contains("missing required field \"rate\" (a rate such as"));
+}

@@ -211,7 +211,7 @@ impl World {
     // ---- packets through the network ----
 
     /// What the elements of a path see of a packet.
-    #[inline]
+    #[inline(always)]
     fn meta(&self, idx: u32) -> Packet {
         let p = self.pkts.get(idx);
         let mut m = Packet::new(idx, p.size);
@@ -244,7 +244,7 @@ impl World {
     }
 
     /// Acts on where a packet stands on `path`.
-    #[inline]
+    #[inline(always)]
     fn outcome(&mut self, path: u32, pkt: u32, o: Outcome) -> Option<DropReason> {
         match o {
             Outcome::Arrive(at) => self.events.push(at, Ev::Arrive { path, pkt }),

@@ -200,7 +200,7 @@ impl Queue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn offer_fifo(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
         let Mode::Fifo { discipline, waiting, busy_until } = &mut self.mode else { unreachable!() };
         let (start, finish) = self.server.plan(now.max(*busy_until), pkt.len);
@@ -284,7 +284,7 @@ impl Queue {
 }
 
 impl Element for Queue {
-    #[inline]
+    #[inline(always)]
     fn offer(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
         match self.mode {
             Mode::Fifo { .. } => self.offer_fifo(now, pkt),

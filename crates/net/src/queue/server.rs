@@ -51,7 +51,7 @@ impl Server {
     /// When a packet of `len` bytes that could start at `from` starts and
     /// has its last bit out. Its last bit leaves once every bucket holds the
     /// packet, and not in an outage.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn plan(&self, from: Time, len: u32) -> (Time, Time) {
         let tx = match &self.transmit {
             Transmit::Rate(r) => r.tx_time(len as u64),
@@ -75,7 +75,7 @@ impl Server {
     }
 
     /// A packet of `len` bytes had its last bit out at `finish`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn sent(&mut self, finish: Time, len: u32) {
         for b in &mut self.buckets {
             b.sent(finish, len);

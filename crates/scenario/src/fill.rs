@@ -3,7 +3,8 @@
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
 use crate::schema::{
-    AppSpec, BackgroundCommon, CongestionControl, Direction, LinkSpec, ModelSpec, Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
+    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, ModelSpec, ReverseSpec, Scenario, ServerSide, Structure,
+    TcpSpec, TopologyKind,
 };
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
@@ -59,17 +60,32 @@ fn placed(c: &mut BackgroundCommon, name: &str, hosts: Option<u32>, sources: Sid
     (c.name, c.hosts, c.direction, c.start, c.stop) = (Some(name.to_string()), hosts, direction(sources), span(start), span(stop));
 }
 
+/// The bottleneck with its defaults: a link's queue and loss, and the
+/// reverse direction whole where it differs; a path's elements' defaults.
+fn bottleneck(b: &mut BottleneckSpec) {
+    if let Some(p) = &b.path {
+        b.path = Some(crate::path::with_defaults(p));
+        if let Some(r) = b.reverse.as_mut().and_then(|r| r.path.as_mut()) {
+            *r = crate::path::with_defaults(r);
+        }
+        return;
+    }
+    let fwd_spec = LinkSpec { rate: b.rate, delay: b.delay, queue: b.queue.or(Some(crate::resolve::parse_queue_default())), loss: b.loss };
+    let fwd = crate::resolve::link_defaults(&fwd_spec);
+    let filled = link_spec(&fwd);
+    (b.queue, b.loss) = (filled.queue, filled.loss);
+    b.reverse = b.reverse.as_ref().map(|r| crate::resolve::link_defaults(&r.link().over(&fwd_spec))).filter(|rev| *rev != fwd).map(|rev| {
+        let l = link_spec(&rev);
+        ReverseSpec { rate: l.rate, delay: l.delay, queue: l.queue, loss: l.loss, path: None }
+    });
+}
+
 /// `s` (as resolved into `r`) with all defaults filled in.
 pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
     let mut f = s.clone();
     f.seed = r.seed;
     f.topology.kind = Some(TopologyKind::Dumbbell);
-    let fwd = link_spec(&r.bottleneck[0]);
-    f.topology.bottleneck.queue = fwd.queue;
-    f.topology.bottleneck.loss = fwd.loss;
-    if r.bottleneck[1] != r.bottleneck[0] {
-        f.topology.bottleneck.reverse = Some(link_spec(&r.bottleneck[1]));
-    }
+    bottleneck(&mut f.topology.bottleneck);
     // The scenario-wide access link and TCP settings, as any group without
     // overrides resolves them.
     let base_access = crate::resolve::link_defaults(&s.topology.access);

@@ -14,6 +14,7 @@
 mod error;
 mod file;
 mod fill;
+mod path;
 mod resolve;
 mod schema;
 mod tagged;
@@ -22,6 +23,10 @@ mod values;
 pub use error::ScenarioError;
 pub use file::ScenarioFile;
 pub use fill::{to_toml, with_defaults};
+pub use path::{
+    BunchingElement, DelayElement, Discipline, ElementKind, GilbertElliottElement, LossElement, OutagesElement, PathElement, QueueElement,
+    ShaperElement,
+};
 pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side, SwingModel, SWING_MAX_HOSTS};
 pub use schema::*;
 pub use values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};

@@ -3,31 +3,16 @@
 
 use crate::error::ScenarioError;
 use crate::schema::*;
-use crate::values::{BufferSize, QueueSize};
+use crate::values::{BufferSize, QueueSize, RateOrShare};
 use net::QueueLimit;
 use std::path::Path;
 use tcp::{Algorithm, TcpConfig};
 use traffic::background::{Arrivals, RateTransport};
 use units::{Dur, Rate, Time};
 
-/// One direction of a link, fully specified.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LinkParams {
-    pub rate: Rate,
-    pub delay: Dur,
-    pub queue: QueueLimit,
-    pub loss: f64,
-    /// Token buckets behind the serialiser (swing hosts whose trace host
-    /// sent faster than it could sustain).
-    pub shapers: Vec<net::Shaper>,
-    /// Share of queued packets delivered together with the next
-    /// (`net::LinkConfig::bunching`; swing hosts whose trace host's packet
-    /// pairs arrived bunched).
-    pub bunching: f64,
-    /// When the link sends nothing (swing hosts on the side of a path that
-    /// stalled in the trace).
-    pub outages: Option<net::Outages>,
-}
+/// A link as a scenario names it: rate, delay, drop-tail queue, loss (the
+/// host plans own it).
+pub use traffic::plan::LinkParams;
 
 /// Access link and TCP settings shared by a group of hosts.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,8 +112,8 @@ pub struct Resolved {
     pub name: String,
     pub duration: Dur,
     pub seed: u64,
-    /// [left to right, right to left].
-    pub bottleneck: [LinkParams; 2],
+    /// [left to right, right to left], as paths of elements.
+    pub bottleneck: [net::PathSpec; 2],
     pub background: Vec<BackgroundModel>,
     pub apps: Vec<AppModel>,
     pub output: OutputParams,
@@ -207,7 +192,7 @@ fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
     if loss >= 1.0 {
         return Err(err(format!("{field}.loss"), "a loss of 100% lets nothing through: expected less than 100%"));
     }
-    Ok(LinkParams { rate, delay, queue: q, loss, shapers: vec![], bunching: 0.0, outages: None })
+    Ok(LinkParams { rate, delay, queue: q, loss })
 }
 
 /// The largest TCP buffer: the most a scaled window can announce (2^30).
@@ -334,7 +319,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
     }
     let bottleneck = topology(&s.topology)?;
     tcp(&s.tcp, "tcp")?;
-    let at = Context { s, dir, forward_rate: bottleneck[0].rate };
+    let at = Context { s, dir, forward_rate: bottleneck[0].rate() };
     let background = s.background.iter().enumerate().map(|(i, bg)| background(&at, i, bg)).collect::<Res<Vec<_>>>()?;
     let apps = s.apps.iter().enumerate().map(|(i, a)| app(&at, i, a)).collect::<Res<Vec<_>>>()?;
     names(&background, &apps)?;
@@ -348,21 +333,57 @@ struct Context<'a> {
     s: &'a Scenario,
     /// Where relative file names start.
     dir: &'a Path,
-    /// Of the bottleneck, left to right: what rate shares are shares of.
-    forward_rate: units::Rate,
+    /// Of the bottleneck, left to right: what rate shares are shares of
+    /// (its first queue's rate; a path without a queue has none).
+    forward_rate: Option<units::Rate>,
 }
 
 /// The bottleneck, [left to right, right to left], and the default access link.
-fn topology(t: &Topology) -> Res<[LinkParams; 2]> {
+fn topology(t: &Topology) -> Res<[net::PathSpec; 2]> {
     let b = &t.bottleneck;
-    let fwd_spec = LinkSpec { rate: Some(b.rate), delay: Some(b.delay), queue: b.queue.or(Some(parse_queue_default())), loss: b.loss };
-    let fwd = link(&fwd_spec, "topology.bottleneck")?;
+    let field = "topology.bottleneck";
+    let fwd_link = LinkSpec { rate: b.rate, delay: b.delay, queue: b.queue.or(Some(parse_queue_default())), loss: b.loss };
+    let fwd = match &b.path {
+        Some(p) => {
+            if let Some(f) = [("rate", b.rate.is_some()), ("delay", b.delay.is_some()), ("queue", b.queue.is_some()), ("loss", b.loss.is_some())]
+                .iter()
+                .find(|f| f.1)
+            {
+                return Err(err(format!("{field}.{}", f.0), "give a path of elements or the link's rate, delay, queue and loss, not both"));
+            }
+            crate::path::resolve(p, &format!("{field}.path"), "link/bottleneck/fwd")?
+        }
+        None => bottleneck_link(&fwd_link, field, "bottleneck/fwd")?,
+    };
     let rev = match &b.reverse {
-        Some(r) => link(&r.over(&fwd_spec), "topology.bottleneck.reverse")?,
-        None => fwd.clone(),
+        None => match &b.path {
+            Some(p) => crate::path::resolve(p, &format!("{field}.path"), "link/bottleneck/rev")?,
+            None => bottleneck_link(&fwd_link, field, "bottleneck/rev")?,
+        },
+        Some(r) => match (&r.path, r.link() == LinkSpec::default()) {
+            (Some(p), true) => crate::path::resolve(p, &format!("{field}.reverse.path"), "link/bottleneck/rev")?,
+            (Some(_), false) => {
+                return Err(err(format!("{field}.reverse"), "give a path of elements or the link's rate, delay, queue and loss, not both"))
+            }
+            (None, _) if b.path.is_some() => {
+                return Err(err(format!("{field}.reverse"), "the forward direction is a path: give the reverse one a path too"))
+            }
+            (None, _) => bottleneck_link(&r.link().over(&fwd_link), &format!("{field}.reverse"), "bottleneck/rev")?,
+        },
     };
     link(&t.access, "topology.access")?;
     Ok([fwd, rev])
+}
+
+/// The bottleneck as a link of rate, delay, queue and loss: the path of
+/// loss, drop-tail queue and delay named `name`.
+fn bottleneck_link(spec: &LinkSpec, field: &str, name: &str) -> Res<net::PathSpec> {
+    for (f, missing) in [("rate", spec.rate.is_none()), ("delay", spec.delay.is_none())] {
+        if missing {
+            return Err(err(field, format!("missing required field {f:?} (or a \"path\" of elements)")));
+        }
+    }
+    Ok(link(spec, field)?.path(name))
 }
 
 /// What every background model resolves alike.
@@ -413,11 +434,20 @@ fn rate_model(at: &Context, f: &str, arrivals: Arrivals, m: &RateSpec, p: Placed
     if !(min..=65535).contains(&packet_size) {
         return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
     }
+    let rate = match (m.rate, at.forward_rate) {
+        (RateOrShare::Share(_), None) => {
+            return Err(err(
+                format!("{f}.rate"),
+                "a share of the bottleneck needs a queue in its forward path (its rate): give a rate such as \"10Mbps\"",
+            ))
+        }
+        (r, bottleneck) => r.resolve(bottleneck.unwrap_or(Rate(0))),
+    };
     Ok(BackgroundModel::Rate {
         name: p.name,
         arrivals,
         transport,
-        rate: m.rate.resolve(at.forward_rate),
+        rate,
         packet_size: packet_size as u32,
         hosts: p.hosts.unwrap_or(defaults::RATE_HOSTS),
         sources: p.sources,
@@ -650,7 +680,7 @@ fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
     Ok(())
 }
 
-fn parse_queue_default() -> QueueSize {
+pub(crate) fn parse_queue_default() -> QueueSize {
     QueueSize::Packets(defaults::BOTTLENECK_QUEUE.trim_end_matches('p').parse().expect("default queue"))
 }
 

@@ -4,6 +4,7 @@
 //! a host group can leave them unset and inherit; [`with_defaults`](crate::with_defaults)
 //! fills every default in, and that is what a run directory records.
 
+use crate::path::PathElement;
 use crate::tagged::{self, Tagged};
 use crate::values::{choice, Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
 use serde::de::{self, Deserializer, MapAccess};
@@ -55,19 +56,49 @@ choice! {
     TopologyKind { Dumbbell = "dumbbell" }
 }
 
-/// The shared link, both directions alike unless `reverse` overrides.
+/// The shared link, both directions alike unless `reverse` overrides: a
+/// link of `rate`, `delay`, `queue` and `loss`, or a `path` of elements.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BottleneckSpec {
-    pub rate: Bandwidth,
-    pub delay: TimeSpan,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Bandwidth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<TimeSpan>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Fraction>,
+    /// Left to right as a sequence of elements, instead of the fields above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<PathElement>>,
     /// Overrides for the right-to-left direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse: Option<LinkSpec>,
+    pub reverse: Option<ReverseSpec>,
+}
+
+/// The right-to-left direction of the bottleneck: the fields it changes,
+/// or a path of its own.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReverseSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Bandwidth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<PathElement>>,
+}
+
+impl ReverseSpec {
+    /// The link fields it sets.
+    pub fn link(&self) -> LinkSpec {
+        LinkSpec { rate: self.rate, delay: self.delay, queue: self.queue, loss: self.loss }
+    }
 }
 
 /// A link whose fields may each be left to a default.
@@ -433,13 +464,28 @@ choice! {
 /// scenario first, so that errors inside it keep their paths (see
 /// [`tagged`](crate::tagged)).
 pub(crate) fn tags_first(scenario: &mut toml::Table) {
-    for (list, tag) in [("background", BackgroundSpec::TAG), ("apps", AppSpec::TAG)] {
-        if let Some(toml::Value::Array(items)) = scenario.get_mut(list) {
+    fn each(list: Option<&mut toml::Value>, tag: &str) {
+        if let Some(toml::Value::Array(items)) = list {
             for item in items {
                 if let toml::Value::Table(t) = item {
                     tagged::tag_first(t, tag);
                 }
             }
+        }
+    }
+    for (list, tag) in [("background", BackgroundSpec::TAG), ("apps", AppSpec::TAG)] {
+        each(scenario.get_mut(list), tag);
+    }
+    fn table(v: Option<&mut toml::Value>) -> Option<&mut toml::Table> {
+        match v {
+            Some(toml::Value::Table(t)) => Some(t),
+            _ => None,
+        }
+    }
+    if let Some(b) = table(scenario.get_mut("topology")).and_then(|t| table(t.get_mut("bottleneck"))) {
+        each(b.get_mut("path"), PathElement::TAG);
+        if let Some(r) = table(b.get_mut("reverse")) {
+            each(r.get_mut("path"), PathElement::TAG);
         }
     }
 }

@@ -5,8 +5,8 @@
 use crate::monitor::Monitor;
 use crate::topology::{Host, NodeRef, PathSlot, Router, EPHEMERAL_FIRST};
 use crate::world::{TcpTotals, World};
-use net::{DelaySpec, DisciplineSpec, ElementSpec, LossModel, PathSpec, RateSpec};
-use scenario::{AppModel, BackgroundModel, Group, LinkParams, Resolved, Side, SwingModel};
+use net::PathSpec;
+use scenario::{AppModel, BackgroundModel, Group, Resolved, Side, SwingModel};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
 use traffic::background::{Structure, SwingConfig, SwingSource};
@@ -38,23 +38,6 @@ struct Builder {
     seed: u64,
     world: World,
     side_count: [u32; 2],
-}
-
-/// The path of a scenario's link: loss on arrival, a drop-tail queue,
-/// delay; its random stream named for the link.
-fn link_spec(p: &LinkParams, name: &str) -> PathSpec {
-    let mut elements = Vec::new();
-    if p.loss > 0.0 {
-        elements.push(ElementSpec::Loss { model: LossModel::Bernoulli { p: p.loss }, stream: format!("link/{name}"), handshakes: None });
-    }
-    elements.push(ElementSpec::Queue { rate: RateSpec::Fixed(p.rate), limit: p.queue, discipline: DisciplineSpec::DropTail });
-    elements.push(ElementSpec::Delay(DelaySpec::Fixed(p.delay)));
-    PathSpec { elements }
-}
-
-/// A group's access link as the plans take it.
-fn access(g: &Group) -> plan::LinkParams {
-    plan::LinkParams { rate: g.access.rate, delay: g.access.delay, queue: g.access.queue, loss: g.access.loss }
 }
 
 fn router(side: Side) -> u32 {
@@ -121,13 +104,12 @@ impl Builder {
 
     /// `n` hosts on `side` sharing `group`'s access link and TCP settings.
     fn group(&mut self, side: Side, n: u32, group: &Group) -> Vec<HostId> {
-        let plans = plan::group(self.next_host(), side, n, &access(group), &group.tcp);
+        let plans = plan::group(self.next_host(), side, n, &group.access, &group.tcp);
         self.hosts(&plans)
     }
 
     /// A swing model's virtual hosts, side A's and side B's.
     fn swing_hosts(&mut self, m: &SwingModel) -> [Vec<HostId>; 2] {
-        let a = access(&m.group);
         let p = plan::SwingPlan {
             name: &m.name,
             model: &m.model,
@@ -137,7 +119,7 @@ impl Builder {
             access_cap: m.access_cap,
             stalls: m.stalls,
             start: m.start,
-            access: &a,
+            access: &m.group.access,
             tcp: &m.group.tcp,
         };
         let plans = plan::swing(&p, self.seed, self.next_host());
@@ -148,8 +130,8 @@ impl Builder {
 pub fn build(r: &Resolved) -> Built {
     let mut b = Builder { seed: r.seed, world: World::new(), side_count: [0, 0] };
     b.world.routers = vec![Router { route: Vec::new() }, Router { route: Vec::new() }];
-    let fwd = b.add_path("bottleneck/fwd".into(), link_spec(&r.bottleneck[0], "bottleneck/fwd"), NodeRef::Router(RIGHT_ROUTER));
-    let rev = b.add_path("bottleneck/rev".into(), link_spec(&r.bottleneck[1], "bottleneck/rev"), NodeRef::Router(LEFT_ROUTER));
+    let fwd = b.add_path("bottleneck/fwd".into(), r.bottleneck[0].clone(), NodeRef::Router(RIGHT_ROUTER));
+    let rev = b.add_path("bottleneck/rev".into(), r.bottleneck[1].clone(), NodeRef::Router(LEFT_ROUTER));
     debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
     for (m, l) in [fwd, rev].into_iter().enumerate() {
         b.world.paths[l as usize].monitor = Some(m as u8);

@@ -21,7 +21,9 @@ fn round(x: f64) -> Value {
     json!(v)
 }
 
-fn link_summary(m: &Monitor, stats: &net::PathStats, rate_bps: u64, duration_s: f64) -> Value {
+/// A bottleneck direction's figures; its utilisation against the rate of
+/// its first queue, if it has one.
+fn link_summary(m: &Monitor, stats: &net::PathStats, rate: Option<units::Rate>, duration_s: f64) -> Value {
     let mean_rate = m.total_bytes as f64 * 8.0 / duration_s;
     let q = &stats.queue;
     let mean_qdelay = if q.accepted_pkts > 0 { q.queue_delay_sum.as_secs_f64() / q.accepted_pkts as f64 } else { 0.0 };
@@ -32,7 +34,7 @@ fn link_summary(m: &Monitor, stats: &net::PathStats, rate_bps: u64, duration_s: 
         "queue_drops": stats.total_drops() - stats.drops(net::DropReason::Loss),
         "loss_drops": stats.drops(net::DropReason::Loss),
         "mean_rate_bps": round(mean_rate),
-        "utilization": round(mean_rate / rate_bps as f64),
+        "utilization": rate.map_or(Value::Null, |r| round(mean_rate / r.as_f64())),
         "mean_queue_delay_s": round(mean_qdelay),
         "max_queue_packets": q.max_backlog_pkts,
     })
@@ -83,8 +85,8 @@ pub fn summary(b: &Built, r: &Resolved, case: Option<&str>) -> Value {
     }
     let w = &b.world;
     let links = json!({
-        "bottleneck_fwd": link_summary(&w.monitors[0], &w.paths[0].path.stats(), r.bottleneck[0].rate.0, duration_s),
-        "bottleneck_rev": link_summary(&w.monitors[1], &w.paths[1].path.stats(), r.bottleneck[1].rate.0, duration_s),
+        "bottleneck_fwd": link_summary(&w.monitors[0], &w.paths[0].path.stats(), r.bottleneck[0].rate(), duration_s),
+        "bottleneck_rev": link_summary(&w.monitors[1], &w.paths[1].path.stats(), r.bottleneck[1].rate(), duration_s),
     });
     json!({
         "format": SUMMARY_FORMAT,

@@ -11,12 +11,18 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 CARGO  ?= cargo
 
-.PHONY: demo test bench build setup system-deps rust-test py-test fuzz-test clean
+.PHONY: demo test bench build setup system-deps lint rust-test py-test fuzz-test clean
 
 demo: build
 	$(VENV)/bin/undertow run examples/quickstart.toml -o runs/quickstart --overwrite
 
-test: system-deps build rust-test py-test fuzz-test
+test: system-deps build lint rust-test py-test fuzz-test
+
+# The tree stays tidy: rustfmt, clippy with warnings as errors, ruff.
+lint: setup
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --release --workspace --all-targets --quiet -- -D warnings
+	$(VENV)/bin/ruff check python tests bench
 
 rust-test:
 	$(CARGO) test --release --workspace --exclude undertow-python

@@ -189,7 +189,8 @@ def main() -> int:
         rows.append((name, case))
 
     print()
-    hdr = f"{'case':<14}{'engine':<10}{'wall s':>8}{'run s':>8}{'sim s':>7}{'bn pkts/s':>12}{'data pkts/s':>13}{'events/s':>12}{'RSS MiB':>9}{'Mbit/s':>9}"
+    hdr = (f"{'case':<14}{'engine':<10}{'wall s':>8}{'run s':>8}{'sim s':>7}{'bn pkts/s':>12}{'data pkts/s':>13}"
+           f"{'events/s':>12}{'RSS MiB':>9}{'Mbit/s':>9}")
     print(hdr)
     print("-" * len(hdr))
     for name, c in rows:
@@ -199,7 +200,8 @@ def main() -> int:
                   f"{r['data_packets_per_wall_s']:>13,.0f}{r['events_per_wall_s']:>12,.0f}{r['peak_rss_mib']:>9.1f}{r['throughput_bps'] / 1e6:>9.2f}")
         ok = "meets" if c["speedup_vs_ns3"] >= TARGET_SPEEDUP else "BELOW"
         tp = "within 5%" if abs(c["throughput_ratio"] - 1) <= 0.05 else "NOT within 5%"
-        print(f"{'':<14}ratio     packets/s ×{c['speedup_vs_ns3']:.1f} ({ok} the ×{TARGET_SPEEDUP:.0f} target), data packets/s ×{c['data_speedup_vs_ns3']:.1f}, "
+        print(f"{'':<14}ratio     packets/s ×{c['speedup_vs_ns3']:.1f} ({ok} the ×{TARGET_SPEEDUP:.0f} target), "
+              f"data packets/s ×{c['data_speedup_vs_ns3']:.1f}, "
               f"memory ×{c['memory_ratio']:.2f}, throughput ×{c['throughput_ratio']:.3f} ({tp})")
     print("\nextraction (one core): " + ", ".join(
         f"{k}: {v['packets']:,} packets in {v['wall_s']:.2f} s = {v['packets_per_s'] / 1e6:.2f} M packets/s, peak RSS {v['peak_rss_mib']:.1f} MiB"
@@ -207,7 +209,8 @@ def main() -> int:
     u = ex["undertow_160"]
     ok = "meets" if u["packets_per_s"] >= EXTRACT_TARGET_PPS else "BELOW"
     print(f"extract {ok} the {EXTRACT_TARGET_PPS / 1e6:.0f} M packets/s target; memory ×{u['peak_rss_mib'] / ex['undertow_32']['peak_rss_mib']:.2f} "
-          f"for ×5 the packets" + (f"; ×{u['packets_per_s'] / ex['tshark_160']['packets_per_s']:.0f} tshark's packets/s" if "tshark_160" in ex else ""))
+          "for ×5 the packets"
+          + (f"; ×{u['packets_per_s'] / ex['tshark_160']['packets_per_s']:.0f} tshark's packets/s" if "tshark_160" in ex else ""))
     out = ROOT / "bench" / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwritten: {out.relative_to(ROOT)}")

@@ -10,7 +10,6 @@ from pathlib import Path
 from undertow import _core
 
 
-
 def stub_tree() -> ast.Module:
     path = Path(__file__).resolve().parent.parent / "python" / "undertow" / "_core.pyi"
     return ast.parse(path.read_text())

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from undertow.analysis.energy import (
+    _chi2_sf,
     bias_correction,
     detail_coefficients,
     digamma,
@@ -29,7 +30,6 @@ from undertow.analysis.energy import (
     log2_energy_variance,
     trigamma,
     undecimated_mean_squares,
-    _chi2_sf,
 )
 from undertow.analysis.series import bin_events, read_run_series, read_timeseries
 

@@ -200,7 +200,8 @@ def extract_overrides(args: argparse.Namespace) -> dict:
                       ("session_gap", "session_gap_s"), ("session_max", "session_max_s"), ("max_rres", "max_rres_per_session"),
                       ("max_conns", "max_conns_per_rre"), ("max_pairs", "max_pairs_per_conn"), ("idle_timeout", "idle_timeout_s"),
                       ("pause_gap", "pause_gap_s"), ("unit_gap", "unit_gap_s"),
-                      ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"), ("rtt_percentile", "rtt_percentile"),
+                      ("rtt_samples", "rtt_samples"), ("rtt_min_samples", "rtt_min_samples"), ("rtt_max", "rtt_max_s"),
+                      ("rtt_percentile", "rtt_percentile"),
                       ("capacity_percentile", "capacity_percentile"), ("capacity_min_samples", "capacity_min_samples"),
                       ("shaper_fraction", "shaper_max_fraction"), ("shaper_min_segments", "shaper_min_segments"),
                       ("loss_formula", "loss_formula"), ("loss_min_packets", "loss_min_packets"),
@@ -439,7 +440,8 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--seed", type=seed_value, help="seed replacing the scenario's own")
     v.set_defaults(func=cmd_resolve)
 
-    s = sub.add_parser("summary", help="tabulate finished run directories", description="Print the result table of existing run directories, from their summary.json.")
+    s = sub.add_parser("summary", help="tabulate finished run directories",
+                       description="Print the result table of existing run directories, from their summary.json.")
     s.add_argument("rundir", nargs="+", help="run directories")
     s.add_argument("--baseline", metavar="CASE", help="case (directory name) to compute slowdowns against")
     s.set_defaults(func=cmd_summary)
@@ -461,7 +463,8 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--plot", metavar="FILE.png", help="draw the energy plot")
     e.add_argument("--title", help="plot title")
     e.add_argument("--label", action="append", help="legend label of each source, in order (repeatable)")
-    e.add_argument("--side-a", action="append", metavar="PREFIX", help="traces: addresses in this prefix are side A (repeatable; default: decided from the trace)")
+    e.add_argument("--side-a", action="append", metavar="PREFIX",
+                   help="traces: addresses in this prefix are side A (repeatable; default: decided from the trace)")
     e.set_defaults(func=cmd_energy)
 
     x = sub.add_parser("extract", help="extract a Swing model from packet traces", description=(
@@ -472,8 +475,10 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("trace", nargs="+", help="pcap or pcapng file")
     x.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
     x.add_argument("--session-key", choices=["client", "client-server"], help="group sessions by client (default) or client-server pair")
-    x.add_argument("--rre-gap", type=duration_s, metavar="DURATION", help="new RRE when a connection starts this long after the RRE ended (default 2s)")
-    x.add_argument("--rre-max-interconn", type=duration_s, metavar="DURATION", help="...or this long after the previous connection started (default 30s)")
+    x.add_argument("--rre-gap", type=duration_s, metavar="DURATION",
+                   help="new RRE when a connection starts this long after the RRE ended (default 2s)")
+    x.add_argument("--rre-max-interconn", type=duration_s, metavar="DURATION",
+                   help="...or this long after the previous connection started (default 30s)")
     x.add_argument("--session-gap", type=duration_s, metavar="DURATION", help="new session after this idle gap (default 300s)")
     x.add_argument("--session-max", type=duration_s, metavar="DURATION", help="cut sessions this long after they start (default: no cap)")
     x.add_argument("--max-rres", type=whole(1, 2**32 - 1), metavar="N", help="RREs per session (default 100)")

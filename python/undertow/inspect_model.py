@@ -11,7 +11,6 @@ from undertow import _core
 from undertow.table import render
 
 
-
 class ModelError(ValueError):
     """A model file that cannot be read."""
 

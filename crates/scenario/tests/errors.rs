@@ -1,35 +1,10 @@
 //! Every kind of bad input gets one message naming file, field and what is allowed.
 
+mod common;
+
+use common::*;
 use scenario::ScenarioFile;
 use std::path::Path;
-
-const BASE: &str = r#"
-duration = "10s"
-[topology.bottleneck]
-rate = "15Mbps"
-delay = "20ms"
-"#;
-
-fn error(text: &str) -> String {
-    match ScenarioFile::parse("s.toml", Path::new("/nonexistent-dir"), text).and_then(|f| {
-        f.scenario(None)?;
-        for c in &f.cases {
-            f.scenario(Some(c))?;
-        }
-        Ok(())
-    }) {
-        Ok(()) => panic!("accepted:\n{text}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn check(text: &str, wants: &[&str]) {
-    let e = error(text);
-    assert!(!e.contains('\n'), "not one line: {e}");
-    for w in wants {
-        assert!(e.contains(w), "message {e:?} lacks {w:?}");
-    }
-}
 
 #[test]
 fn valid_base_loads() {

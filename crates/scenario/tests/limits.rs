@@ -1,36 +1,11 @@
 //! Values outside their stated ranges, names that are paths, and loads that
 //! would exhaust memory or time are refused at load, with the limit named.
 
+mod common;
+
+use common::*;
 use scenario::ScenarioFile;
 use std::path::Path;
-
-const BASE: &str = r#"
-duration = "10s"
-[topology.bottleneck]
-rate = "15Mbps"
-delay = "20ms"
-"#;
-
-fn error_in(dir: &Path, text: &str) -> String {
-    match ScenarioFile::parse("s.toml", dir, text).and_then(|f| {
-        f.scenario(None)?;
-        for c in &f.cases {
-            f.scenario(Some(c))?;
-        }
-        Ok(())
-    }) {
-        Ok(()) => panic!("accepted:\n{text}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn check(text: &str, wants: &[&str]) {
-    let e = error_in(Path::new("/nonexistent-dir"), text);
-    assert!(!e.contains('\n') && e.len() < 400, "not one short line: {e}");
-    for w in wants {
-        assert!(e.contains(w), "message {e:?} lacks {w:?}");
-    }
-}
 
 #[test]
 fn case_names_are_names_not_paths() {

@@ -2,36 +2,11 @@
 //! `kind`) decides which fields the table may hold, and every error inside
 //! one names its whole path.
 
+mod common;
+
+use common::*;
 use scenario::{BackgroundSpec, ModelSpec, Scenario, ScenarioFile};
 use std::path::{Path, PathBuf};
-
-const BASE: &str = r#"
-duration = "10s"
-[topology.bottleneck]
-rate = "15Mbps"
-delay = "20ms"
-"#;
-
-fn error(text: &str) -> String {
-    match ScenarioFile::parse("s.toml", Path::new("/nonexistent-dir"), text).and_then(|f| {
-        f.scenario(None)?;
-        for c in &f.cases {
-            f.scenario(Some(c))?;
-        }
-        Ok(())
-    }) {
-        Ok(()) => panic!("accepted:\n{text}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn check(text: &str, wants: &[&str]) {
-    let e = error(text);
-    assert!(!e.contains('\n') && e.len() < 400, "not one short line: {e}");
-    for w in wants {
-        assert!(e.contains(w), "message {e:?} lacks {w:?}");
-    }
-}
 
 fn refuses(text: &str, unwanted: &str) {
     let e = error(text);

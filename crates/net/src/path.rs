@@ -68,15 +68,14 @@ impl Element for Stage {
 pub enum Outcome {
     /// Its last bit reaches the path's far end at this instant.
     Arrive(Time),
-    Dropped(DropReason),
+    /// Dropped by an element it reached at this instant (later than the
+    /// offer when the element is behind a queue).
+    Dropped(DropReason, Time),
     /// An element holds it; it comes back from [`Path::wake`].
     Held,
     /// It reaches element `stage`, which must see it at its own time, at
     /// `at`: the engine resumes it there then ([`Path::resume`]).
-    Resume {
-        stage: u32,
-        at: Time,
-    },
+    Resume { stage: u32, at: Time },
 }
 
 /// Drops by reason, and the first queue's counters.
@@ -156,7 +155,7 @@ impl Path {
                 Verdict::Hold => return Outcome::Held,
                 Verdict::Drop(r) => {
                     self.drops[r.index()] += 1;
-                    return Outcome::Dropped(r);
+                    return Outcome::Dropped(r, t);
                 }
             }
             i += 1;
@@ -186,7 +185,7 @@ impl Path {
                     }
                     Release::Drop(p, reason) => {
                         self.drops[reason.index()] += 1;
-                        out.push((p, Outcome::Dropped(reason)));
+                        out.push((p, Outcome::Dropped(reason, now)));
                     }
                 }
             }

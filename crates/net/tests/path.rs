@@ -50,7 +50,7 @@ fn loss_then_queue_then_shaper_then_delay_each_do_what_a_hand_computation_says()
     let mut rng = Rng::stream(7, "path/loss");
     let lost: Vec<bool> = (0..40).map(|_| rng.bernoulli(0.3)).collect();
     for (o, l) in out.iter().zip(&lost) {
-        assert_eq!(*o == Outcome::Dropped(DropReason::Loss), *l, "{out:?}");
+        assert_eq!(matches!(o, Outcome::Dropped(DropReason::Loss, _)), *l, "{out:?}");
     }
     let survivors = lost.iter().filter(|l| !**l).count();
     assert!(survivors > 20, "the seed keeps enough packets to fill the queue");
@@ -58,7 +58,7 @@ fn loss_then_queue_then_shaper_then_delay_each_do_what_a_hand_computation_says()
     // Queue: one in service and four waiting; every later survivor overflows.
     let kept: Vec<&Outcome> = out.iter().zip(&lost).filter(|(_, l)| !**l).map(|(o, _)| o).collect();
     assert!(kept[..5].iter().all(|o| matches!(o, Outcome::Arrive(_))));
-    assert!(kept[5..].iter().all(|o| **o == Outcome::Dropped(DropReason::QueueFull)));
+    assert!(kept[5..].iter().all(|o| **o == Outcome::Dropped(DropReason::QueueFull, Time(t0))));
     let s = p.stats();
     assert_eq!((s.drops(DropReason::Loss), s.drops(DropReason::QueueFull)), ((40 - survivors) as u64, (survivors - 5) as u64));
 
@@ -104,7 +104,7 @@ fn packets_waiting_for_tokens_wait_in_the_queue_and_count_against_its_limit() {
     // One in service, two waiting for tokens; the fourth is dropped,
     // though at line rate the first would long have left.
     assert!(burst(&mut p, t, 3).iter().all(|o| matches!(o, Outcome::Arrive(_))));
-    assert_eq!(p.offer(Time(t + 500 * US), &mut Packet::new(9, 1500)), Outcome::Dropped(DropReason::QueueFull));
+    assert_eq!(p.offer(Time(t + 500 * US), &mut Packet::new(9, 1500)), Outcome::Dropped(DropReason::QueueFull, Time(t + 500 * US)));
 }
 
 #[test]
@@ -174,7 +174,7 @@ fn an_outage_holds_packets_in_the_queue_and_releases_them_at_its_rate() {
     // the queue full.
     let d: Vec<_> = (0..4).map(|k| at(1200 + k, k as u32, &mut p)).collect();
     assert_eq!(d[..3], [1406, 1407, 1408].map(|x| Outcome::Arrive(Time(x * MS))));
-    assert_eq!(d[3], Outcome::Dropped(DropReason::QueueFull));
+    assert_eq!(d[3], Outcome::Dropped(DropReason::QueueFull, Time(1203 * MS)));
     // Every period.
     assert_eq!(at(2150, 9, &mut p), Outcome::Arrive(Time(2406 * MS)));
 }

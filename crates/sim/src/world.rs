@@ -248,9 +248,9 @@ impl World {
     fn outcome(&mut self, path: u32, pkt: u32, o: Outcome) -> Option<DropReason> {
         match o {
             Outcome::Arrive(at) => self.events.push(at, Ev::Arrive { path, pkt }),
-            Outcome::Dropped(r) => {
+            Outcome::Dropped(r, at) => {
                 if let Some(m) = self.paths[path as usize].monitor {
-                    self.monitors[m as usize].dropped(self.now);
+                    self.monitors[m as usize].dropped(at);
                 }
                 self.pkts.remove(pkt);
                 return Some(r);
@@ -317,7 +317,7 @@ impl World {
                         let mut m = self.meta(pkt);
                         match self.paths[beyond as usize].path.offer(self.now, &mut m) {
                             Outcome::Arrive(at) if at == self.now => {}
-                            Outcome::Dropped(DropReason::Loss) => {
+                            Outcome::Dropped(DropReason::Loss, _) => {
                                 self.counters.lost_after_link += 1;
                                 self.pkts.remove(pkt);
                                 return;

@@ -37,7 +37,7 @@ fn drop_tail_counts_the_waiting_packets_only() {
     for _ in 0..3 {
         assert!(matches!(offer(&mut l, 0, 1500), Outcome::Arrive(_)));
     }
-    assert_eq!(offer(&mut l, 0, 1500), Outcome::Dropped(DropReason::QueueFull));
+    assert_eq!(offer(&mut l, 0, 1500), Outcome::Dropped(DropReason::QueueFull, Time(0)));
     // At 1 ms the second packet enters service, freeing a place.
     assert_eq!(offer(&mut l, 1_000_000, 1500), Outcome::Arrive(Time(4_000_000)));
     assert_eq!(l.stats().drops(DropReason::QueueFull), 1);
@@ -51,7 +51,7 @@ fn a_byte_limit_counts_the_waiting_bytes() {
     let mut l = link(12, 0, QueueLimit::Bytes(2000));
     assert!(matches!(offer(&mut l, 0, 1500), Outcome::Arrive(_))); // in service
     assert!(matches!(offer(&mut l, 0, 1500), Outcome::Arrive(_))); // waits: 1500 B
-    assert_eq!(offer(&mut l, 0, 1000), Outcome::Dropped(DropReason::QueueFull));
+    assert_eq!(offer(&mut l, 0, 1000), Outcome::Dropped(DropReason::QueueFull, Time(0)));
     assert!(matches!(offer(&mut l, 0, 500), Outcome::Arrive(_))); // exactly 2000 B
 }
 
@@ -105,7 +105,7 @@ fn a_scheduled_queue_gives_the_departures_and_drops_of_drop_tail_decided_at_arri
         let a = drive(&mut fifo, &arrivals);
         let b = drive(&mut held, &arrivals);
         assert!(a.iter().all(|o| *o != Outcome::Held));
-        let drops = a.iter().filter(|o| matches!(o, Outcome::Dropped(_))).count();
+        let drops = a.iter().filter(|o| matches!(o, Outcome::Dropped(..))).count();
         assert!(drops > 100 && drops < 5000, "{drops} drops: the test should overflow the queue");
         assert_eq!(a, b);
         assert_eq!(fifo.stats(), held.stats());

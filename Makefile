@@ -21,11 +21,11 @@ test: system-deps build lint rust-test py-test fuzz-test
 # The tree stays tidy: rustfmt, clippy with warnings as errors, ruff.
 lint: setup
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --release --workspace --all-targets --quiet -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --quiet -- -D warnings
 	$(VENV)/bin/ruff check python tests bench
 
 rust-test:
-	$(CARGO) test --release --workspace --exclude undertow-python
+	$(CARGO) test --profile ci --workspace --exclude undertow-python
 
 py-test: build
 	$(PY) -m pytest -q

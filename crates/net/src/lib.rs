@@ -23,7 +23,9 @@
 //! - [`delay`]: propagation delay.
 //!
 //! [`spec`] describes paths as data ([`PathSpec`]), which scenarios and
-//! host plans produce and either engine builds.
+//! host plans produce and either engine builds. [`fabric`] holds every path
+//! of a dumbbell and its routes: where a packet goes after each path, for
+//! both engines. [`monitor`] counts what an observed path carries, per bin.
 //!
 //! A new queue discipline is a type implementing `Discipline` or
 //! `Scheduler` in `queue/`, named by a `DisciplineSpec` variant; a new
@@ -33,7 +35,9 @@
 pub mod bunching;
 pub mod delay;
 pub mod element;
+pub mod fabric;
 pub mod loss;
+pub mod monitor;
 pub mod outage;
 pub mod packet;
 pub mod path;
@@ -43,6 +47,7 @@ pub mod shaper;
 pub mod spec;
 
 pub use element::{DropReason, Element, Release, Verdict};
+pub use fabric::{Fabric, HostId, Next, Side};
 pub use loss::{Loss, LossModel};
 pub use outage::Outages;
 pub use packet::Packet;

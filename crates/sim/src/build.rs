@@ -2,10 +2,10 @@
 //! model's hosts come from its host plans (`traffic::plan`); this module
 //! only instantiates them as simulated hosts and paths.
 
-use crate::monitor::Monitor;
-use crate::topology::{Host, NodeRef, PathSlot, Router, EPHEMERAL_FIRST};
+use crate::topology::{Host, EPHEMERAL_FIRST};
 use crate::world::{TcpTotals, World};
-use net::PathSpec;
+use net::fabric::Fabric;
+use net::monitor::Monitor;
 use scenario::{AppModel, BackgroundModel, Group, Resolved, Side, SwingModel};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
@@ -14,10 +14,7 @@ use traffic::plan::{self, HostPlan};
 use traffic::{App, HostId};
 use units::{Rng, Time};
 
-pub const BOTTLENECK_FWD: u32 = 0;
-pub const BOTTLENECK_REV: u32 = 1;
-const LEFT_ROUTER: u32 = 0;
-const RIGHT_ROUTER: u32 = 1;
+pub use net::fabric::{BOTTLENECK_FWD, BOTTLENECK_REV};
 
 /// Ports the generated traffic uses.
 const BG_TCP_PORT: u16 = 5001;
@@ -35,25 +32,11 @@ pub struct Built {
 }
 
 struct Builder {
-    seed: u64,
     world: World,
     side_count: [u32; 2],
 }
 
-fn router(side: Side) -> u32 {
-    match side {
-        Side::Left => LEFT_ROUTER,
-        Side::Right => RIGHT_ROUTER,
-    }
-}
-
 impl Builder {
-    fn add_path(&mut self, name: String, spec: PathSpec, to: NodeRef) -> u32 {
-        let path = spec.build(self.seed).unwrap_or_else(|e| panic!("path {name}: {e}"));
-        self.world.paths.push(PathSlot { path, spec, to, name, monitor: None, wake_at: None });
-        (self.world.paths.len() - 1) as u32
-    }
-
     /// The number the next host will have (plans name streams after it).
     fn next_host(&self) -> HostId {
         self.world.hosts.len() as HostId
@@ -70,31 +53,17 @@ impl Builder {
         }
     }
 
-    /// Makes a planned host: its paths, routes to it, its TCP settings.
+    /// Makes a planned host: its paths and routes (the fabric's), its TCP
+    /// settings and address (the world's).
     fn host(&mut self, p: &HostPlan) -> HostId {
-        let id = self.next_host();
-        let router = router(p.side);
+        let id =
+            self.world.fabric.add_host(p.side, p.up.clone(), p.down.clone(), p.beyond.clone(), p.loses).unwrap_or_else(|e| panic!("host plan: {e}"));
+        debug_assert_eq!(id as usize, self.world.hosts.len());
         let s = &mut self.side_count[(p.side == Side::Right) as usize];
         let index = *s;
         *s += 1;
-        let uplink = self.add_path(format!("h{id}/up"), p.up.clone(), NodeRef::Router(router));
-        let downlink = self.add_path(format!("h{id}/down"), p.down.clone(), NodeRef::Host(id));
-        // Beyond the observed link: on to the far side's router.
-        let far = NodeRef::Router(self::router(p.side.other()));
-        let beyond = p.beyond.clone().map(|b| self.add_path(format!("h{id}/beyond"), b, far));
         let tcp_cfg = self.tcp_cfg(&p.tcp);
-        self.world.hosts.push(Host { side: p.side, index, uplink, beyond, loses: p.loses, tcp_cfg, next_port: EPHEMERAL_FIRST, ipv6: p.ipv6 });
-        // Routes: the host's own router sends down its access link, the other
-        // router sends across the bottleneck.
-        for (r, route) in self.world.routers.iter_mut().enumerate() {
-            route.route.push(if r as u32 == router {
-                downlink
-            } else if router == LEFT_ROUTER {
-                BOTTLENECK_REV
-            } else {
-                BOTTLENECK_FWD
-            });
-        }
+        self.world.hosts.push(Host { side: p.side, index, tcp_cfg, next_port: EPHEMERAL_FIRST, ipv6: p.ipv6 });
         id
     }
 
@@ -122,21 +91,15 @@ impl Builder {
             access: &m.group.access,
             tcp: &m.group.tcp,
         };
-        let plans = plan::swing(&p, self.seed, self.next_host());
+        let plans = plan::swing(&p, self.world.fabric.seed(), self.next_host());
         plans.map(|side| self.hosts(&side))
     }
 }
 
 pub fn build(r: &Resolved) -> Built {
-    let mut b = Builder { seed: r.seed, world: World::new(), side_count: [0, 0] };
-    b.world.routers = vec![Router { route: Vec::new() }, Router { route: Vec::new() }];
-    let fwd = b.add_path("bottleneck/fwd".into(), r.bottleneck[0].clone(), NodeRef::Router(RIGHT_ROUTER));
-    let rev = b.add_path("bottleneck/rev".into(), r.bottleneck[1].clone(), NodeRef::Router(LEFT_ROUTER));
-    debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
-    for (m, l) in [fwd, rev].into_iter().enumerate() {
-        b.world.paths[l as usize].monitor = Some(m as u8);
-        b.world.monitors.push(Monitor::new(r.output.series_bin, r.duration));
-    }
+    let fabric = Fabric::dumbbell(&r.bottleneck, r.seed).unwrap_or_else(|e| panic!("bottleneck: {e}"));
+    let mut b = Builder { world: World::new(fabric), side_count: [0, 0] };
+    b.world.monitors = (0..2).map(|_| Monitor::new(r.output.series_bin, r.duration)).collect();
 
     let mut apps: Vec<Box<dyn App>> = Vec::new();
     let mut names = Vec::new();
@@ -224,5 +187,6 @@ pub fn build(r: &Resolved) -> Built {
         }
     }
     b.world.app_tcp = vec![TcpTotals::default(); apps.len()];
+    b.world.paths_added();
     Built { world: b.world, apps, app_names: names }
 }

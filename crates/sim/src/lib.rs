@@ -15,7 +15,6 @@ pub mod build;
 pub mod capture;
 pub mod driver;
 pub mod engine;
-pub mod monitor;
 pub mod output;
 mod packet;
 mod parquet_out;

@@ -2,9 +2,9 @@
 //! during the run by [`crate::capture`]). Its format is in docs/run-directory.md.
 
 use crate::build::Built;
-use crate::monitor::Monitor;
 use crate::parquet_out;
 use crate::stats::describe;
+use net::monitor::Monitor;
 use scenario::Resolved;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -85,8 +85,8 @@ pub fn summary(b: &Built, r: &Resolved, case: Option<&str>) -> Value {
     }
     let w = &b.world;
     let links = json!({
-        "bottleneck_fwd": link_summary(&w.monitors[0], &w.paths[0].path.stats(), r.bottleneck[0].rate(), duration_s),
-        "bottleneck_rev": link_summary(&w.monitors[1], &w.paths[1].path.stats(), r.bottleneck[1].rate(), duration_s),
+        "bottleneck_fwd": link_summary(&w.monitors[0], &w.fabric.paths[0].path.stats(), r.bottleneck[0].rate(), duration_s),
+        "bottleneck_rev": link_summary(&w.monitors[1], &w.fabric.paths[1].path.stats(), r.bottleneck[1].rate(), duration_s),
     });
     json!({
         "format": SUMMARY_FORMAT,
@@ -101,8 +101,8 @@ pub fn summary(b: &Built, r: &Resolved, case: Option<&str>) -> Value {
             "hosts": w.hosts.len(),
             "stray_segments": w.counters.stray_segments,
             "stray_datagrams": w.counters.stray_datagrams,
-            "lost_before_link": w.counters.lost_before_link,
-            "lost_after_link": w.counters.lost_after_link,
+            "lost_before_link": w.fabric.losses.before_link,
+            "lost_after_link": w.fabric.losses.after_link,
         },
     })
 }

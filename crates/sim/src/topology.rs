@@ -1,34 +1,13 @@
-//! Nodes, paths and routes of the simulated network.
-//!
-//! A host has one access path up to its router and one down from it, and
-//! may have a path its packets take beyond the observed link (its loss
-//! there). Routers forward by destination host through a table indexed by
-//! host number, which stays a plain array lookup with thousands of hosts.
+//! The simulated hosts as endpoints: their addresses, TCP settings and
+//! ports. Their paths and the routes between them are the fabric's
+//! (`net::fabric`), under the same numbers.
 
-use net::{Path, PathSpec};
 use scenario::Side;
-use traffic::HostId;
-use units::Time;
-
-/// Where a link leads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NodeRef {
-    Host(HostId),
-    Router(u32),
-}
 
 pub struct Host {
     pub side: Side,
     /// Index of this host among the hosts of its side (for its address).
     pub index: u32,
-    /// The path up to its router.
-    pub uplink: u32,
-    /// The path what it sends takes after crossing the observed link
-    /// (before its router routes it on), if it has one.
-    pub beyond: Option<u32>,
-    /// Its uplink starts with the loss of what it sends (counted as
-    /// `lost_before_link`).
-    pub loses: bool,
     pub tcp_cfg: u32,
     pub next_port: u16,
     /// Speaks IPv6 (40-byte headers): swing virtual hosts of IPv6 trace hosts.
@@ -59,24 +38,6 @@ impl Host {
             20
         }
     }
-}
-
-pub struct Router {
-    /// Outgoing link for each destination host.
-    pub route: Vec<u32>,
-}
-
-/// A path as the engine sees it: the elements, what they were built from,
-/// and wiring.
-pub struct PathSlot {
-    pub path: Path,
-    pub spec: PathSpec,
-    pub to: NodeRef,
-    pub name: String,
-    /// Index into the monitors, if this path is observed.
-    pub monitor: Option<u8>,
-    /// The wake-up event pending for the path's elements, if any.
-    pub wake_at: Option<Time>,
 }
 
 pub const EPHEMERAL_FIRST: u16 = 32768;

@@ -3,10 +3,11 @@
 
 use crate::capture::Capture;
 use crate::engine::{Ev, EventQueue};
-use crate::monitor::Monitor;
 use crate::packet::{Body, Pkt, Slab, UDP_HEADER};
-use crate::topology::{Host, NodeRef, PathSlot, Router, EPHEMERAL_FIRST, EPHEMERAL_LAST};
-use net::{DropReason, Outcome, Packet};
+use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
+use net::fabric::{Fabric, Next};
+use net::monitor::Monitor;
+use net::{Outcome, Packet};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
@@ -134,10 +135,6 @@ pub struct Counters {
     pub stray_segments: u64,
     /// Datagrams to a port nobody bound.
     pub stray_datagrams: u64,
-    /// Packets a host's own loss dropped before its access link
-    /// (`Host::loses`), and beyond the observed link (`Host::beyond`).
-    pub lost_before_link: u64,
-    pub lost_after_link: u64,
 }
 
 fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> u128 {
@@ -148,13 +145,32 @@ pub fn conn_id(idx: u32, gen: u32) -> ConnId {
     ConnId((gen as u64) << 32 | idx as u64)
 }
 
+/// What the elements of a path see of packet `idx`.
+#[inline(always)]
+fn meta(pkts: &Slab, idx: u32) -> Packet {
+    let p = pkts.get(idx);
+    let mut m = Packet::new(idx, p.size);
+    if let Body::Tcp(s) = &p.body {
+        m.handshake = s.flags.contains(tcp::Flags::SYN);
+    }
+    m.flow = p.src ^ p.dst.rotate_left(16) ^ (p.sport as u32) << 8 ^ p.dport as u32;
+    m
+}
+
+/// Buffers a wake-up reuses: what the elements let go, and what comes next
+/// for each.
+type Released = (Vec<(Packet, Outcome)>, Vec<(Packet, Next)>);
+
 pub struct World {
     pub now: Time,
     pub events: EventQueue,
     pub pkts: Slab,
-    pub paths: Vec<PathSlot>,
+    /// The paths and routes packets take.
+    pub fabric: Fabric,
+    /// Each path's pending wake-up event, if any.
+    wake_at: Vec<Option<Time>>,
+    /// The hosts as endpoints: address, TCP settings, ports.
     pub hosts: Vec<Host>,
-    pub routers: Vec<Router>,
     pub tcp_cfgs: Vec<TcpConfig>,
     pub conns: Vec<Option<Conn>>,
     gens: Vec<u32>,
@@ -172,24 +188,19 @@ pub struct World {
     pub app_tcp: Vec<TcpTotals>,
     pub conn_log: ConnLog,
     /// What elements let go when woken, reused.
-    released: Vec<(Packet, Outcome)>,
-}
-
-impl Default for World {
-    fn default() -> Self {
-        Self::new()
-    }
+    released: Released,
 }
 
 impl World {
-    pub fn new() -> World {
+    /// A world whose network is `fabric` (hosts are added to both).
+    pub fn new(fabric: Fabric) -> World {
         World {
             now: Time::ZERO,
             events: EventQueue::default(),
             pkts: Slab::default(),
-            paths: Vec::new(),
+            fabric,
+            wake_at: Vec::new(),
             hosts: Vec::new(),
-            routers: Vec::new(),
             tcp_cfgs: Vec::new(),
             conns: Vec::new(),
             gens: Vec::new(),
@@ -204,8 +215,13 @@ impl World {
             counters: Counters::default(),
             app_tcp: Vec::new(),
             conn_log: ConnLog::default(),
-            released: Vec::new(),
+            released: (Vec::new(), Vec::new()),
         }
+    }
+
+    /// Makes room for the wake-ups of every path the fabric has.
+    pub fn paths_added(&mut self) {
+        self.wake_at.resize(self.fabric.paths.len(), None);
     }
 
     // ---- packets through the network ----
@@ -213,61 +229,45 @@ impl World {
     /// What the elements of a path see of a packet.
     #[inline(always)]
     fn meta(&self, idx: u32) -> Packet {
-        let p = self.pkts.get(idx);
-        let mut m = Packet::new(idx, p.size);
-        if let Body::Tcp(s) = &p.body {
-            m.handshake = s.flags.contains(tcp::Flags::SYN);
-        }
-        m.flow = p.src ^ p.dst.rotate_left(16) ^ (p.sport as u32) << 8 ^ p.dport as u32;
-        m
+        meta(&self.pkts, idx)
     }
 
     /// A host hands a packet to its access path.
     #[inline]
     fn inject(&mut self, host: HostId, p: Pkt) {
         let idx = self.pkts.insert(p);
-        let h = &self.hosts[host as usize];
-        let (path, loses) = (h.uplink, h.loses);
-        if let Some(DropReason::Loss) = self.forward(path, idx) {
-            if loses {
-                self.counters.lost_before_link += 1;
-            }
-        }
+        let mut m = self.meta(idx);
+        let next = self.fabric.send(self.now, host, &mut m);
+        self.next(idx, next);
     }
 
-    /// Offers packet `pkt` to `path` now; the reason, if it was dropped.
-    #[inline]
-    fn forward(&mut self, path: u32, pkt: u32) -> Option<DropReason> {
-        let mut m = self.meta(pkt);
-        let o = self.paths[path as usize].path.offer(self.now, &mut m);
-        self.outcome(path, pkt, o)
-    }
-
-    /// Acts on where a packet stands on `path`.
+    /// Does what the fabric says comes next for packet `pkt`.
     #[inline(always)]
-    fn outcome(&mut self, path: u32, pkt: u32, o: Outcome) -> Option<DropReason> {
-        match o {
-            Outcome::Arrive(at) => self.events.push(at, Ev::Arrive { path, pkt }),
-            Outcome::Dropped(r, at) => {
-                if let Some(m) = self.paths[path as usize].monitor {
+    fn next(&mut self, pkt: u32, next: Next) {
+        match next {
+            Next::Arrive { path, at } => self.events.push(at, Ev::Arrive { path, pkt }),
+            Next::Resume { path, stage, at } => self.events.push(at, Ev::Resume { path, pkt, stage }),
+            Next::Held { path } => self.rearm_path(path),
+            Next::Dropped { path, at, .. } => {
+                if let Some(m) = self.fabric.paths[path as usize].monitor {
                     self.monitors[m as usize].dropped(at);
                 }
                 self.pkts.remove(pkt);
-                return Some(r);
             }
-            Outcome::Held => self.rearm_path(path),
-            Outcome::Resume { stage, at } => self.events.push(at, Ev::Resume { path, pkt, stage }),
+            Next::Deliver { .. } => {
+                let p = self.pkts.remove(pkt);
+                self.receive(p);
+            }
         }
-        None
     }
 
     /// Keeps one pending wake-up per path, at its elements' earliest.
     fn rearm_path(&mut self, path: u32) {
-        let slot = &mut self.paths[path as usize];
-        if let Some(t) = slot.path.poll_at() {
+        if let Some(t) = self.fabric.poll_at(path) {
             let t = t.max(self.now);
-            if slot.wake_at.is_none_or(|w| t < w) {
-                slot.wake_at = Some(t);
+            let w = &mut self.wake_at[path as usize];
+            if w.is_none_or(|w| t < w) {
+                *w = Some(t);
                 self.events.push(t, Ev::Wake { path });
             }
         }
@@ -276,68 +276,42 @@ impl World {
     /// A packet reaches an element of `path` that sees it at its own time.
     pub fn resume(&mut self, path: u32, pkt: u32, stage: u32) {
         let mut m = self.meta(pkt);
-        let o = self.paths[path as usize].path.resume(self.now, stage, &mut m);
-        self.outcome(path, pkt, o);
+        let next = self.fabric.resume(self.now, path, stage, &mut m);
+        self.next(pkt, next);
     }
 
     /// Elements of `path` asked to be woken now.
     pub fn wake(&mut self, path: u32) {
-        let slot = &mut self.paths[path as usize];
-        if slot.wake_at != Some(self.now) {
+        if self.wake_at[path as usize] != Some(self.now) {
             return; // superseded by an earlier wake-up
         }
-        slot.wake_at = None;
-        let mut released = std::mem::take(&mut self.released);
-        slot.path.wake(self.now, &mut released);
-        for (m, o) in released.drain(..) {
-            self.outcome(path, m.id, o);
+        self.wake_at[path as usize] = None;
+        let (mut scratch, mut released) = std::mem::take(&mut self.released);
+        self.fabric.wake(self.now, path, &mut scratch, &mut released);
+        for (m, next) in released.drain(..) {
+            self.next(m.id, next);
         }
-        self.released = released;
+        self.released = (scratch, released);
         self.rearm_path(path);
     }
 
     /// A packet's last bit reached the far end of `path`.
     pub fn arrive(&mut self, path: u32, pkt: u32) {
-        let slot = &self.paths[path as usize];
-        let (to, observed) = (slot.to, slot.monitor.is_some());
-        if let Some(m) = slot.monitor {
-            let p = *self.pkts.get(pkt);
+        if let Some(m) = self.fabric.paths[path as usize].monitor {
+            let p = self.pkts.get(pkt);
             self.monitors[m as usize].arrived(self.now, p.size);
             if let Some(cap) = &mut self.capture {
                 let (src, dst) = (self.hosts[p.src as usize].addr(), self.hosts[p.dst as usize].addr());
-                cap.record(self.now, &p, src, dst, m as usize);
+                cap.record(self.now, p, src, dst, m as usize);
             }
         }
-        match to {
-            NodeRef::Router(r) => {
-                // Past the observed link, a packet takes its sender's path
-                // beyond it, if it has one, before it is routed on.
-                if observed {
-                    if let Some(beyond) = self.hosts[self.pkts.get(pkt).src as usize].beyond {
-                        let mut m = self.meta(pkt);
-                        match self.paths[beyond as usize].path.offer(self.now, &mut m) {
-                            Outcome::Arrive(at) if at == self.now => {}
-                            Outcome::Dropped(DropReason::Loss, _) => {
-                                self.counters.lost_after_link += 1;
-                                self.pkts.remove(pkt);
-                                return;
-                            }
-                            o => {
-                                self.outcome(beyond, pkt, o);
-                                return;
-                            }
-                        }
-                    }
-                }
-                let dst = self.pkts.get(pkt).dst;
-                let next = self.routers[r as usize].route[dst as usize];
-                self.forward(next, pkt);
-            }
-            NodeRef::Host(_) => {
-                let p = self.pkts.remove(pkt);
-                self.receive(p);
-            }
-        }
+        let (src, dst) = {
+            let p = self.pkts.get(pkt);
+            (p.src, p.dst)
+        };
+        let (fabric, pkts) = (&mut self.fabric, &self.pkts);
+        let next = fabric.arrived(self.now, path, src, dst, || meta(pkts, pkt));
+        self.next(pkt, next);
     }
 
     fn receive(&mut self, p: Pkt) {

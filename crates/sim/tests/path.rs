@@ -52,7 +52,7 @@ series_bin = "1us"
     // Loss: the packets the first element's stream draws under 0.3.
     let mut rng = Rng::stream(7, "link/bottleneck/fwd/0");
     let lost = (0..40).filter(|_| rng.bernoulli(0.3)).count() as u64;
-    let s = b.world.paths[sim::build::BOTTLENECK_FWD as usize].path.stats();
+    let s = b.world.fabric.paths[sim::build::BOTTLENECK_FWD as usize].path.stats();
     assert_eq!(s.drops(net::DropReason::Loss), lost);
     // Queue: one in service and four waiting; every later survivor overflows.
     assert_eq!(s.drops(net::DropReason::QueueFull), 40 - lost - 5);

@@ -40,7 +40,7 @@ struct Access {
 
 fn access(b: &sim::build::Built, path: u32) -> Access {
     let mut a = Access { rate: units::Rate(0), delay: units::Dur::ZERO, bunching: None, shapers: vec![] };
-    for e in &b.world.paths[path as usize].spec.elements {
+    for e in &b.world.fabric.paths[path as usize].spec.elements {
         match e {
             net::ElementSpec::Queue { rate: net::RateSpec::Fixed(r), .. } => a.rate = *r,
             net::ElementSpec::Delay(net::DelaySpec::Fixed(d)) => a.delay = *d,
@@ -53,7 +53,7 @@ fn access(b: &sim::build::Built, path: u32) -> Access {
 }
 
 fn stats(b: &sim::build::Built, path: u32) -> net::PathStats {
-    b.world.paths[path as usize].path.stats()
+    b.world.fabric.paths[path as usize].path.stats()
 }
 
 fn counter(b: &sim::build::Built, name: &str) -> f64 {
@@ -88,7 +88,7 @@ fn access_links_follow_the_host_tuples_and_knobs() {
     let b = run("", "1s");
     // Host 0 is side A (10 ms RTT, 10 Mbps); its uplink has half the RTT,
     // less its 60-byte SYN's 48 µs at 10 Mbps, which the trace's RTT held.
-    let up = access(&b, b.world.hosts[0].uplink);
+    let up = access(&b, b.world.fabric.hosts[0].uplink);
     assert_eq!(up.delay, units::Dur::from_micros(5_000 - 48));
     assert_eq!(up.rate, units::Rate::mbps(10));
     assert!(up.bunching.is_none());
@@ -99,13 +99,13 @@ fn access_links_follow_the_host_tuples_and_knobs() {
     let mut m = model();
     m.hosts[0].bunched = Some(0.2);
     let b = run_model(&m, "", "1s");
-    let h = &b.world.hosts[0];
+    let h = &b.world.fabric.hosts[0];
     let p = access(&b, h.uplink).bunching;
     assert!(p.is_some_and(|p| (p - 0.25).abs() < 1e-12), "{p:?}");
-    let bunched = (0..b.world.paths.len() as u32).filter(|&i| access(&b, i).bunching.is_some()).count();
+    let bunched = (0..b.world.fabric.paths.len() as u32).filter(|&i| access(&b, i).bunching.is_some()).count();
     assert_eq!(bunched, 1);
     let b = run("rtt = \"4ms\"\naccess_cap = \"2Mbps\"", "1s");
-    for h in &b.world.hosts {
+    for h in &b.world.fabric.hosts {
         let c = access(&b, h.uplink);
         assert_eq!(c.delay, units::Dur::from_millis(1), "HighBurst: a quarter of the RTT per access direction");
         assert_eq!(c.rate, units::Rate::mbps(2), "Traffic2: capacity capped");
@@ -348,8 +348,8 @@ fn loss_after_the_link_shows_the_lost_copies_on_the_link() {
     let before = run_model(&m, "", "60s");
     m.hosts[0].loss_after_link = Some(0.10);
     let after = run_model(&m, "", "60s");
-    assert_eq!(before.world.counters.lost_after_link, 0);
-    let lost = after.world.counters.lost_after_link as f64;
+    assert_eq!(before.world.fabric.losses.after_link, 0);
+    let lost = after.world.fabric.losses.after_link as f64;
     let fwd = |b: &sim::build::Built| stats(b, sim::build::BOTTLENECK_FWD).queue.accepted_pkts as f64;
     assert!(lost > 0.05 * fwd(&after), "{lost} of {}", fwd(&after));
     // Requests are the same (but for a session still out at the end); the
@@ -358,8 +358,8 @@ fn loss_after_the_link_shows_the_lost_copies_on_the_link() {
     assert!((rb - ra).abs() <= 0.02 * rb, "{rb} vs {ra}");
     assert!(fwd(&after) > 1.05 * fwd(&before), "{} vs {}", fwd(&after), fwd(&before));
     // Nothing is lost before the link when all the loss is after it.
-    assert_eq!(after.world.counters.lost_before_link, 0);
-    assert!(before.world.counters.lost_before_link as f64 > 0.05 * fwd(&before));
+    assert_eq!(after.world.fabric.losses.before_link, 0);
+    assert!(before.world.fabric.losses.before_link as f64 > 0.05 * fwd(&before));
 }
 
 #[test]
@@ -372,7 +372,7 @@ fn handshakes_are_lost_at_their_own_rate() {
     let clean = run_model(&m, "", "60s");
     m.hosts[0].handshake_retx = 10;
     let lossy = run_model(&m, "", "60s");
-    let lost = |b: &sim::build::Built| b.world.counters.lost_before_link + b.world.counters.lost_after_link;
+    let lost = |b: &sim::build::Built| b.world.fabric.losses.before_link + b.world.fabric.losses.after_link;
     assert_eq!(lost(&clean), 0);
     assert!(lost(&lossy) as f64 > 0.2 * counter(&lossy, "connections"), "{} of {}", lost(&lossy), counter(&lossy, "connections"));
     assert!(counter(&lossy, "request_bytes") > 0.9 * counter(&clean, "request_bytes"));
@@ -394,7 +394,7 @@ fn a_stalled_path_holds_its_sides_packets_then_lets_them_through() {
     m.udp.clear();
     // Packets of side B's that reached the link's far end, per bin.
     fn rev(b: &sim::build::Built) -> impl Fn(f64, f64) -> u32 + '_ {
-        let i = b.world.paths[sim::build::BOTTLENECK_REV as usize].monitor.unwrap() as usize;
+        let i = b.world.fabric.paths[sim::build::BOTTLENECK_REV as usize].monitor.unwrap() as usize;
         let mon = &b.world.monitors[i];
         let bin = mon.bin.as_secs_f64();
         move |from: f64, to: f64| mon.pkts[(from / bin).round() as usize..(to / bin).round() as usize].iter().sum::<u32>()
@@ -559,13 +559,13 @@ fn a_shaped_trace_host_sends_through_a_token_bucket() {
         h.shaper = Some(shaper.clone());
     }
     let b = run_model(&m, "", "20s");
-    for h in &b.world.hosts[1..] {
+    for h in &b.world.fabric.hosts[1..] {
         let up = access(&b, h.uplink);
         let want = [(100_000, 6000), (1_000_000, 3000)].map(|(r, b)| net::Shaper { rate: units::Rate(r), burst: b });
         assert_eq!(up.shapers, want);
     }
     // What they send, not what they receive.
-    assert_eq!((0..b.world.paths.len() as u32).filter(|&i| !access(&b, i).shapers.is_empty()).count(), 2);
+    assert_eq!((0..b.world.fabric.paths.len() as u32).filter(|&i| !access(&b, i).shapers.is_empty()).count(), 2);
     // Two servers at 100 kbit/s for 20 s send at most 500 kB and two bursts.
     let sent = stats(&b, sim::build::BOTTLENECK_REV).queue.accepted_bytes;
     assert!(sent <= 2 * (250_000 + 6000), "{sent}");
@@ -573,9 +573,9 @@ fn a_shaped_trace_host_sends_through_a_token_bucket() {
     assert!(free > 2 * sent, "{free} unshaped against {sent}");
     // An access cap below a bucket's rate leaves nothing for it to shape.
     let b = run_model(&m, "access_cap = \"500kbps\"", "1s");
-    assert_eq!(access(&b, b.world.hosts[1].uplink).shapers.len(), 1);
+    assert_eq!(access(&b, b.world.fabric.hosts[1].uplink).shapers.len(), 1);
     let b = run_model(&m, "access_cap = \"50kbps\"", "1s");
-    assert!(b.world.hosts.iter().all(|h| access(&b, h.uplink).shapers.is_empty()));
+    assert!(b.world.fabric.hosts.iter().all(|h| access(&b, h.uplink).shapers.is_empty()));
 }
 
 #[test]

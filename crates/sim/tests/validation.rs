@@ -120,7 +120,7 @@ fn poisson_udp_queueing_delay_matches_md1() {
             "#,
             rho * 100.0
         ));
-        let st = b.world.paths[0].path.stats().queue;
+        let st = b.world.fabric.paths[0].path.stats().queue;
         let measured = st.queue_delay_sum.as_secs_f64() / st.accepted_pkts as f64;
         let service = 1000.0 * 8.0 / 100e6;
         let expected = rho * service / (2.0 * (1.0 - rho));

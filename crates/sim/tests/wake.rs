@@ -94,7 +94,7 @@ fn held_and_woken_queues_carry_open_loop_traffic_exactly_as_queues_deciding_at_a
     }
     // The first queue passed bursts, the second overflowed: the test
     // covers holding, waking, resuming and dropping.
-    let s = a.world.paths[0].path.stats();
+    let s = a.world.fabric.paths[0].path.stats();
     assert!(s.drops(net::DropReason::QueueFull) > 1000, "{s:?}");
     assert!(a.world.monitors[0].total_pkts > 50_000);
 }

@@ -14,21 +14,8 @@ use units::{Dur, Rate, Rng, Time};
 
 use crate::HostId;
 
-/// Left or right of the bottleneck. Forward traffic flows left to right.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Left,
-    Right,
-}
-
-impl Side {
-    pub fn other(self) -> Side {
-        match self {
-            Side::Left => Side::Right,
-            Side::Right => Side::Left,
-        }
-    }
-}
+/// Left or right of the bottleneck (the fabric's).
+pub use net::Side;
 
 /// A link as a scenario names it: rate, propagation delay, drop-tail
 /// queue and Bernoulli loss on arrival.

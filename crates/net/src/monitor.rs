@@ -1,4 +1,4 @@
-//! Observation points on links: per-bin series, counters and capture.
+//! What an observed path carries: bytes, packets and drops per time bin.
 //!
 //! Packets are counted when their last bit reaches the far end of the link
 //! (as ns-3's PhyRxEnd trace does), drops when the link refuses them.

@@ -1,0 +1,248 @@
+//! The dumbbell as paths and routes: where a packet goes after each path,
+//! written once for both engines.
+//!
+//! A [`Fabric`] holds every path of a run (the bottleneck each way, every
+//! host's access up and down, and a host's path beyond the observed link)
+//! and the two routers between them. An engine hands it a packet when a
+//! host sends one and each time the packet reaches the end of a path, and
+//! gets back what to do next ([`Next`]): schedule its arrival at the end of
+//! the next path, resume it at an element at its own time, wake a path
+//! whose element holds it, count it dropped, or deliver it to a host. The
+//! engine owns time, packet storage and I/O; the fabric owns the topology
+//! and the order of paths a packet takes.
+//!
+//! Observed paths (the bottleneck, both ways) carry a monitor number: the
+//! engine records what arrives at their end, and what they drop, in its
+//! series and capture.
+
+use crate::element::DropReason;
+use crate::packet::Packet;
+use crate::path::{Outcome, Path};
+use crate::spec::{PathSpec, SpecError};
+use units::Time;
+
+/// A host, as numbered by the fabric (in the order they were added).
+pub type HostId = u32;
+
+/// Left or right of the bottleneck. Forward traffic flows left to right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+impl Side {
+    pub fn other(self) -> Side {
+        match self {
+            Side::Left => Side::Right,
+            Side::Right => Side::Left,
+        }
+    }
+
+    fn router(self) -> u32 {
+        match self {
+            Side::Left => 0,
+            Side::Right => 1,
+        }
+    }
+}
+
+/// Where the end of a path leads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeRef {
+    Host(HostId),
+    /// The left (0) or right (1) router.
+    Router(u32),
+}
+
+/// A path with its wiring.
+#[derive(Debug)]
+pub struct PathSlot {
+    pub path: Path,
+    /// What it was built from.
+    pub spec: PathSpec,
+    pub to: NodeRef,
+    pub name: String,
+    /// The monitor of an observed path (the bottleneck: 0 forward, 1 back).
+    pub monitor: Option<u8>,
+}
+
+/// A host's paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attachment {
+    pub side: Side,
+    pub uplink: u32,
+    pub downlink: u32,
+    /// The path what it sends takes after the observed link, if any.
+    pub beyond: Option<u32>,
+    /// Its uplink starts with the loss of what it sends.
+    pub loses: bool,
+}
+
+/// What the engine does next with a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Its last bit reaches the end of `path` at `at`: hand it to
+    /// [`Fabric::arrived`] then.
+    Arrive { path: u32, at: Time },
+    /// It reaches element `stage` of `path` at `at`: hand it to
+    /// [`Fabric::resume`] then.
+    Resume { path: u32, stage: u32, at: Time },
+    /// An element of `path` holds it: wake the path at
+    /// [`Fabric::poll_at`] ([`Fabric::wake`] returns it).
+    Held { path: u32 },
+    /// An element of `path` dropped it at `at`.
+    Dropped { path: u32, reason: DropReason, at: Time },
+    /// It reached `host`.
+    Deliver { host: HostId },
+}
+
+/// Packets lost by hosts' own loss (`Attachment::loses`, beyond paths), as
+/// swing virtual hosts lose what they send.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostLosses {
+    /// Before the host's access link.
+    pub before_link: u64,
+    /// Beyond the observed link (the link carried the lost copies).
+    pub after_link: u64,
+}
+
+pub const BOTTLENECK_FWD: u32 = 0;
+pub const BOTTLENECK_REV: u32 = 1;
+
+/// Every path of a dumbbell, and its routes.
+#[derive(Debug)]
+pub struct Fabric {
+    pub paths: Vec<PathSlot>,
+    pub hosts: Vec<Attachment>,
+    /// Per router (left, right): the path towards each host.
+    routes: [Vec<u32>; 2],
+    seed: u64,
+    pub losses: HostLosses,
+}
+
+impl Fabric {
+    /// A dumbbell whose bottleneck is `bottleneck` [left to right, right to
+    /// left], observed as monitors 0 and 1; random elements draw from
+    /// streams of `seed`.
+    pub fn dumbbell(bottleneck: &[PathSpec; 2], seed: u64) -> Result<Fabric, SpecError> {
+        let mut f = Fabric { paths: Vec::new(), hosts: Vec::new(), routes: [Vec::new(), Vec::new()], seed, losses: HostLosses::default() };
+        let fwd = f.add_path("bottleneck/fwd".into(), bottleneck[0].clone(), NodeRef::Router(1))?;
+        let rev = f.add_path("bottleneck/rev".into(), bottleneck[1].clone(), NodeRef::Router(0))?;
+        debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
+        f.paths[fwd as usize].monitor = Some(0);
+        f.paths[rev as usize].monitor = Some(1);
+        Ok(f)
+    }
+
+    fn add_path(&mut self, name: String, spec: PathSpec, to: NodeRef) -> Result<u32, SpecError> {
+        let path = spec.build(self.seed)?;
+        self.paths.push(PathSlot { path, spec, to, name, monitor: None });
+        Ok((self.paths.len() - 1) as u32)
+    }
+
+    /// Adds a host on `side` whose access is `up` and `down`, and whose
+    /// packets take `beyond` after the observed link. Its number is the
+    /// number of hosts before it.
+    pub fn add_host(&mut self, side: Side, up: PathSpec, down: PathSpec, beyond: Option<PathSpec>, loses: bool) -> Result<HostId, SpecError> {
+        let id = self.hosts.len() as HostId;
+        let uplink = self.add_path(format!("h{id}/up"), up, NodeRef::Router(side.router()))?;
+        let downlink = self.add_path(format!("h{id}/down"), down, NodeRef::Host(id))?;
+        let beyond = match beyond {
+            // On to the far side's router.
+            Some(b) => Some(self.add_path(format!("h{id}/beyond"), b, NodeRef::Router(side.other().router()))?),
+            None => None,
+        };
+        self.hosts.push(Attachment { side, uplink, downlink, beyond, loses });
+        // The host's own router sends down its access link, the other across
+        // the bottleneck towards the host's side.
+        let across = if side == Side::Left { BOTTLENECK_REV } else { BOTTLENECK_FWD };
+        self.routes[side.router() as usize].push(downlink);
+        self.routes[side.other().router() as usize].push(across);
+        Ok(id)
+    }
+
+    /// `host` sends a packet at `now`.
+    #[inline]
+    pub fn send(&mut self, now: Time, host: HostId, pkt: &mut Packet) -> Next {
+        let h = self.hosts[host as usize];
+        let next = self.offer(now, h.uplink, pkt);
+        if h.loses && matches!(next, Next::Dropped { reason: DropReason::Loss, .. }) {
+            self.losses.before_link += 1;
+        }
+        next
+    }
+
+    /// A packet from `src` to `dst` reached the end of `path` at `now`;
+    /// `meta` gives what its next path's elements see of it (asked for only
+    /// if it goes on).
+    #[inline]
+    pub fn arrived(&mut self, now: Time, path: u32, src: HostId, dst: HostId, meta: impl FnOnce() -> Packet) -> Next {
+        let slot = &self.paths[path as usize];
+        match slot.to {
+            NodeRef::Host(host) => Next::Deliver { host },
+            NodeRef::Router(r) => {
+                let pkt = &mut meta();
+                // Past the observed link, a packet takes its sender's path
+                // beyond it, if it has one, before it is routed on.
+                if slot.monitor.is_some() {
+                    if let Some(beyond) = self.hosts[src as usize].beyond {
+                        match self.paths[beyond as usize].path.offer(now, pkt) {
+                            Outcome::Arrive(at) if at == now => {}
+                            Outcome::Dropped(DropReason::Loss, at) => {
+                                self.losses.after_link += 1;
+                                return Next::Dropped { path: beyond, reason: DropReason::Loss, at };
+                            }
+                            o => return next(beyond, o),
+                        }
+                    }
+                }
+                let on = self.routes[r as usize][dst as usize];
+                self.offer(now, on, pkt)
+            }
+        }
+    }
+
+    #[inline]
+    fn offer(&mut self, now: Time, path: u32, pkt: &mut Packet) -> Next {
+        let o = self.paths[path as usize].path.offer(now, pkt);
+        next(path, o)
+    }
+
+    /// A packet that was to resume at element `stage` of `path` reached it.
+    pub fn resume(&mut self, now: Time, path: u32, stage: u32, pkt: &mut Packet) -> Next {
+        let o = self.paths[path as usize].path.resume(now, stage, pkt);
+        next(path, o)
+    }
+
+    /// When an element of `path` next needs waking.
+    pub fn poll_at(&self, path: u32) -> Option<Time> {
+        self.paths[path as usize].path.poll_at()
+    }
+
+    /// Wakes `path`'s elements due at `now`; each packet they let go or
+    /// drop is pushed to `out` with what comes next for it.
+    pub fn wake(&mut self, now: Time, path: u32, scratch: &mut Vec<(Packet, Outcome)>, out: &mut Vec<(Packet, Next)>) {
+        self.paths[path as usize].path.wake(now, scratch);
+        out.extend(scratch.drain(..).map(|(p, o)| (p, next(path, o))));
+    }
+
+    /// The seed its random elements draw from.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The path a host sends into.
+    pub fn uplink(&self, host: HostId) -> u32 {
+        self.hosts[host as usize].uplink
+    }
+}
+
+fn next(path: u32, o: Outcome) -> Next {
+    match o {
+        Outcome::Arrive(at) => Next::Arrive { path, at },
+        Outcome::Dropped(reason, at) => Next::Dropped { path, reason, at },
+        Outcome::Held => Next::Held { path },
+        Outcome::Resume { stage, at } => Next::Resume { path, stage, at },
+    }
+}

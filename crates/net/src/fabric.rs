@@ -119,6 +119,8 @@ pub struct Fabric {
     routes: [Vec<u32>; 2],
     seed: u64,
     pub losses: HostLosses,
+    /// What a woken path's elements let go, reused.
+    scratch: Vec<(Packet, Outcome)>,
 }
 
 impl Fabric {
@@ -126,7 +128,14 @@ impl Fabric {
     /// left], observed as monitors 0 and 1; random elements draw from
     /// streams of `seed`.
     pub fn dumbbell(bottleneck: &[PathSpec; 2], seed: u64) -> Result<Fabric, SpecError> {
-        let mut f = Fabric { paths: Vec::new(), hosts: Vec::new(), routes: [Vec::new(), Vec::new()], seed, losses: HostLosses::default() };
+        let mut f = Fabric {
+            paths: Vec::new(),
+            hosts: Vec::new(),
+            routes: [Vec::new(), Vec::new()],
+            seed,
+            losses: HostLosses::default(),
+            scratch: Vec::new(),
+        };
         let fwd = f.add_path("bottleneck/fwd".into(), bottleneck[0].clone(), NodeRef::Router(1))?;
         let rev = f.add_path("bottleneck/rev".into(), bottleneck[1].clone(), NodeRef::Router(0))?;
         debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
@@ -222,9 +231,9 @@ impl Fabric {
 
     /// Wakes `path`'s elements due at `now`; each packet they let go or
     /// drop is pushed to `out` with what comes next for it.
-    pub fn wake(&mut self, now: Time, path: u32, scratch: &mut Vec<(Packet, Outcome)>, out: &mut Vec<(Packet, Next)>) {
-        self.paths[path as usize].path.wake(now, scratch);
-        out.extend(scratch.drain(..).map(|(p, o)| (p, next(path, o))));
+    pub fn wake(&mut self, now: Time, path: u32, out: &mut Vec<(Packet, Next)>) {
+        self.paths[path as usize].path.wake(now, &mut self.scratch);
+        out.extend(self.scratch.drain(..).map(|(p, o)| (p, next(path, o))));
     }
 
     /// The seed its random elements draw from.

@@ -37,4 +37,11 @@ impl Packet {
     pub fn new(id: u32, len: u32) -> Packet {
         Packet { id, len, flow: 0, class: 0, handshake: false, ecn_capable: false, ce: false, queued: false, tx: Dur::ZERO, enqueued_at: Time::ZERO }
     }
+
+    /// The flow label both engines give a packet between hosts `src` and
+    /// `dst` (as the fabric numbers them) and ports `sport`, `dport`.
+    #[inline]
+    pub fn flow_of(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
+        src ^ dst.rotate_left(16) ^ (sport as u32) << 8 ^ dport as u32
+    }
 }

@@ -7,7 +7,7 @@ use crate::packet::{Body, Pkt, Slab, UDP_HEADER};
 use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::fabric::{Fabric, Next};
 use net::monitor::Monitor;
-use net::{Outcome, Packet};
+use net::Packet;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
@@ -153,13 +153,9 @@ fn meta(pkts: &Slab, idx: u32) -> Packet {
     if let Body::Tcp(s) = &p.body {
         m.handshake = s.flags.contains(tcp::Flags::SYN);
     }
-    m.flow = p.src ^ p.dst.rotate_left(16) ^ (p.sport as u32) << 8 ^ p.dport as u32;
+    m.flow = Packet::flow_of(p.src, p.dst, p.sport, p.dport);
     m
 }
-
-/// Buffers a wake-up reuses: what the elements let go, and what comes next
-/// for each.
-type Released = (Vec<(Packet, Outcome)>, Vec<(Packet, Next)>);
 
 pub struct World {
     pub now: Time,
@@ -188,7 +184,7 @@ pub struct World {
     pub app_tcp: Vec<TcpTotals>,
     pub conn_log: ConnLog,
     /// What elements let go when woken, reused.
-    released: Released,
+    released: Vec<(Packet, Next)>,
 }
 
 impl World {
@@ -215,7 +211,7 @@ impl World {
             counters: Counters::default(),
             app_tcp: Vec::new(),
             conn_log: ConnLog::default(),
-            released: (Vec::new(), Vec::new()),
+            released: Vec::new(),
         }
     }
 
@@ -286,12 +282,12 @@ impl World {
             return; // superseded by an earlier wake-up
         }
         self.wake_at[path as usize] = None;
-        let (mut scratch, mut released) = std::mem::take(&mut self.released);
-        self.fabric.wake(self.now, path, &mut scratch, &mut released);
+        let mut released = std::mem::take(&mut self.released);
+        self.fabric.wake(self.now, path, &mut released);
         for (m, next) in released.drain(..) {
             self.next(m.id, next);
         }
-        self.released = (scratch, released);
+        self.released = released;
         self.rearm_path(path);
     }
 

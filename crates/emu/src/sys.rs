@@ -1,0 +1,170 @@
+//! The only unsafe code of the emulator: thin wrappers over the system
+//! calls it needs (TUN devices, namespaces, epoll, timerfd, the monotonic
+//! clock). Each returns an `io::Result` and owns what it opens.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn check_size(r: libc::ssize_t) -> io::Result<usize> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Opens a TUN device named `name` (IFF_TUN, no packet information,
+/// non-blocking) in the calling thread's network namespace.
+pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
+    let path = c"/dev/net/tun";
+    // SAFETY: a valid NUL-terminated path.
+    let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) })?;
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    if name.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("interface name {name:?} is longer than {} bytes", libc::IFNAMSIZ - 1)));
+    }
+    // SAFETY: an all-zero ifreq is valid.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(name.bytes()) {
+        *d = s as libc::c_char;
+    }
+    req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
+    // SAFETY: TUNSETIFF takes a pointer to an ifreq, which outlives the call.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF as _, &mut req as *mut libc::ifreq) })?;
+    Ok(fd)
+}
+
+/// Moves the calling thread into the network namespace open as `ns`.
+pub fn enter_netns(ns: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: setns only reads the descriptor.
+    check(unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) })?;
+    Ok(())
+}
+
+/// Reads one packet; `Ok(None)` when none is waiting.
+pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    // SAFETY: `buf` is valid for writes of its length.
+    match check_size(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }) {
+        Ok(n) => Ok(Some(n)),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes one packet.
+pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for reads of its length.
+    check_size(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })
+}
+
+/// An epoll instance.
+pub struct Epoll(OwnedFd);
+
+impl Epoll {
+    pub fn new() -> io::Result<Epoll> {
+        // SAFETY: no pointers.
+        let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: just created, owned here.
+        Ok(Epoll(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Watches `fd` for input, reporting `token`.
+    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+        // SAFETY: `ev` outlives the call.
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+
+    /// Waits up to `timeout_ms` (-1: for ever) for input; the tokens ready.
+    pub fn wait(&self, out: &mut Vec<u64>, timeout_ms: i32) -> io::Result<()> {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 16];
+        // SAFETY: `evs` is valid for 16 entries.
+        let n = match check(unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), evs.len() as i32, timeout_ms) }) {
+            Ok(n) => n as usize,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            Err(e) => return Err(e),
+        };
+        out.clear();
+        out.extend(evs[..n].iter().map(|e| e.u64));
+        Ok(())
+    }
+}
+
+/// A timerfd on CLOCK_MONOTONIC, armed at absolute deadlines.
+pub struct TimerFd(OwnedFd);
+
+impl TimerFd {
+    pub fn new() -> io::Result<TimerFd> {
+        // SAFETY: no pointers.
+        let fd = check(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
+        // SAFETY: just created, owned here.
+        Ok(TimerFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    pub fn raw(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+
+    /// Fires at `at_ns` on CLOCK_MONOTONIC (0 disarms it).
+    pub fn set(&self, at_ns: u64) -> io::Result<()> {
+        let ts = libc::timespec { tv_sec: (at_ns / 1_000_000_000) as _, tv_nsec: (at_ns % 1_000_000_000) as _ };
+        let spec = libc::itimerspec { it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 }, it_value: ts };
+        // SAFETY: `spec` outlives the call; the old value is not asked for.
+        check(unsafe { libc::timerfd_settime(self.0.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) })?;
+        Ok(())
+    }
+
+    /// Clears an expiry so that epoll stops reporting it.
+    pub fn clear(&self) {
+        let mut n = [0u8; 8];
+        let _ = read(self.0.as_raw_fd(), &mut n);
+    }
+}
+
+/// Sets the calling thread's timer slack (how late the kernel may wake it
+/// to batch wake-ups; 50 µs by default).
+pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer.
+    check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong) })?;
+    Ok(())
+}
+
+/// Whether a process `pid` exists.
+pub fn process_exists(pid: u32) -> bool {
+    // SAFETY: signal 0 checks existence and sends nothing.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The effective user id is root's (the emulator needs CAP_NET_ADMIN).
+pub fn is_root() -> bool {
+    // SAFETY: no arguments.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// CPU time the calling thread has used (user and system), in nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}

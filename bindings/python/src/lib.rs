@@ -256,7 +256,7 @@ fn run(py: Python<'_>, path: &str, out_dir: &str, case: Option<&str>, seed: Opti
     match result {
         Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
         Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
-        Err(e @ sim::RunError::Output(_)) => Err(RunError::new_err(e.to_string())),
+        Err(e @ (sim::RunError::Output(_) | sim::RunError::Engine(_))) => Err(RunError::new_err(e.to_string())),
     }
 }
 

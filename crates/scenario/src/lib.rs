@@ -11,6 +11,7 @@
 //! replaced), so one file can describe an experiment and its variants, and
 //! `baseline` names the case the others are compared against.
 
+mod assemble;
 mod error;
 mod file;
 mod fill;
@@ -20,6 +21,7 @@ mod schema;
 mod tagged;
 mod values;
 
+pub use assemble::{assemble, Assembled, Hosts};
 pub use error::ScenarioError;
 pub use file::ScenarioFile;
 pub use fill::{to_toml, with_defaults};

@@ -17,53 +17,16 @@ pub mod driver;
 pub mod engine;
 pub mod output;
 mod packet;
-mod parquet_out;
-pub mod stats;
 pub mod topology;
 pub mod world;
 
+use rundir::io_err;
 use scenario::Resolved;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::Path;
 use units::Time;
 
-/// A file present in a run directory until its last file is written: a
-/// directory holding it is not a result.
-pub const INCOMPLETE: &str = "INCOMPLETE";
-
-/// Why a run did not complete.
-#[derive(Debug)]
-pub enum RunError {
-    /// The run directory could not be written: path and reason.
-    Output(String),
-    /// The progress callback asked to stop.
-    Cancelled,
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Output(m) => write!(f, "cannot write the run directory: {m}"),
-            RunError::Cancelled => write!(f, "run cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for RunError {}
-
-pub struct RunReport {
-    pub summary: Value,
-    pub timing: Value,
-}
-
-fn io_err(path: &Path, e: impl std::fmt::Display) -> RunError {
-    RunError::Output(format!("{}: {e}", path.display()))
-}
-
-fn write_json(path: &Path, v: &Value) -> Result<(), RunError> {
-    let text = serde_json::to_string_pretty(v).map_err(|e| io_err(path, e))? + "\n";
-    std::fs::write(path, text).map_err(|e| io_err(path, e))
-}
+pub use rundir::{RunError, RunReport, INCOMPLETE};
 
 /// Runs a resolved scenario to its end without writing anything, and
 /// returns the finished world and applications (for tests and tools that
@@ -86,19 +49,7 @@ pub fn run_scenario(
     dir: &Path,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<RunReport, RunError> {
-    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-    // A run never mixes its files with another's: it writes into a new
-    // directory, marked incomplete until its last file is written.
-    // (It may already be marked, by a caller that writes several runs.)
-    let mut entries = std::fs::read_dir(dir).map_err(|e| io_err(dir, e))?;
-    if entries.any(|e| e.map_or(true, |e| e.file_name() != INCOMPLETE)) {
-        return Err(RunError::Output(format!("{}: not empty: a run writes into a new directory", dir.display())));
-    }
-    let marker = dir.join(INCOMPLETE);
-    std::fs::write(&marker, "this run has not finished (or was stopped): its files are not a result\n").map_err(|e| io_err(&marker, e))?;
-    let sc = dir.join("scenario.toml");
-    std::fs::write(&sc, scenario_toml).map_err(|e| io_err(&sc, e))?;
-
+    rundir::begin(dir, scenario_toml)?;
     let mut b = build::build(r);
     let pcap = dir.join("bottleneck.pcap");
     if r.output.pcap {
@@ -118,8 +69,7 @@ pub fn run_scenario(
     b.world.finish_tcp_totals();
 
     let summary = output::summary(&b, r, case);
-    write_json(&dir.join("summary.json"), &summary)?;
-    output::write_tables(&b, dir).map_err(RunError::Output)?;
+    output::write_tables(&b, r, dir).map_err(RunError::Output)?;
     let events = b.world.counters.events;
     let bn_pkts = b.world.monitors[0].total_pkts + b.world.monitors[1].total_pkts;
     let timing = json!({
@@ -131,7 +81,5 @@ pub fn run_scenario(
         "bottleneck_fwd_packets_per_wall_s": b.world.monitors[0].total_pkts as f64 / wall,
         "sim_s_per_wall_s": r.duration.as_secs_f64() / wall,
     });
-    write_json(&dir.join("timing.json"), &timing)?;
-    std::fs::remove_file(&marker).map_err(|e| io_err(&marker, e))?;
-    Ok(RunReport { summary, timing })
+    rundir::finish(dir, summary, timing)
 }

@@ -1,165 +1,39 @@
-//! The run directory: summary, records, series (the capture is streamed
-//! during the run by [`crate::capture`]). Its format is in docs/run-directory.md.
+//! What a finished simulation tells the run directory (`rundir`): its
+//! facts, and the simulator's own section of the summary. The capture is
+//! streamed during the run by [`crate::capture`].
 
 use crate::build::Built;
-use crate::parquet_out;
-use crate::stats::describe;
-use net::monitor::Monitor;
+use rundir::{Facts, Link};
 use scenario::Resolved;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::path::Path;
-use traffic::Column;
 
-pub const SUMMARY_FORMAT: &str = "undertow.summary/1";
-
-fn round(x: f64) -> Value {
-    // Twelve significant digits: enough for any metric, stable to print.
-    if !x.is_finite() {
-        return Value::Null;
-    }
-    let v: f64 = format!("{x:.12e}").parse().unwrap_or(x);
-    json!(v)
+/// The facts of a finished run, with the engine section `engine`.
+fn facts<'a>(b: &'a Built, r: &Resolved, engine: Value) -> Facts<'a> {
+    let w = &b.world;
+    let link = |i: usize| Link { monitor: &w.monitors[i], stats: w.fabric.paths[i].path.stats(), rate: r.bottleneck[i].rate() };
+    Facts { apps: &b.apps, app_names: &b.app_names, app_tcp: &w.app_tcp, links: [link(0), link(1)], conn_log: &w.conn_log, engine }
 }
 
-/// A bottleneck direction's figures; its utilisation against the rate of
-/// its first queue, if it has one.
-fn link_summary(m: &Monitor, stats: &net::PathStats, rate: Option<units::Rate>, duration_s: f64) -> Value {
-    let mean_rate = m.total_bytes as f64 * 8.0 / duration_s;
-    let q = &stats.queue;
-    let mean_qdelay = if q.accepted_pkts > 0 { q.queue_delay_sum.as_secs_f64() / q.accepted_pkts as f64 } else { 0.0 };
+/// The simulator's section of the summary. Deterministic.
+fn engine(b: &Built) -> Value {
+    let w = &b.world;
     json!({
-        "bytes": m.total_bytes,
-        "packets": m.total_pkts,
-        "drops": stats.total_drops(),
-        "queue_drops": stats.total_drops() - stats.drops(net::DropReason::Loss),
-        "loss_drops": stats.drops(net::DropReason::Loss),
-        "mean_rate_bps": round(mean_rate),
-        "utilization": rate.map_or(Value::Null, |r| round(mean_rate / r.as_f64())),
-        "mean_queue_delay_s": round(mean_qdelay),
-        "max_queue_packets": q.max_backlog_pkts,
+        "events": w.counters.events,
+        "hosts": w.hosts.len(),
+        "stray_segments": w.counters.stray_segments,
+        "stray_datagrams": w.counters.stray_datagrams,
+        "lost_before_link": w.fabric.losses.before_link,
+        "lost_after_link": w.fabric.losses.after_link,
     })
 }
 
 /// The summary of a finished run. Deterministic: no wall-clock figures.
 pub fn summary(b: &Built, r: &Resolved, case: Option<&str>) -> Value {
-    let duration_s = r.duration.as_secs_f64();
-    let mut apps = Map::new();
-    for (i, app) in b.apps.iter().enumerate() {
-        let rep = app.report();
-        let mut o = Map::new();
-        o.insert("kind".into(), json!(rep.kind));
-        if let Some(metric) = rep.metric {
-            o.insert("metric".into(), json!(metric));
-            let vals = rep.records.f64(metric).unwrap_or(&[]);
-            match describe(vals) {
-                Some(d) => {
-                    o.insert("count".into(), json!(d.count));
-                    for (k, v) in
-                        [("mean", d.mean), ("sd", d.sd), ("min", d.min), ("max", d.max), ("p5", d.p5), ("p50", d.p50), ("p90", d.p90), ("p95", d.p95)]
-                    {
-                        o.insert(k.into(), round(v));
-                    }
-                }
-                None => {
-                    o.insert("count".into(), json!(0));
-                }
-            }
-        }
-        let counters: Map<String, Value> = rep.counters.iter().map(|(k, v)| (k.to_string(), round(*v))).collect();
-        o.insert("counters".into(), Value::Object(counters));
-        let t = &b.world.app_tcp[i];
-        if t.connections > 0 {
-            o.insert(
-                "tcp".into(),
-                json!({
-                    "connections": t.connections,
-                    "segments_sent": t.segments,
-                    "retransmits": t.retransmits,
-                    "fast_recoveries": t.fast_recoveries,
-                    "rtos": t.rtos,
-                    "resets": t.resets,
-                }),
-            );
-        }
-        apps.insert(rep.name.clone(), Value::Object(o));
-    }
-    let w = &b.world;
-    let links = json!({
-        "bottleneck_fwd": link_summary(&w.monitors[0], &w.fabric.paths[0].path.stats(), r.bottleneck[0].rate(), duration_s),
-        "bottleneck_rev": link_summary(&w.monitors[1], &w.fabric.paths[1].path.stats(), r.bottleneck[1].rate(), duration_s),
-    });
-    json!({
-        "format": SUMMARY_FORMAT,
-        "scenario": r.name,
-        "case": case,
-        "seed": r.seed,
-        "duration_s": duration_s,
-        "apps": apps,
-        "links": links,
-        "engine": {
-            "events": w.counters.events,
-            "hosts": w.hosts.len(),
-            "stray_segments": w.counters.stray_segments,
-            "stray_datagrams": w.counters.stray_datagrams,
-            "lost_before_link": w.fabric.losses.before_link,
-            "lost_after_link": w.fabric.losses.after_link,
-        },
-    })
+    rundir::summary(r, case, &facts(b, r, engine(b)))
 }
 
-/// Writes records and series; the summary and scenario are written by the caller.
-pub fn write_tables(b: &Built, dir: &Path) -> Result<(), String> {
-    let records = dir.join("records");
-    std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
-    for app in &b.apps {
-        let rep = app.report();
-        if rep.records.columns.is_empty() {
-            continue;
-        }
-        let path = records.join(format!("{}.parquet", rep.name));
-        let cols: Vec<(&str, &Column)> = rep.records.columns.iter().map(|(n, c)| (*n, c)).collect();
-        parquet_out::write(&path, &cols).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    let log = &b.world.conn_log;
-    let names: Vec<String> = b.app_names.clone();
-    let int = |v: &[i64]| Column::I64(v.to_vec());
-    let cols = [
-        ("app", Column::Str(log.app.iter().map(|&a| names[a as usize].clone()).collect())),
-        ("active", Column::Bool(log.active.clone())),
-        ("host", int(&log.host)),
-        ("peer", int(&log.peer)),
-        ("local_port", int(&log.local_port)),
-        ("remote_port", int(&log.remote_port)),
-        ("opened_s", Column::F64(log.opened_s.clone())),
-        ("closed_s", Column::F64(log.closed_s.clone())),
-        ("bytes_acked", int(&log.bytes_acked)),
-        ("bytes_received", int(&log.bytes_received)),
-        ("segments_sent", int(&log.segments_sent)),
-        ("retransmits", int(&log.retransmits)),
-        ("fast_recoveries", int(&log.fast_recoveries)),
-        ("rtos", int(&log.rtos)),
-        ("srtt_s", Column::F64(log.srtt_s.clone())),
-    ];
-    let path = records.join("connections.parquet");
-    let refs: Vec<(&str, &Column)> = cols.iter().map(|(n, c)| (*n, c)).collect();
-    parquet_out::write(&path, &refs).map_err(|e| format!("{}: {e}", path.display()))?;
-
-    let series = dir.join("series");
-    std::fs::create_dir_all(&series).map_err(|e| format!("{}: {e}", series.display()))?;
-    let [f, r] = [&b.world.monitors[0], &b.world.monitors[1]];
-    let bin = f.bin.as_secs_f64();
-    let n = f.bytes.len();
-    let int = |v: &[u32]| Column::I64(v.iter().map(|&x| x as i64).collect());
-    let cols = [
-        ("t_s", Column::F64((0..n).map(|i| i as f64 * bin).collect())),
-        ("fwd_bytes", int(&f.bytes)),
-        ("fwd_packets", int(&f.pkts)),
-        ("fwd_drops", int(&f.drops)),
-        ("rev_bytes", int(&r.bytes)),
-        ("rev_packets", int(&r.pkts)),
-        ("rev_drops", int(&r.drops)),
-    ];
-    let path = series.join("bottleneck.parquet");
-    let refs: Vec<(&str, &Column)> = cols.iter().map(|(n, c)| (*n, c)).collect();
-    parquet_out::write(&path, &refs).map_err(|e| format!("{}: {e}", path.display()))
+/// Writes records and series.
+pub fn write_tables(b: &Built, r: &Resolved, dir: &Path) -> Result<(), String> {
+    rundir::write_tables(dir, &facts(b, r, Value::Null))
 }

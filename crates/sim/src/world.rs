@@ -8,6 +8,7 @@ use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::fabric::{Fabric, Next};
 use net::monitor::Monitor;
 use net::Packet;
+use rundir::{ConnLog, ConnRow, TcpTotals};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
@@ -67,65 +68,34 @@ impl Conn {
     }
 }
 
-/// One row per TCP endpoint, written as connections.parquet.
-#[derive(Default)]
-pub struct ConnLog {
-    pub app: Vec<i64>,
-    pub active: Vec<bool>,
-    pub host: Vec<i64>,
-    pub peer: Vec<i64>,
-    pub local_port: Vec<i64>,
-    pub remote_port: Vec<i64>,
-    pub opened_s: Vec<f64>,
-    pub closed_s: Vec<f64>,
-    pub bytes_acked: Vec<i64>,
-    pub bytes_received: Vec<i64>,
-    pub segments_sent: Vec<i64>,
-    pub retransmits: Vec<i64>,
-    pub fast_recoveries: Vec<i64>,
-    pub rtos: Vec<i64>,
-    pub srtt_s: Vec<f64>,
-}
-
-impl ConnLog {
-    fn push(&mut self, c: &Conn, closed: Option<Time>) {
-        let s = c.tcp.stats();
-        self.app.push(c.app as i64);
-        self.active.push(!c.passive);
-        self.host.push(c.host as i64);
-        self.peer.push(c.rhost as i64);
-        self.local_port.push(c.lport as i64);
-        self.remote_port.push(c.rport as i64);
-        self.opened_s.push(c.opened.as_secs_f64());
-        self.closed_s.push(closed.map_or(f64::NAN, Time::as_secs_f64));
-        self.bytes_acked.push(s.bytes_acked as i64);
-        self.bytes_received.push(c.delivered as i64);
-        self.segments_sent.push(s.segs_sent as i64);
-        self.retransmits.push(s.retransmits as i64);
-        self.fast_recoveries.push(s.fast_recoveries as i64);
-        self.rtos.push(s.rtos as i64);
-        self.srtt_s.push(c.tcp.srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
+/// A connection's record.
+fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
+    let s = c.tcp.stats();
+    ConnRow {
+        app: c.app,
+        active: !c.passive,
+        host: c.host,
+        peer: c.rhost,
+        local_port: c.lport,
+        remote_port: c.rport,
+        opened_s: c.opened.as_secs_f64(),
+        closed_s: closed.map_or(f64::NAN, Time::as_secs_f64),
+        bytes_acked: s.bytes_acked,
+        bytes_received: c.delivered,
+        segments_sent: s.segs_sent,
+        retransmits: s.retransmits,
+        fast_recoveries: s.fast_recoveries,
+        rtos: s.rtos,
+        srtt_s: c.tcp.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
     }
 }
 
-/// Whole-run TCP counters of one traffic model.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TcpTotals {
-    pub connections: u64,
-    pub segments: u64,
-    pub retransmits: u64,
-    pub fast_recoveries: u64,
-    pub rtos: u64,
-    pub resets: u64,
-}
-
-impl TcpTotals {
-    fn add(&mut self, s: &TcpStats) {
-        self.segments += s.segs_sent;
-        self.retransmits += s.retransmits;
-        self.fast_recoveries += s.fast_recoveries;
-        self.rtos += s.rtos;
-    }
+/// Adds a connection's counters to its model's totals.
+fn add_stats(t: &mut TcpTotals, s: &TcpStats) {
+    t.segments += s.segs_sent;
+    t.retransmits += s.retransmits;
+    t.fast_recoveries += s.fast_recoveries;
+    t.rtos += s.rtos;
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -523,8 +493,8 @@ impl World {
     fn release(&mut self, idx: u32) {
         let c = self.conns[idx as usize].take().expect("live connection");
         self.demux.remove(&demux_key(c.host, c.lport, c.rhost, c.rport));
-        self.app_tcp[c.app as usize].add(c.tcp.stats());
-        self.conn_log.push(&c, Some(self.now));
+        add_stats(&mut self.app_tcp[c.app as usize], c.tcp.stats());
+        self.conn_log.push(&conn_row(&c, Some(self.now)));
         self.gens[idx as usize] = self.gens[idx as usize].wrapping_add(1);
         self.free_conns.push(idx);
     }
@@ -532,8 +502,8 @@ impl World {
     /// Adds the counters of connections still open at the end of the run.
     pub fn finish_tcp_totals(&mut self) {
         for c in self.conns.iter().flatten() {
-            self.app_tcp[c.app as usize].add(c.tcp.stats());
-            self.conn_log.push(c, None);
+            add_stats(&mut self.app_tcp[c.app as usize], c.tcp.stats());
+            self.conn_log.push(&conn_row(c, None));
         }
     }
 

@@ -1,0 +1,155 @@
+//! What a resolved scenario runs, for either engine: its applications and
+//! background models as `traffic` state machines, and the hosts they need,
+//! from the host plans of `traffic::plan`. The engine only makes each
+//! planned host ([`Hosts`]) and then drives the applications.
+
+use crate::{AppModel, BackgroundModel, Group, Resolved, Side, SwingModel};
+use traffic::apps::{HttpApp, HttpConfig};
+use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
+use traffic::background::{Structure, SwingConfig, SwingSource};
+use traffic::plan::{self, HostPlan};
+use traffic::{App, HostId};
+use units::{Rng, Time};
+
+/// Ports the generated traffic uses.
+const BG_TCP_PORT: u16 = 5001;
+const BG_UDP_PORT: u16 = 9;
+/// Swing's generated servers listen on the class's own port plus this.
+/// Swing used 20000 to keep clear of real services on its testbed hosts;
+/// emulated hosts run nothing else, and keeping the port lets a capture of
+/// the regenerated traffic be classified like the trace.
+const SWING_PORT_BASE: u16 = 0;
+
+/// How an engine makes the hosts a scenario plans.
+pub trait Hosts {
+    /// Makes a planned host; its number is the number of hosts before it.
+    fn host(&mut self, plan: &HostPlan) -> HostId;
+    /// The number the next host will have (plans name streams after it).
+    fn next_host(&self) -> HostId;
+}
+
+/// A scenario's applications, in the order of its file (apps, then
+/// background models), with their names.
+pub struct Assembled {
+    pub apps: Vec<Box<dyn App>>,
+    pub names: Vec<String>,
+}
+
+fn make(hosts: &mut dyn Hosts, plans: &[HostPlan]) -> Vec<HostId> {
+    plans.iter().map(|p| hosts.host(p)).collect()
+}
+
+/// `n` hosts on `side` sharing `group`'s access link and TCP settings.
+fn group_hosts(hosts: &mut dyn Hosts, side: Side, n: u32, group: &Group) -> Vec<HostId> {
+    let plans = plan::group(hosts.next_host(), side, n, &group.access, &group.tcp);
+    make(hosts, &plans)
+}
+
+/// A swing model's virtual hosts, side A's and side B's, and whether each
+/// speaks IPv6.
+fn swing_hosts(hosts: &mut dyn Hosts, m: &SwingModel, seed: u64) -> ([Vec<HostId>; 2], [Vec<bool>; 2]) {
+    let p = plan::SwingPlan {
+        name: &m.name,
+        model: &m.model,
+        hosts: m.hosts,
+        side_a: m.side_a,
+        rtt: m.rtt,
+        access_cap: m.access_cap,
+        stalls: m.stalls,
+        start: m.start,
+        access: &m.group.access,
+        tcp: &m.group.tcp,
+    };
+    let plans = plan::swing(&p, seed, hosts.next_host());
+    let ipv6 = plans.clone().map(|side| side.iter().map(|h| h.ipv6).collect());
+    (plans.map(|side| make(hosts, &side)), ipv6)
+}
+
+/// The applications of `r`, each host they need made by `maker`.
+pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
+    let mut apps: Vec<Box<dyn App>> = Vec::new();
+    let mut names = Vec::new();
+    let stop_all = Time(r.duration.0);
+    for a in &r.apps {
+        match a {
+            AppModel::Http { name, object_sizes, request_size, think_time, start, stop, count, clients, port, server_side, client, server } => {
+                let srv = group_hosts(maker, *server_side, 1, server)[0];
+                let cl = group_hosts(maker, server_side.other(), *clients, client);
+                apps.push(Box::new(HttpApp::new(HttpConfig {
+                    name: name.clone(),
+                    server: srv,
+                    clients: cl,
+                    port: *port,
+                    object_sizes: object_sizes.clone(),
+                    request_size: *request_size,
+                    think_time: *think_time,
+                    start: *start,
+                    stop: (*stop).min(stop_all),
+                    count: *count,
+                })));
+                names.push(name.clone());
+            }
+        }
+    }
+    for bg in &r.background {
+        match bg {
+            BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
+                let src = group_hosts(maker, *sources, *hosts, group);
+                let dst = group_hosts(maker, sources.other(), *hosts, group);
+                // IP and transport headers, so that packets are `packet_size`
+                // (TCP: plus the timestamps option when the hosts use it).
+                let header = match transport {
+                    RateTransport::Udp => 28,
+                    RateTransport::Tcp => 40 + if group.tcp.timestamps { 12 } else { 0 },
+                };
+                let cfg = RateSourceConfig {
+                    name: name.clone(),
+                    arrivals: *arrivals,
+                    transport: *transport,
+                    pairs: src.into_iter().zip(dst).collect(),
+                    rate_bps: rate.as_f64(),
+                    packet_size: *packet_size,
+                    header,
+                    port: if *transport == RateTransport::Udp { BG_UDP_PORT } else { BG_TCP_PORT },
+                    start: *start,
+                    stop: *stop,
+                };
+                apps.push(Box::new(RateSource::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
+                names.push(name.clone());
+            }
+            BackgroundModel::Swing(m) => {
+                let (swing, ipv6) = swing_hosts(maker, m, r.seed);
+                let cfg = SwingConfig {
+                    name: m.name.clone(),
+                    model: m.model.clone(),
+                    hosts: swing,
+                    ipv6,
+                    start: m.start,
+                    stop: m.stop,
+                    session_scale: m.session_scale,
+                    response_scale: m.response_scale,
+                    zero_think: m.zero_think,
+                    port_base: SWING_PORT_BASE,
+                    structure: if m.whole_sessions { Structure::Sessions } else { Structure::Marginals },
+                };
+                apps.push(Box::new(SwingSource::new(cfg, Rng::stream(r.seed, &format!("bg/{}", m.name)))));
+                names.push(m.name.clone());
+            }
+            BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, group } => {
+                let src = group_hosts(maker, *sources, *hosts, group);
+                let dst = group_hosts(maker, sources.other(), *hosts, group);
+                let cfg = GreedyConfig {
+                    name: name.clone(),
+                    pairs: src.into_iter().zip(dst).collect(),
+                    port: BG_TCP_PORT,
+                    start: *start,
+                    spread: *spread,
+                    stop: *stop,
+                };
+                apps.push(Box::new(Greedy::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
+                names.push(name.clone());
+            }
+        }
+    }
+    Assembled { apps, names }
+}

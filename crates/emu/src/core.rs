@@ -95,6 +95,8 @@ enum Ev {
 pub trait Observer {
     /// A packet reached the end of observed path `monitor` at `at`.
     fn arrived(&mut self, monitor: u8, at: Time, ip: &[u8]);
+    /// The run is over: write out what is buffered.
+    fn finish(self: Box<Self>) -> io::Result<()>;
 }
 
 /// The core of one run.

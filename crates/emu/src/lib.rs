@@ -11,10 +11,12 @@
 //! run when it was killed ([`netns`]). All unsafe code is in [`sys`].
 
 pub mod addr;
+pub mod capture;
 pub mod core;
 pub mod lateness;
 pub mod netns;
 pub mod network;
+pub mod settings;
 pub mod sys;
 
 pub use crate::core::{Core, CoreConfig, CoreStats};

@@ -17,12 +17,14 @@ pub const TUN: &str = "ut0";
 const TUN_TXQUEUELEN: u32 = 10_000;
 
 /// One namespace to make: a label for its name, and the hosts in it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SpacePlan {
     pub label: String,
     pub addrs: Vec<IpAddr>,
     /// Per-namespace sysctls (dotted keys), such as TCP settings.
     pub sysctls: Vec<(String, String)>,
+    /// Attributes of the route through the TUN (`initcwnd 4`, `rto_min 1000ms`).
+    pub route: Vec<String>,
 }
 
 /// A namespace with its TUN. The TUN closes before the namespace goes.
@@ -115,9 +117,10 @@ fn make_space(tag: &str, p: &SpacePlan) -> io::Result<Space> {
             IpAddr::V6(_) => lines.push(format!("address add {a}/128 dev {TUN} nodad")),
         }
     }
-    lines.push(format!("route add {}/{} dev {TUN}", v4.0, v4.1));
+    let attrs = p.route.join(" ");
+    lines.push(format!("route add {}/{} dev {TUN} {attrs}", v4.0, v4.1));
     if p.addrs.iter().any(|a| a.is_ipv6()) {
-        lines.push(format!("-6 route add {}/{} dev {TUN}", v6.0, v6.1));
+        lines.push(format!("-6 route add {}/{} dev {TUN} {attrs}", v6.0, v6.1));
     }
     ns.ip_batch(&lines)?;
     for (k, v) in &p.sysctls {

@@ -40,7 +40,7 @@ fn rig(mbps: u64, delay_ms: u64) -> Rig {
     fabric.add_host(Side::Left, access.clone(), access.clone(), None, false).unwrap();
     fabric.add_host(Side::Right, access.clone(), access, None, false).unwrap();
     let (left, right) = (addr::host(Side::Left, 0, false), addr::host(Side::Right, 0, false));
-    let space = |label: &str, a: IpAddr| SpacePlan { label: label.into(), addrs: vec![a], sysctls: vec![] };
+    let space = |label: &str, a: IpAddr| SpacePlan { label: label.into(), addrs: vec![a], ..SpacePlan::default() };
     let net = Network::create(&[space("l", left), space("r", right)]).unwrap();
     let core = Core::new(fabric, &[(left, 0), (right, 1)], CoreConfig::default(), emu::sys::monotonic_ns());
     Rig { net, core, left, right }

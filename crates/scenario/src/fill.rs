@@ -84,6 +84,7 @@ fn bottleneck(b: &mut BottleneckSpec) {
 pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
     let mut f = s.clone();
     f.seed = r.seed;
+    f.engine = Some(r.engine);
     f.topology.kind = Some(TopologyKind::Dumbbell);
     bottleneck(&mut f.topology.bottleneck);
     // The scenario-wide access link and TCP settings, as any group without

@@ -112,6 +112,7 @@ pub struct Resolved {
     pub name: String,
     pub duration: Dur,
     pub seed: u64,
+    pub engine: Engine,
     /// [left to right, right to left], as paths of elements.
     pub bottleneck: [net::PathSpec; 2],
     pub background: Vec<BackgroundModel>,
@@ -325,7 +326,8 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
     names(&background, &apps)?;
     let output = output(&s.output, s.duration.0)?;
     check_load(&background, &apps)?;
-    Ok(Resolved { name: s.name.clone().unwrap_or_default(), duration: s.duration.0, seed: s.seed, bottleneck, background, apps, output })
+    let engine = s.engine.unwrap_or(Engine::Sim);
+    Ok(Resolved { name: s.name.clone().unwrap_or_default(), duration: s.duration.0, seed: s.seed, engine, bottleneck, background, apps, output })
 }
 
 /// What the traffic models of a scenario resolve against.

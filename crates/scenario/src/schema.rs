@@ -24,6 +24,9 @@ pub struct Scenario {
     pub duration: TimeSpan,
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// What runs it: the simulator (the default) or the real-time emulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<Engine>,
     pub topology: Topology,
     /// Default TCP settings for every host; host groups may override fields.
     #[serde(default)]
@@ -49,6 +52,11 @@ pub struct Topology {
     /// Access link of every host unless its group says otherwise.
     #[serde(default)]
     pub access: LinkSpec,
+}
+
+choice! {
+    /// The engine a scenario runs in.
+    Engine { Sim = "sim", Emu = "emu" }
 }
 
 choice! {

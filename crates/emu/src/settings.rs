@@ -1,0 +1,133 @@
+//! A host group's TCP settings as real Linux applies them: socket options
+//! for what is per socket, sysctls of the host's namespace for what Linux
+//! keeps per namespace, attributes of the namespace's route for what it
+//! keeps per route. A setting Linux cannot take is an error naming it.
+
+use tcp::{Algorithm, TcpConfig};
+
+/// How Linux is told to behave like a `TcpConfig`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Linux {
+    /// TCP_CONGESTION.
+    pub congestion: String,
+    /// TCP_MAXSEG, when not the default.
+    pub mss: Option<u32>,
+    /// SO_SNDBUF and SO_RCVBUF, when the buffers are fixed.
+    pub sndbuf: Option<u32>,
+    pub rcvbuf: Option<u32>,
+    /// Sysctls of the namespace (dotted keys).
+    pub sysctls: Vec<(String, String)>,
+    /// Attributes of the namespace's route (`ip route ... <attrs>`).
+    pub route: Vec<String>,
+}
+
+/// `tcp` as Linux settings; an error names the first field that Linux
+/// cannot apply (compared with the defaults, which are Linux's own).
+pub fn linux(tcp: &TcpConfig) -> Result<Linux, String> {
+    let d = TcpConfig::default();
+    let congestion = match tcp.algorithm {
+        Algorithm::Cubic => "cubic",
+        // Linux's reno recovers as RFC 6582 NewReno does.
+        Algorithm::NewReno => "reno",
+        Algorithm::Reno => return Err(unsupported("congestion_control = \"reno\"", "Linux's reno recovers as newreno does: use \"newreno\"")),
+        Algorithm::Tahoe => return Err(unsupported("congestion_control = \"tahoe\"", "Linux has no Tahoe")),
+    };
+    let mut l = Linux { congestion: congestion.into(), ..Linux::default() };
+    let flag = |b: bool| if b { "1" } else { "0" }.to_string();
+    let mut sysctl = |k: &str, v: String| l.sysctls.push((format!("net.ipv4.{k}"), v));
+    sysctl("tcp_sack", flag(tcp.sack));
+    sysctl("tcp_timestamps", flag(tcp.timestamps));
+    sysctl("tcp_reordering", tcp.dupthresh.to_string());
+    sysctl("tcp_retries2", tcp.max_retries.to_string());
+    sysctl("tcp_syn_retries", tcp.syn_retries.to_string());
+    sysctl("tcp_slow_start_after_idle", flag(tcp.slow_start_after_idle));
+    if tcp.snd_buf_auto {
+        sysctl("tcp_wmem", format!("4096 {} {}", tcp.snd_buf_initial, tcp.snd_buf));
+    }
+    sysctl("tcp_rmem", format!("4096 131072 {}", tcp.rcv_buf));
+    if !tcp.snd_buf_auto {
+        l.sndbuf = Some(fits(tcp.snd_buf, "snd_buf")?);
+        l.rcvbuf = Some(fits(tcp.rcv_buf, "rcv_buf")?);
+    }
+    if tcp.mss != d.mss {
+        l.mss = Some(tcp.mss);
+    }
+    if tcp.initial_cwnd != d.initial_cwnd {
+        l.route.push(format!("initcwnd {}", tcp.initial_cwnd));
+    }
+    if tcp.min_rto != d.min_rto {
+        l.route.push(format!("rto_min {}ms", tcp.min_rto.0.div_ceil(1_000_000)));
+    }
+    refuse_the_rest(tcp, &d)?;
+    Ok(l)
+}
+
+/// The settings the simulator has and Linux does not let one change.
+fn refuse_the_rest(tcp: &TcpConfig, d: &TcpConfig) -> Result<(), String> {
+    let fixed = [
+        ("initial_ssthresh", tcp.initial_ssthresh != d.initial_ssthresh),
+        ("ack_every", tcp.ack_every != d.ack_every),
+        ("ack_bytes", tcp.ack_bytes != d.ack_bytes),
+        ("delack_timeout", tcp.delack_timeout != d.delack_timeout),
+        ("max_rto", tcp.max_rto != d.max_rto),
+        ("initial_rto", tcp.initial_rto != d.initial_rto),
+        ("quickack", tcp.quickack != d.quickack),
+        ("byte_counting", tcp.byte_counting != d.byte_counting),
+        ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
+    ];
+    match fixed.iter().find(|(_, differs)| *differs) {
+        Some((name, _)) => Err(unsupported(name, "Linux fixes it; only the simulator can change it")),
+        None => Ok(()),
+    }
+}
+
+fn fits(v: u64, name: &str) -> Result<u32, String> {
+    u32::try_from(v).map_err(|_| unsupported(name, "Linux takes a buffer of at most 4 GiB"))
+}
+
+fn unsupported(field: &str, why: &str) -> String {
+    format!("tcp.{field} cannot be applied in the emulator: {why}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use units::Dur;
+
+    #[test]
+    fn the_defaults_are_linuxs_own_and_need_no_socket_options() {
+        let l = linux(&TcpConfig::default()).unwrap();
+        assert_eq!(l.congestion, "cubic");
+        assert_eq!((l.mss, l.sndbuf, l.rcvbuf), (None, None, None));
+        assert!(l.route.is_empty());
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_sack".into(), "1".into())));
+    }
+
+    #[test]
+    fn newreno_is_linuxs_reno_and_classic_reno_and_tahoe_are_refused_by_name() {
+        let with = |a| TcpConfig { algorithm: a, ..TcpConfig::default() };
+        assert_eq!(linux(&with(Algorithm::NewReno)).unwrap().congestion, "reno");
+        assert!(linux(&with(Algorithm::Reno)).unwrap_err().contains("tcp.congestion_control"));
+        assert!(linux(&with(Algorithm::Tahoe)).unwrap_err().contains("tahoe"));
+    }
+
+    #[test]
+    fn a_minimum_rto_and_an_initial_window_go_on_the_route() {
+        let t = TcpConfig { min_rto: Dur::from_secs(1), initial_cwnd: 4, ..TcpConfig::default() };
+        assert_eq!(linux(&t).unwrap().route, ["initcwnd 4", "rto_min 1000ms"]);
+    }
+
+    #[test]
+    fn a_setting_linux_fixes_is_an_error_naming_the_field() {
+        let t = TcpConfig { ack_every: 1, ..TcpConfig::default() };
+        let e = linux(&t).unwrap_err();
+        assert!(e.contains("tcp.ack_every"), "{e}");
+    }
+
+    #[test]
+    fn fixed_buffers_become_socket_options() {
+        let t = TcpConfig { snd_buf_auto: false, snd_buf: 64 << 10, rcv_buf: 128 << 10, ..TcpConfig::default() };
+        let l = linux(&t).unwrap();
+        assert_eq!((l.sndbuf, l.rcvbuf), (Some(64 << 10), Some(128 << 10)));
+    }
+}

@@ -166,8 +166,41 @@ def bench_extract() -> dict:
     return res
 
 
+EMU_TARGETS = {"delay_p99_us": 100.0, "rate_error": 0.01, "capacity_mbps": 1000.0}
+
+
+def bench_emu() -> dict:
+    """The emulator core's delay and rate error and its capacity (crates/emu/examples/core_bench.rs)."""
+    print("bench: emulator core (root, namespaces and TUN)...", flush=True)
+    subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "emu", "--example", "core_bench"], check=True, cwd=ROOT)
+    out = subprocess.run([str(ROOT / "target" / "release" / "examples" / "core_bench")], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def print_emu(e: dict) -> None:
+    if "skipped" in e:
+        print(f"\nemulator core: skipped: {e['skipped']}")
+        return
+    d, u, t, c = e["delay"], e["rate_udp"], e["rate_tcp"], e["capacity"]
+    t_ = EMU_TARGETS
+    late = d["core_lateness_us"]
+    print(f"\nemulator core, {d['link']}: one-way delay error p50 {d['delay_error_us']['p50']:.0f} us, "
+          f"p99 {d['delay_error_us']['p99']:.0f} us (sockets included); core lateness p50 {late['p50']:.0f} us, "
+          f"p99 {late['p99']:.0f} us ({'meets' if late['p99'] <= t_['delay_p99_us'] else 'BELOW'} the "
+          f"{t_['delay_p99_us']:.0f} us target)")
+    ok = "meets" if abs(u["rate_error"]) <= t_["rate_error"] else "BELOW"
+    print(f"  rate under a UDP flood {u['measured_mbps']:.2f} Mbit/s: error {u['rate_error'] * 100:+.3f}% ({ok} the 1% target); "
+          f"one TCP transfer's goodput {t['goodput_mbps']:.1f} Mbit/s")
+    loads = ", ".join(f"{r['offered_mbps']:.0f} ({'ok' if r['ok'] else 'p99 ' + format(r['core_lateness_p99_us'], '.0f') + ' us'})"
+                      for r in c["loads"])
+    ok = "meets" if c["highest_ok_mbps"] >= t_["capacity_mbps"] else "BELOW"
+    print(f"  1500-byte packets forwarded whole, p99 lateness <= 100 us, no TUN drops: up to {c['highest_ok_mbps']:.0f} Mbit/s "
+          f"({ok} the 1 Gbit/s target); offered Mbit/s: {loads}")
+
+
 def main() -> int:
     results = {"machine": platform.node(), "python": platform.python_version(), "cases": {}}
+    results["emu"] = bench_emu()
     ex = bench_extract()
     results["extract"] = ex
     ensure_ns3()
@@ -211,6 +244,7 @@ def main() -> int:
     print(f"extract {ok} the {EXTRACT_TARGET_PPS / 1e6:.0f} M packets/s target; memory ×{u['peak_rss_mib'] / ex['undertow_32']['peak_rss_mib']:.2f} "
           "for ×5 the packets"
           + (f"; ×{u['packets_per_s'] / ex['tshark_160']['packets_per_s']:.0f} tshark's packets/s" if "tshark_160" in ex else ""))
+    print_emu(results["emu"])
     out = ROOT / "bench" / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwritten: {out.relative_to(ROOT)}")

@@ -17,6 +17,7 @@ pub mod lateness;
 pub mod netns;
 pub mod network;
 pub mod settings;
+pub mod sockets;
 pub mod sys;
 
 pub use crate::core::{Core, CoreConfig, CoreStats};

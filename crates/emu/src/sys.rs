@@ -94,6 +94,18 @@ impl Epoll {
         Ok(())
     }
 
+    /// Watches `fd` edge-triggered for input, output and the peer's
+    /// shutdown, reporting `token`: a change of readiness is reported once,
+    /// so the caller reads and writes until the kernel says it would block
+    /// (and need not switch output interest on and off as a buffer fills).
+    pub fn add_edge(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let events = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+        let mut ev = libc::epoll_event { events, u64: token };
+        // SAFETY: `ev` outlives the call.
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+
     /// Waits up to `timeout_ms` (-1: for ever) for input; the tokens ready.
     pub fn wait(&self, out: &mut Vec<u64>, timeout_ms: i32) -> io::Result<()> {
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 16];
@@ -138,6 +150,37 @@ impl TimerFd {
         let mut n = [0u8; 8];
         let _ = read(self.0.as_raw_fd(), &mut n);
     }
+}
+
+/// What TCP_INFO tells of a TCP socket that the emulator keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpInfo {
+    /// Segments retransmitted over the connection's life.
+    pub total_retrans: u32,
+    /// Segments sent, retransmissions included.
+    pub segs_out: u32,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    /// Smoothed round-trip time in microseconds (0 without a sample).
+    pub rtt_us: u32,
+}
+
+/// Reads TCP_INFO of the TCP socket `fd`.
+pub fn tcp_info(fd: RawFd) -> io::Result<TcpInfo> {
+    // SAFETY: an all-zero tcp_info is valid.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let ptr = (&mut info as *mut libc::tcp_info).cast();
+    // SAFETY: `info` is valid for writes of `len` bytes, and the kernel
+    // writes at most `len` (a newer kernel's longer struct is cut short).
+    check(unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, ptr, &mut len) })?;
+    Ok(TcpInfo {
+        total_retrans: info.tcpi_total_retrans,
+        segs_out: info.tcpi_segs_out,
+        bytes_acked: info.tcpi_bytes_acked,
+        bytes_received: info.tcpi_bytes_received,
+        rtt_us: info.tcpi_rtt,
+    })
 }
 
 /// Sets the calling thread's timer slack (how late the kernel may wake it

@@ -51,6 +51,8 @@ CASES = [
     ("run {sizes.toml}", "line 1 is not a size"),
     ("run {ports.toml}", "0 to 65535"),
     ("run {scenario.toml} --case nope", "no case named"),
+    ("run {scenario.toml} --engine qemu", "invalid choice: 'qemu'"),
+    ("clean --all", "unrecognized arguments: --all"),
     ("check /dev/zero", "larger than 4MiB"),
     ("check {dir}", "is a directory"),
     ("check {binary.bin}", "not a text file"),

@@ -189,3 +189,20 @@ def test_connections_records(rundir):
     done = [i for i in servers if t["closed_s"][i] == t["closed_s"][i]]
     assert done and all(t["bytes_acked"][i] == 300_000 for i in done)
     assert all(t["bytes_received"][i] == 100 for i in done)
+
+
+def test_the_simulator_refuses_a_command_app_and_says_to_use_the_emulator(tmp_path):
+    scenario = tmp_path / "command.toml"
+    scenario.write_text("""
+duration = "1s"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+[[apps]]
+kind = "command"
+client_command = "true"
+""")
+    r = cli("run", str(scenario), "-o", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert "only the emulator runs them" in r.stderr and "--engine emu" in r.stderr
+    assert not (tmp_path / "out").exists()

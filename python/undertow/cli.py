@@ -59,7 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         results = runner.run_file(args.scenario, out, seed=args.seed, cases=args.case, jobs=args.jobs, progress=bar,
-                                  overwrite=args.overwrite)
+                                  overwrite=args.overwrite, engine=args.engine)
     finally:
         bar.close()
     if args.quiet:
@@ -67,8 +67,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     rows = [(r.case or info["name"] or "run", r.summary) for r in results]
     baseline = info["baseline"] if not args.case or info["baseline"] in (args.case or []) else None
     print(table.comparison(rows, baseline))
-    events = sum(r.timing["events"] for r in results)
-    print(f"\n{len(results)} run(s) in {time.monotonic() - started:.1f} s ({events / 1e6:.1f} M events); results in {out}/")
+    events = sum(r.timing.get("events", 0) for r in results)
+    work = f" ({events / 1e6:.1f} M events)" if events else ""
+    print(f"\n{len(results)} run(s) in {time.monotonic() - started:.1f} s{work}; results in {out}/")
+    return 0
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    removed = _core.emu_clean()
+    for name in removed:
+        print(f"removed namespace {name}")
+    left = _core.emu_namespaces()
+    if not args.quiet:
+        print(f"{len(removed)} left behind by killed runs removed; {len(left)} of running ones left alone")
     return 0
 
 
@@ -414,8 +425,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"undertow {_core.__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
-    r = sub.add_parser("run", help="run a scenario (every case) in the simulator", description=(
-        "Run a scenario file in the simulator and write one run directory per case "
+    r = sub.add_parser("run", help="run a scenario (every case) in the simulator or the emulator", description=(
+        "Run a scenario file in the simulator (or, with --engine emu, in real time with real Linux stacks) "
+        "and write one run directory per case "
         "(scenario.toml, summary.json, records/*.parquet, series/*.parquet, optional bottleneck.pcap)."))
     r.add_argument("scenario", help="scenario file (TOML)")
     r.add_argument("-o", "--output", metavar="DIR", help="run directory (default: runs/<scenario name>)")
@@ -426,7 +438,16 @@ def parser() -> argparse.ArgumentParser:
                    help="replace DIR if it exists (whole: never a mixture of two runs; only a directory undertow wrote)")
     r.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     r.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
+    r.add_argument("--engine", choices=["sim", "emu"],
+                   help="sim: the simulator; emu: real time, real Linux TCP in network namespaces (root) "
+                        "(default: the scenario's engine, else sim)")
     r.set_defaults(func=cmd_run)
+
+    k = sub.add_parser("clean", help="remove what killed emulator runs left behind", description=(
+        "Remove the network namespaces (with their TUN devices, addresses and routes) of emulator runs whose "
+        "process is gone. Runs still going are left alone. Every emulator run does this when it starts."))
+    k.add_argument("-q", "--quiet", action="store_true", help="print only what was removed")
+    k.set_defaults(func=cmd_clean)
 
     c = sub.add_parser("check", help="validate a scenario file", description="Check a scenario file and all its cases without running anything.")
     c.add_argument("scenario", help="scenario file (TOML)")

@@ -34,9 +34,11 @@ def run_case(
     case: Optional[str] = None,
     seed: Optional[int] = None,
     progress: Optional[Callable[[float], None]] = None,
+    engine: Optional[str] = None,
 ) -> CaseResult:
-    """Runs one case (or the base scenario) into `out_dir`."""
-    summary, timing = _core.run(str(path), str(out_dir), case, seed, progress)
+    """Runs one case (or the base scenario) into `out_dir`, in `engine`
+    ("sim" or "emu"; by default the scenario's own)."""
+    summary, timing = _core.run(str(path), str(out_dir), case, seed, progress, engine)
     return CaseResult(case, Path(out_dir), json.loads(summary), json.loads(timing))
 
 
@@ -52,6 +54,7 @@ def run_file(
     jobs: Optional[int] = None,
     progress: Optional[Callable[[dict[str, float]], None]] = None,
     overwrite: bool = False,
+    engine: Optional[str] = None,
 ) -> list[CaseResult]:
     """Runs the file's cases (or its base scenario if it has none) into
     `out_dir`, which appears whole when every case has finished, or not at
@@ -60,7 +63,8 @@ def run_file(
     Each case gets `out_dir/<case>`. Cases run in parallel threads (the core
     releases the GIL); `progress` receives the fraction done of every case.
     When one case fails or the run is interrupted, the others stop at their
-    next progress report (a fraction of a second).
+    next progress report (a fraction of a second). Cases in the real-time
+    emulator run one at a time: each needs the machine's CPUs to itself.
     """
     info = load(path)
     names: list[Optional[str]] = list(cases) if cases else (list(info["cases"]) or [None])
@@ -84,12 +88,14 @@ def run_file(
                         progress(dict(done))
 
             d = tmp / name if name is not None else tmp
-            r = run_case(path, d, name, seed, tick)
+            r = run_case(path, d, name, seed, tick, engine)
             # Results name the directory they will have.
             r.directory = Path(out_dir) / name if name is not None else Path(out_dir)
             return r
 
         jobs = jobs or min(len(names), os.cpu_count() or 1)
+        if (engine or info["engine"]) == "emu":
+            jobs = 1
         if jobs <= 1 or len(names) == 1:
             return [one(n) for n in names]
         with ThreadPoolExecutor(max_workers=jobs) as pool:

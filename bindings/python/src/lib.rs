@@ -211,6 +211,7 @@ fn load(py: Python<'_>, path: &str) -> PyResult<Py<PyDict>> {
     d.set_item("cases", f.cases.clone())?;
     d.set_item("baseline", f.baseline.clone())?;
     d.set_item("duration_s", base.duration.0.as_secs_f64())?;
+    d.set_item("engine", base.engine.map_or_else(|| "sim".to_string(), |e| e.to_string()))?;
     Ok(d.unbind())
 }
 
@@ -223,14 +224,40 @@ fn resolve(path: &str, case: Option<&str>, seed: Option<u64>) -> PyResult<String
     Ok(scenario::to_toml(&scenario::with_defaults(&s, &r)))
 }
 
+/// The engine named on the command line, or the scenario's own.
+fn engine_named(name: Option<&str>, r: &mut scenario::Resolved) -> PyResult<()> {
+    match name {
+        None => Ok(()),
+        Some("sim") => {
+            r.engine = scenario::Engine::Sim;
+            Ok(())
+        }
+        Some("emu") => {
+            r.engine = scenario::Engine::Emu;
+            Ok(())
+        }
+        Some(other) => Err(PyValueError::new_err(format!("engine {other:?}: expected \"sim\" or \"emu\""))),
+    }
+}
+
 /// Runs one case of a scenario file into `out_dir`. Returns (summary JSON,
 /// timing JSON). `progress(fraction)` is called now and then; if it raises,
-/// the run stops and the exception propagates.
+/// the run stops and the exception propagates. `engine` ("sim" or "emu")
+/// replaces the scenario's own.
 #[pyfunction]
-#[pyo3(signature = (path, out_dir, case=None, seed=None, progress=None))]
-fn run(py: Python<'_>, path: &str, out_dir: &str, case: Option<&str>, seed: Option<u64>, progress: Option<Py<PyAny>>) -> PyResult<(String, String)> {
+#[pyo3(signature = (path, out_dir, case=None, seed=None, progress=None, engine=None))]
+fn run(
+    py: Python<'_>,
+    path: &str,
+    out_dir: &str,
+    case: Option<&str>,
+    seed: Option<u64>,
+    progress: Option<Py<PyAny>>,
+    engine: Option<&str>,
+) -> PyResult<(String, String)> {
     let f = scenario::ScenarioFile::load(Path::new(path)).map_err(scenario_err)?;
-    let (s, r) = f.resolved(case, seed).map_err(scenario_err)?;
+    let (s, mut r) = f.resolved(case, seed).map_err(scenario_err)?;
+    engine_named(engine, &mut r)?;
     let text = scenario::to_toml(&scenario::with_defaults(&s, &r));
     let mut raised: Option<PyErr> = None;
     let result = py.detach(|| {
@@ -251,13 +278,33 @@ fn run(py: Python<'_>, path: &str, out_dir: &str, case: Option<&str>, seed: Opti
         };
         // The case named on the command line, or the one a run directory's
         // scenario.toml records.
-        sim::run_scenario(&r, &text, s.case.as_deref(), Path::new(out_dir), &mut cb)
+        let (case, dir) = (s.case.as_deref(), Path::new(out_dir));
+        match r.engine {
+            scenario::Engine::Sim => sim::run_scenario(&r, &text, case, dir, &mut cb),
+            scenario::Engine::Emu => emu::run::run_scenario(&r, &text, case, dir, &mut cb),
+        }
     });
     match result {
         Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
         Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
         Err(e @ (sim::RunError::Output(_) | sim::RunError::Engine(_))) => Err(RunError::new_err(e.to_string())),
     }
+}
+
+/// Removes what emulator runs that were killed left behind (namespaces,
+/// with their devices and routes); returns their names.
+#[pyfunction]
+fn emu_clean() -> PyResult<Vec<String>> {
+    if let Some(why) = emu::network::unavailable() {
+        return Err(RunError::new_err(why));
+    }
+    emu::netns::clean_orphans().map_err(|e| RunError::new_err(format!("cannot remove the leftovers: {e}")))
+}
+
+/// The emulator's namespaces now present (live runs' and leftovers).
+#[pyfunction]
+fn emu_namespaces() -> Vec<String> {
+    emu::netns::list()
 }
 
 /// A human duration ("1ms", "2.5s") in seconds; ValueError names what is allowed.
@@ -281,6 +328,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_clean, m)?)?;
+    m.add_function(wrap_pyfunction!(emu_namespaces, m)?)?;
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add("TruncatedError", m.py().get_type::<TruncatedError>())?;
     m.add_function(wrap_pyfunction!(extract_model, m)?)?;

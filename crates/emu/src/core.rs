@@ -9,6 +9,7 @@
 //! exactly what they compute in the simulator, and only the final write
 //! can be late: the core measures by how much ([`Lateness`]).
 
+use crate::flows::Flows;
 use crate::lateness::Lateness;
 use crate::network::Network;
 use crate::sys;
@@ -38,11 +39,16 @@ pub struct CoreConfig {
     /// Wake this long before a departure and spin to it: the kernel wakes
     /// a sleeper some tens of microseconds late. Zero sleeps all the way.
     pub spin: Dur,
+    /// Run the core under SCHED_FIFO at this priority (0: as an ordinary
+    /// thread), so that the programs and generators it serves, which run
+    /// as ordinary threads, cannot delay its departures. It sleeps between
+    /// departures, so it takes the CPU only when a packet is due.
+    pub realtime: i32,
 }
 
 impl Default for CoreConfig {
     fn default() -> Self {
-        CoreConfig { spin: Dur::from_micros(50) }
+        CoreConfig { spin: Dur::from_micros(50), realtime: 50 }
     }
 }
 
@@ -82,6 +88,8 @@ struct Buf {
     src: HostId,
     dst: HostId,
     meta: Packet,
+    /// Its TCP header, if it is a TCP segment.
+    tcp: Option<wire::TcpInfo>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -116,6 +124,8 @@ pub struct Core {
     /// The observed paths' series (monitor number order), if kept.
     pub monitors: Vec<Monitor>,
     pub observer: Option<Box<dyn Observer + Send>>,
+    /// Per-connection records, if kept.
+    pub flows: Option<Flows>,
     pub stats: CoreStats,
     cfg: CoreConfig,
     /// CLOCK_MONOTONIC at the core's time zero.
@@ -142,6 +152,7 @@ impl Core {
             released: Vec::new(),
             monitors: Vec::new(),
             observer: None,
+            flows: None,
             stats: CoreStats::default(),
             cfg,
             origin_ns,
@@ -165,6 +176,11 @@ impl Core {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("a host lives in space {s}; the network has {}", tuns.len())));
         }
         let _ = sys::set_timer_slack_ns(1);
+        if self.cfg.realtime > 0 {
+            // Without the privilege the core runs as an ordinary thread;
+            // its lateness histogram shows what that costs.
+            let _ = sys::set_realtime(self.cfg.realtime);
+        }
         let epoll = sys::Epoll::new()?;
         let timer = sys::TimerFd::new()?;
         for (i, &fd) in tuns.iter().enumerate() {
@@ -278,6 +294,9 @@ impl Core {
             }
             let b = &self.bufs[idx as usize];
             let (src, mut m) = (b.src, b.meta);
+            if let (Some(f), Some(t)) = (&mut self.flows, &b.tcp) {
+                f.sent(now, src, b.dst, t);
+            }
             let next = self.fabric.send(now, src, &mut m);
             self.next(now, idx, next);
         }
@@ -289,7 +308,7 @@ impl Core {
             Some(i) => i,
             None => {
                 let meta = Packet::new(0, 0);
-                self.bufs.push(Buf { data: Box::new([0; BUF_LEN]), len: 0, src: 0, dst: 0, meta });
+                self.bufs.push(Buf { data: Box::new([0; BUF_LEN]), len: 0, src: 0, dst: 0, meta, tcp: None });
                 (self.bufs.len() - 1) as u32
             }
         }
@@ -306,8 +325,12 @@ impl Core {
         let (Some(&src), Some(&dst)) = (self.hosts.get(&info.ip.src), self.hosts.get(&info.ip.dst)) else {
             return false;
         };
+        b.tcp = None;
         let (sport, dport, syn) = match info.transport {
-            Transport::Tcp(t) => (t.src_port, t.dst_port, t.flags.syn()),
+            Transport::Tcp(t) => {
+                b.tcp = Some(t);
+                (t.src_port, t.dst_port, t.flags.syn())
+            }
             Transport::Udp(u) => (u.src_port, u.dst_port, false),
             _ => (0, 0, false),
         };
@@ -341,6 +364,9 @@ impl Core {
                 match sys::write(fd, &b.data[..b.len]) {
                     Ok(_) => self.stats.delivered += 1,
                     Err(_) => self.stats.write_errors += 1,
+                }
+                if let (Some(f), Some(t)) = (&mut self.flows, &b.tcp) {
+                    f.arrived(now, b.src, b.dst, t);
                 }
                 let late = self.now().0.saturating_sub(now.0);
                 self.stats.lateness.record(late);

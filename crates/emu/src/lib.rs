@@ -13,9 +13,12 @@
 pub mod addr;
 pub mod capture;
 pub mod core;
+pub mod flows;
 pub mod lateness;
 pub mod netns;
 pub mod network;
+pub mod programs;
+pub mod run;
 pub mod settings;
 pub mod sockets;
 pub mod sys;

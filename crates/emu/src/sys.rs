@@ -211,3 +211,22 @@ pub fn thread_cpu_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
+
+/// Sends `signal` to every process of process group `pgid`.
+pub fn signal_group(pgid: u32, signal: i32) -> io::Result<()> {
+    // SAFETY: no pointers; a negative pid names the group.
+    check(unsafe { libc::kill(-(pgid as libc::pid_t), signal) })?;
+    Ok(())
+}
+
+pub const SIGTERM: i32 = libc::SIGTERM;
+pub const SIGKILL: i32 = libc::SIGKILL;
+
+/// Runs the calling thread under SCHED_FIFO at `priority` (1-99), so that
+/// ordinary threads cannot delay its wake-ups.
+pub fn set_realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: `param` outlives the call; 0 names the calling thread.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })?;
+    Ok(())
+}

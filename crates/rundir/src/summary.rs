@@ -7,7 +7,7 @@ use net::monitor::Monitor;
 use scenario::Resolved;
 use serde_json::{json, Map, Value};
 use std::path::Path;
-use traffic::{App, Column};
+use traffic::{AppReport, Column};
 
 pub const SUMMARY_FORMAT: &str = "undertow.summary/1";
 
@@ -49,7 +49,8 @@ pub struct Link<'a> {
 
 /// What a finished run knows, whichever engine ran it.
 pub struct Facts<'a> {
-    pub apps: &'a [Box<dyn App>],
+    /// Per application (and background model), what it reports.
+    pub reports: Vec<AppReport>,
     pub app_names: &'a [String],
     /// Per application: its TCP totals.
     pub app_tcp: &'a [TcpTotals],
@@ -65,8 +66,7 @@ pub struct Facts<'a> {
 pub fn summary(r: &Resolved, case: Option<&str>, f: &Facts) -> Value {
     let duration_s = r.duration.as_secs_f64();
     let mut apps = Map::new();
-    for (i, app) in f.apps.iter().enumerate() {
-        let rep = app.report();
+    for (i, rep) in f.reports.iter().enumerate() {
         let mut o = Map::new();
         o.insert("kind".into(), json!(rep.kind));
         if let Some(metric) = rep.metric {
@@ -125,8 +125,7 @@ pub fn summary(r: &Resolved, case: Option<&str>, f: &Facts) -> Value {
 pub fn write_tables(dir: &Path, f: &Facts) -> Result<(), String> {
     let records = dir.join("records");
     std::fs::create_dir_all(&records).map_err(|e| format!("{}: {e}", records.display()))?;
-    for app in f.apps {
-        let rep = app.report();
+    for rep in &f.reports {
         if rep.records.columns.is_empty() {
             continue;
         }

@@ -26,13 +26,29 @@ pub trait Hosts {
     fn host(&mut self, plan: &HostPlan) -> HostId;
     /// The number the next host will have (plans name streams after it).
     fn next_host(&self) -> HostId;
+    /// The hosts made from now on belong to the application or background
+    /// model `name` (so an engine can tell whose a connection is).
+    fn owner(&mut self, _name: &str) {}
 }
 
 /// A scenario's applications, in the order of its file (apps, then
-/// background models), with their names.
+/// background models), with their names, and its real programs.
 pub struct Assembled {
     pub apps: Vec<Box<dyn App>>,
     pub names: Vec<String>,
+    pub commands: Vec<Command>,
+}
+
+/// A `command` app: programs to run on two hosts of their own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Command {
+    pub name: String,
+    pub server: HostId,
+    pub client: HostId,
+    pub server_command: Option<String>,
+    pub client_command: String,
+    pub start: Time,
+    pub stop: Time,
 }
 
 fn make(hosts: &mut dyn Hosts, plans: &[HostPlan]) -> Vec<HostId> {
@@ -68,9 +84,11 @@ fn swing_hosts(hosts: &mut dyn Hosts, m: &SwingModel, seed: u64) -> ([Vec<HostId
 /// The applications of `r`, each host they need made by `maker`.
 pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
     let mut apps: Vec<Box<dyn App>> = Vec::new();
+    let mut commands = Vec::new();
     let mut names = Vec::new();
     let stop_all = Time(r.duration.0);
     for a in &r.apps {
+        maker.owner(a.name());
         match a {
             AppModel::Http { name, object_sizes, request_size, think_time, start, stop, count, clients, port, server_side, client, server } => {
                 let srv = group_hosts(maker, *server_side, 1, server)[0];
@@ -89,9 +107,23 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
                 })));
                 names.push(name.clone());
             }
+            AppModel::Command { name, server_command, client_command, start, stop, server_side, client, server } => {
+                let srv = group_hosts(maker, *server_side, 1, server)[0];
+                let cl = group_hosts(maker, server_side.other(), 1, client)[0];
+                commands.push(Command {
+                    name: name.clone(),
+                    server: srv,
+                    client: cl,
+                    server_command: server_command.clone(),
+                    client_command: client_command.clone(),
+                    start: *start,
+                    stop: (*stop).min(stop_all),
+                });
+            }
         }
     }
     for bg in &r.background {
+        maker.owner(bg.name());
         match bg {
             BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
                 let src = group_hosts(maker, *sources, *hosts, group);
@@ -151,5 +183,5 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
             }
         }
     }
-    Assembled { apps, names }
+    Assembled { apps, names, commands }
 }

@@ -116,16 +116,27 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
         }
     }
     for (spec, model) in f.apps.iter_mut().zip(&r.apps) {
-        let (AppModel::Http { name, request_size, think_time, start, stop, count, clients, port, server_side, .. }, AppSpec::Http(a)) = (model, spec);
-        a.name = Some(name.clone());
-        a.request_size = Some(Size(*request_size));
-        a.think_time = Some(TimeSpan(*think_time));
-        a.start = span(*start);
-        a.stop = span(*stop);
-        a.count = Some(*count);
-        a.clients = Some(*clients);
-        a.port = Some(*port);
-        a.server_side = Some(if *server_side == Side::Left { ServerSide::Left } else { ServerSide::Right });
+        let side = |s: &Side| Some(if *s == Side::Left { ServerSide::Left } else { ServerSide::Right });
+        match (model, spec) {
+            (AppModel::Http { name, request_size, think_time, start, stop, count, clients, port, server_side, .. }, AppSpec::Http(a)) => {
+                a.name = Some(name.clone());
+                a.request_size = Some(Size(*request_size));
+                a.think_time = Some(TimeSpan(*think_time));
+                a.start = span(*start);
+                a.stop = span(*stop);
+                a.count = Some(*count);
+                a.clients = Some(*clients);
+                a.port = Some(*port);
+                a.server_side = side(server_side);
+            }
+            (AppModel::Command { name, start, stop, server_side, .. }, AppSpec::Command(c)) => {
+                c.name = Some(name.clone());
+                c.start = span(*start);
+                c.stop = span(*stop);
+                c.server_side = side(server_side);
+            }
+            _ => unreachable!("resolve keeps the order and the kind of the applications"),
+        }
     }
     f.output.pcap = Some(r.output.pcap);
     f.output.pcap_snaplen = Some(Size(r.output.pcap_snaplen as u64));

@@ -21,7 +21,7 @@ mod schema;
 mod tagged;
 mod values;
 
-pub use assemble::{assemble, Assembled, Hosts};
+pub use assemble::{assemble, Assembled, Command, Hosts};
 pub use error::ScenarioError;
 pub use file::ScenarioFile;
 pub use fill::{to_toml, with_defaults};

@@ -93,6 +93,34 @@ pub enum AppModel {
         client: Group,
         server: Group,
     },
+    /// Real programs (the emulator only).
+    Command {
+        name: String,
+        server_command: Option<String>,
+        client_command: String,
+        start: Time,
+        stop: Time,
+        server_side: Side,
+        client: Group,
+        server: Group,
+    },
+}
+
+impl BackgroundModel {
+    pub fn name(&self) -> &str {
+        match self {
+            BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } => name,
+            BackgroundModel::Swing(m) => &m.name,
+        }
+    }
+}
+
+impl AppModel {
+    pub fn name(&self) -> &str {
+        match self {
+            AppModel::Http { name, .. } | AppModel::Command { name, .. } => name,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -541,7 +569,39 @@ fn swing_file(dir: &Path, file: &str, field: &str) -> Res<(std::path::PathBuf, s
 fn app(at: &Context, i: usize, a: &AppSpec) -> Res<AppModel> {
     match a {
         AppSpec::Http(h) => http_app(at, i, h),
+        AppSpec::Command(c) => command_app(at, i, c),
     }
+}
+
+fn server_side(s: Option<ServerSide>) -> Side {
+    match s {
+        None | Some(ServerSide::Left) => Side::Left,
+        Some(ServerSide::Right) => Side::Right,
+    }
+}
+
+fn command_app(at: &Context, i: usize, a: &CommandSpec) -> Res<AppModel> {
+    let f = format!("apps[{i}]");
+    let name = a.name.clone().unwrap_or_else(|| if i == 0 { "command".into() } else { format!("command{i}") });
+    let (start, stop) = span(a.start, a.stop, at.s.duration.0, &f)?;
+    let line = |c: &str, field: &str| -> Res<String> {
+        if c.trim().is_empty() {
+            return Err(err(format!("{f}.{field}"), "must name a program"));
+        }
+        Ok(c.to_string())
+    };
+    let client = a.client.clone().unwrap_or_default();
+    let server = a.server.clone().unwrap_or_default();
+    Ok(AppModel::Command {
+        name,
+        server_command: a.server_command.as_deref().map(|c| line(c, "server_command")).transpose()?,
+        client_command: line(&a.client_command, "client_command")?,
+        start,
+        stop,
+        server_side: server_side(a.server_side),
+        client: group(at.s, &client.access, &client.tcp, &format!("{f}.client"))?,
+        server: group(at.s, &server.access, &server.tcp, &format!("{f}.server"))?,
+    })
 }
 
 fn http_app(at: &Context, i: usize, a: &HttpSpec) -> Res<AppModel> {
@@ -579,10 +639,7 @@ fn http_app(at: &Context, i: usize, a: &HttpSpec) -> Res<AppModel> {
         count: a.count.unwrap_or(0),
         clients,
         port,
-        server_side: match a.server_side {
-            None | Some(ServerSide::Left) => Side::Left,
-            Some(ServerSide::Right) => Side::Right,
-        },
+        server_side: server_side(a.server_side),
         client: group(at.s, &client.access, &client.tcp, &format!("{f}.client"))?,
         server: group(at.s, &server.access, &server.tcp, &format!("{f}.server"))?,
     })
@@ -590,11 +647,8 @@ fn http_app(at: &Context, i: usize, a: &HttpSpec) -> Res<AppModel> {
 
 /// Traffic models name files of a run: each name usable, none reserved, no two alike.
 fn names(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
-    let background = background.iter().map(|b| match b {
-        BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } => name,
-        BackgroundModel::Swing(m) => &m.name,
-    });
-    let names: Vec<&String> = background.chain(apps.iter().map(|AppModel::Http { name, .. }| name)).collect();
+    let background = background.iter().map(|b| b.name());
+    let names: Vec<&str> = background.chain(apps.iter().map(|a| a.name())).collect();
     for n in &names {
         if let Err(why) = usable_name(n) {
             return Err(err("", format!("{n:?} is not a usable name: {why}")));
@@ -670,8 +724,10 @@ fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
         };
     }
     for a in apps {
-        let AppModel::Http { clients, .. } = a;
-        hosts += *clients as u64 + 1;
+        hosts += match a {
+            AppModel::Http { clients, .. } => *clients as u64 + 1,
+            AppModel::Command { .. } => 2,
+        };
     }
     if hosts > limits::HOSTS {
         return Err(err(

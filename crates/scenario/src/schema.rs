@@ -397,6 +397,8 @@ choice! {
 pub enum AppSpec {
     /// httperf-like downloads.
     Http(HttpSpec),
+    /// Real programs, a server and a client (the emulator only).
+    Command(CommandSpec),
 }
 
 impl<'de> Deserialize<'de> for AppSpec {
@@ -413,6 +415,7 @@ impl Tagged for AppSpec {
     fn variant<'de, D: Deserializer<'de>>(kind: AppKind, d: D) -> Result<AppSpec, D::Error> {
         match kind {
             AppKind::Http => HttpSpec::deserialize(d).map(AppSpec::Http),
+            AppKind::Command => CommandSpec::deserialize(d).map(AppSpec::Command),
         }
     }
     fn assemble((): (), app: AppSpec) -> Self {
@@ -422,7 +425,7 @@ impl Tagged for AppSpec {
 
 choice! {
     /// The `kind` of an application table.
-    AppKind { Http = "http" }
+    AppKind { Http = "http", Command = "command" }
 }
 
 /// http: downloads, one connection per object.
@@ -455,6 +458,34 @@ pub struct HttpSpec {
     pub port: Option<u16>,
     /// Side of the dumbbell the server sits on: left (default: responses
     /// travel left to right, with forward background) or right.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_side: Option<ServerSide>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<HostSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<HostSpec>,
+}
+
+/// command: a server and a client program, unmodified, each on a host of
+/// its own (in a network namespace of its own), started and stopped by
+/// the run. `{server}` and `{client}` in a command line become the hosts'
+/// addresses, `{dir}` the run directory.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The server's command line, started at time zero (none: the client
+    /// talks to nothing the run starts, e.g. a probe's own echo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_command: Option<String>,
+    /// The client's command line, started at `start`.
+    pub client_command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<TimeSpan>,
+    /// Both programs are stopped (SIGTERM, then SIGKILL) here or at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<TimeSpan>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_side: Option<ServerSide>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

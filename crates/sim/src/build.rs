@@ -62,7 +62,8 @@ pub fn build(r: &Resolved) -> Built {
     let mut b = Builder { world: World::new(fabric), side_count: [0, 0] };
     b.world.monitors = (0..2).map(|_| Monitor::new(r.output.series_bin, r.duration)).collect();
 
-    let scenario::Assembled { apps, names } = scenario::assemble(r, &mut b);
+    // Command apps (real programs) never reach here: run_scenario refuses them.
+    let scenario::Assembled { apps, names, .. } = scenario::assemble(r, &mut b);
     b.world.app_tcp = vec![TcpTotals::default(); apps.len()];
     b.world.paths_added();
     Built { world: b.world, apps, app_names: names }

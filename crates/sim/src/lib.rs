@@ -49,6 +49,12 @@ pub fn run_scenario(
     dir: &Path,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<RunReport, RunError> {
+    if let Some(c) = r.apps.iter().find(|a| matches!(a, scenario::AppModel::Command { .. })) {
+        return Err(RunError::Engine(format!(
+            "app {:?} runs real programs: only the emulator runs them (engine = \"emu\", or --engine emu)",
+            c.name()
+        )));
+    }
     rundir::begin(dir, scenario_toml)?;
     let mut b = build::build(r);
     let pcap = dir.join("bottleneck.pcap");

@@ -12,7 +12,14 @@ use std::path::Path;
 fn facts<'a>(b: &'a Built, r: &Resolved, engine: Value) -> Facts<'a> {
     let w = &b.world;
     let link = |i: usize| Link { monitor: &w.monitors[i], stats: w.fabric.paths[i].path.stats(), rate: r.bottleneck[i].rate() };
-    Facts { apps: &b.apps, app_names: &b.app_names, app_tcp: &w.app_tcp, links: [link(0), link(1)], conn_log: &w.conn_log, engine }
+    Facts {
+        reports: b.apps.iter().map(|a| a.report()).collect(),
+        app_names: &b.app_names,
+        app_tcp: &w.app_tcp,
+        links: [link(0), link(1)],
+        conn_log: &w.conn_log,
+        engine,
+    }
 }
 
 /// The simulator's section of the summary. Deterministic.

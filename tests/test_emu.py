@@ -1,0 +1,197 @@
+"""The real-time emulator through the command line: short runs of the
+quickstart's cases, teardown after SIGINT, SIGTERM and SIGKILL, and
+containment. These need root, TUN and iproute2; elsewhere they skip and
+say why."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from undertow import _core
+
+ROOT = Path(__file__).resolve().parent.parent
+UNDERTOW = [str(Path(sys.executable).parent / "undertow")]
+
+
+def _unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the emulator needs root (CAP_NET_ADMIN)"
+    if not Path("/dev/net/tun").exists():
+        return "the emulator needs /dev/net/tun"
+    if shutil.which("ip") is None:
+        return "the emulator needs iproute2's ip"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_unavailable() is not None, reason=str(_unavailable()))
+
+
+def short_quickstart(tmp_path: Path, duration: str) -> Path:
+    """The quickstart, `duration` long, its downloads starting after 1 s."""
+    text = (ROOT / "examples" / "quickstart.toml").read_text()
+    text = text.replace('duration = "600s"', f'duration = "{duration}"').replace('start = "5s"', 'start = "1s"')
+    assert f'duration = "{duration}"' in text
+    f = tmp_path / "quickstart.toml"
+    f.write_text(text)
+    return f
+
+
+def host_network() -> tuple[str, str, str]:
+    """The machine's own links, routes and IPv6 routes, as `ip` prints them."""
+    def ip(*args: str) -> str:
+        return subprocess.run(["ip", *args], check=True, capture_output=True, text=True).stdout
+    return ip("-o", "link"), ip("-o", "route"), ip("-o", "-6", "route")
+
+
+def interface_counters() -> dict[str, tuple[int, int]]:
+    """Packets sent and received by each of the machine's own interfaces."""
+    out = {}
+    for d in Path("/sys/class/net").iterdir():
+        s = d / "statistics"
+        out[d.name] = (int((s / "tx_packets").read_text()), int((s / "rx_packets").read_text()))
+    return out
+
+
+def owned_by(pid: int) -> list[str]:
+    return [n for n in _core.emu_namespaces() if n.startswith(f"ut-{pid}.")]
+
+
+def start(scenario: Path, out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([*UNDERTOW, "run", str(scenario), "--engine", "emu", "-o", str(out), "-q", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_namespaces(p: subprocess.Popen, timeout: float = 20.0) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if owned_by(p.pid):
+            # The network is being made; give the run a moment to be under way.
+            time.sleep(1.0)
+            return owned_by(p.pid)
+        if p.poll() is not None:
+            _, err = p.communicate()
+            pytest.fail(f"the run ended before making its network: {err}")
+        time.sleep(0.05)
+    p.kill()
+    p.communicate()
+    pytest.fail("the run made no namespace within 20 s")
+
+
+def test_the_quickstarts_no_background_and_cbr_udp_cases_run_in_the_emulator(tmp_path):
+    scenario = short_quickstart(tmp_path, "8s")
+    out = tmp_path / "emu"
+    before = interface_counters()
+    r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", "emu", "--case", "nbg", "--case", "cbr_udp",
+                        "-o", str(out), "-q"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    # Contained: the run sent and received nothing through the machine's own interfaces.
+    assert interface_counters() == before
+    for case in ("nbg", "cbr_udp"):
+        s = json.loads((out / case / "summary.json").read_text())
+        assert s["format"] == "undertow.summary/1"
+        web = s["apps"]["web"]
+        # 1 MB at 15 Mbit/s takes at least 0.56 s: about ten downloads in 7 s
+        # alone, fewer beside the background.
+        assert web["count"] >= 3, web
+        assert web["min"] >= 8e6 / 15e6, web
+        engine = s["engine"]
+        assert engine["name"] == "emu"
+        assert engine["tun_dropped"] == 0
+        assert engine["unroutable"] == 0
+        # The core runs at real-time priority: even beside busy programs it
+        # lets packets go well within a millisecond of their time.
+        assert engine["lateness_us"]["p99"] < 1000
+        assert (out / case / "series" / "bottleneck.parquet").exists()
+        assert "engine = \"emu\"" in (out / case / "scenario.toml").read_text()
+    nbg = json.loads((out / "nbg" / "summary.json").read_text())
+    cbr = json.loads((out / "cbr_udp" / "summary.json").read_text())
+    # The background took two thirds of the link: downloads slow down.
+    assert cbr["apps"]["web"]["p50"] > 1.5 * nbg["apps"]["web"]["p50"]
+    carried = cbr["links"]["bottleneck_fwd"]["mean_rate_bps"]
+    assert 0.6 * 15e6 < carried <= 15e6 * 1.01
+    assert owned_by(os.getpid()) == []
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_run_stopped_by_a_signal_removes_its_namespaces_and_leaves_the_machine_as_it_was(tmp_path, sig, code):
+    scenario = short_quickstart(tmp_path, "60s")
+    out = tmp_path / "out"
+    before = host_network()
+    p = start(scenario, out, "--case", "cbr_udp")
+    assert wait_for_namespaces(p)
+    p.send_signal(sig)
+    try:
+        _, err = p.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("the run did not stop within 15 s of the signal")
+    assert p.returncode == code, err
+    assert owned_by(p.pid) == []
+    assert host_network() == before
+    assert not out.exists()
+
+
+def test_after_sigkill_undertow_clean_removes_what_the_run_left(tmp_path):
+    scenario = short_quickstart(tmp_path, "60s")
+    before = host_network()
+    p = start(scenario, tmp_path / "out", "--case", "nbg")
+    names = wait_for_namespaces(p)
+    p.kill()
+    p.communicate(timeout=10)
+    # Nothing could clean up: the namespaces are still there.
+    assert owned_by(p.pid) == names
+    r = subprocess.run([*UNDERTOW, "clean"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for n in names:
+        assert f"removed namespace {n}" in r.stdout
+    assert owned_by(p.pid) == []
+    assert host_network() == before
+
+
+def test_a_command_app_runs_a_real_server_and_client_and_is_measured_from_the_cores_capture(tmp_path):
+    served = tmp_path / "www"
+    served.mkdir()
+    (served / "blob").write_bytes(b"\0" * 1_000_000)
+    scenario = tmp_path / "command.toml"
+    scenario.write_text(f"""
+name = "command"
+duration = "7s"
+engine = "emu"
+
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+
+[[apps]]
+kind = "command"
+name = "fetch"
+server_side = "right"
+server_command = "cd {served} && exec {sys.executable} -m http.server 8080 --bind {{server}}"
+client_command = "for i in 1 2 3; do curl -s -o /dev/null http://{{server}}:8080/blob || exit 1; done"
+start = "1s"
+""")
+    out = tmp_path / "out"
+    r = subprocess.run([*UNDERTOW, "run", str(scenario), "-o", str(out), "-q"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    fetch = json.loads((out / "summary.json").read_text())["apps"]["fetch"]
+    assert fetch["kind"] == "command"
+    assert fetch["counters"]["client_exit"] == 0, (out / "apps" / "fetch" / "client.err").read_text()
+    # The server ran until the run stopped it.
+    assert fetch["counters"]["server_exit"] is None
+    assert fetch["count"] == 3
+    # 1 MB at 10 Mbit/s is 0.8 s, plus the handshake and request round trips.
+    assert fetch["min"] > 0.8 + 0.04, fetch
+    assert fetch["max"] < 3.0, fetch
+    assert (out / "records" / "fetch.parquet").exists()
+    assert "Serving HTTP" in (out / "apps" / "fetch" / "server.err").read_text() + (out / "apps" / "fetch" / "server.out").read_text()
+

@@ -11,10 +11,25 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 CARGO  ?= cargo
 
-.PHONY: demo test bench build setup system-deps lint rust-test py-test fuzz-test clean
+.PHONY: demo demo-emu emu-deps test bench build setup system-deps lint rust-test py-test fuzz-test clean
 
 demo: build
 	$(VENV)/bin/undertow run examples/quickstart.toml -o runs/quickstart --overwrite
+
+# The quickstart with real Apache and httperf in the emulator (root).
+demo-emu: build emu-deps
+	$(VENV)/bin/undertow run examples/emu-apache-httperf.toml -o runs/emu-apache-httperf --overwrite
+
+emu-deps:
+	@command -v apache2 >/dev/null 2>&1 && command -v httperf >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing apache2 and httperf (apt-get)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q apache2 httperf >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q apache2 httperf >/dev/null; }; \
+	    apache2ctl stop >/dev/null 2>&1 || true; \
+	  else \
+	    echo "demo-emu needs apache2 and httperf: install them, as root (apt-get install apache2 httperf)"; exit 2; \
+	  fi; }
 
 test: system-deps build lint rust-test py-test fuzz-test
 

@@ -53,6 +53,7 @@ CASES = [
     ("run {scenario.toml} --case nope", "no case named"),
     ("run {scenario.toml} --engine qemu", "invalid choice: 'qemu'"),
     ("clean --all", "unrecognized arguments: --all"),
+    ("shell {scenario.toml} --case nope", "no case named"),
     ("check /dev/zero", "larger than 4MiB"),
     ("check {dir}", "is a directory"),
     ("check {binary.bin}", "not a text file"),

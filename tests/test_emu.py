@@ -195,3 +195,35 @@ start = "1s"
     assert (out / "records" / "fetch.parquet").exists()
     assert "Serving HTTP" in (out / "apps" / "fetch" / "server.err").read_text() + (out / "apps" / "fetch" / "server.out").read_text()
 
+
+
+def test_undertow_shell_runs_a_command_on_the_client_host_while_the_scenario_runs_and_writes_the_run(tmp_path):
+    served = tmp_path / "www"
+    served.mkdir()
+    (served / "blob").write_bytes(b"\0" * 100_000)
+    scenario = tmp_path / "shell.toml"
+    scenario.write_text(f"""
+duration = "60s"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+[[apps]]
+kind = "command"
+name = "web"
+server_side = "right"
+server_command = "cd {served} && exec {sys.executable} -m http.server 8080 --bind {{server}}"
+client_command = "true"
+""")
+    out = tmp_path / "out"
+    fetch = "sleep 1; curl -s -o /dev/null -w 'status %{http_code}' http://$SERVER:8080/blob"
+    t0 = time.monotonic()
+    r = subprocess.run([*UNDERTOW, "shell", str(scenario), "-o", str(out), "-q", "-c", fetch],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "status 200" in r.stdout
+    # The run ended with the command, not at the scenario's 60 s.
+    assert time.monotonic() - t0 < 30
+    s = json.loads((out / "summary.json").read_text())
+    assert s["duration_s"] < 30
+    assert s["apps"]["web"]["count"] == 1
+    assert owned_by(os.getpid()) == []

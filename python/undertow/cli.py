@@ -73,6 +73,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_shell(args: argparse.Namespace) -> int:
+    out = outputs.output_path(args.output, "-o") if args.output is not None else Path("runs") / (Path(args.scenario).stem + "-shell")
+    command = args.command
+    runner.check_cases(args.scenario, [args.case] if args.case else [])
+    if not args.quiet and command is None:
+        print("undertow shell: the scenario's network and background run until you leave this shell "
+              "($SERVER is the server's address)", file=sys.stderr)
+    r = runner.shell(args.scenario, out, case=args.case, seed=args.seed, app=args.app, command=command, overwrite=args.overwrite)
+    if not args.quiet:
+        print(f"results in {r.directory}/", file=sys.stderr)
+    return 0
+
+
 def cmd_clean(args: argparse.Namespace) -> int:
     removed = _core.emu_clean()
     for name in removed:
@@ -442,6 +455,20 @@ def parser() -> argparse.ArgumentParser:
                    help="sim: the simulator; emu: real time, real Linux TCP in network namespaces (root) "
                         "(default: the scenario's engine, else sim)")
     r.set_defaults(func=cmd_run)
+
+    h = sub.add_parser("shell", help="a shell inside the emulated network while a scenario runs", description=(
+        "Run a scenario in the emulator (root) with your shell, or a command line, on the client host of one of its command "
+        "apps, in place of that app's client, until it exits; then write the run directory. $SERVER and $CLIENT "
+        "hold the hosts' addresses."))
+    h.add_argument("scenario", help="scenario file (TOML) with at least one command app")
+    h.add_argument("-c", "--command", metavar="LINE", help="run this command line (sh -c) instead of an interactive shell")
+    h.add_argument("-o", "--output", metavar="DIR", help="run directory (default: runs/<scenario name>-shell)")
+    h.add_argument("--case", metavar="NAME", help="the case to run (default: the base scenario)")
+    h.add_argument("--app", metavar="NAME", help="the command app whose client host the shell runs on (default: the first)")
+    h.add_argument("--seed", type=seed_value, help="seed replacing the scenario's own")
+    h.add_argument("--overwrite", action="store_true", help="replace DIR if it exists (only a directory undertow wrote)")
+    h.add_argument("-q", "--quiet", action="store_true", help="print nothing but what the shell prints")
+    h.set_defaults(func=cmd_shell)
 
     k = sub.add_parser("clean", help="remove what killed emulator runs left behind", description=(
         "Remove the network namespaces (with their TUN devices, addresses and routes) of emulator runs whose "

@@ -42,6 +42,16 @@ def run_case(
     return CaseResult(case, Path(out_dir), json.loads(summary), json.loads(timing))
 
 
+def check_cases(path: str | os.PathLike, cases: list[str]) -> dict:
+    """Loads the scenario file and checks that it has each of `cases`."""
+    info = load(path)
+    for n in cases:
+        if n not in info["cases"]:
+            known = ", ".join(info["cases"]) or "no cases"
+            raise _core.ScenarioError(f"{path}: no case named {n!r}: the file has {known}")
+    return info
+
+
 class Cancelled(Exception):
     """Another case failed or the user interrupted: this case stops."""
 
@@ -66,12 +76,8 @@ def run_file(
     next progress report (a fraction of a second). Cases in the real-time
     emulator run one at a time: each needs the machine's CPUs to itself.
     """
-    info = load(path)
+    info = check_cases(path, cases or [])
     names: list[Optional[str]] = list(cases) if cases else (list(info["cases"]) or [None])
-    for n in names:
-        if n is not None and n not in info["cases"]:
-            known = ", ".join(info["cases"]) or "no cases"
-            raise _core.ScenarioError(f"{path}: no case named {n!r}: the file has {known}")
     done = {str(n): 0.0 for n in names}
     lock = threading.Lock()
     stop = threading.Event()
@@ -105,3 +111,28 @@ def run_file(
             except BaseException:
                 stop.set()
                 raise
+
+
+def shell(
+    path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    case: Optional[str] = None,
+    seed: Optional[int] = None,
+    app: Optional[str] = None,
+    command: Optional[str] = None,
+    overwrite: bool = False,
+) -> CaseResult:
+    """Runs `case` of a scenario in the emulator with a shell (or `command`)
+    on the client host of command app `app` (or the first), until it exits,
+    and writes `out_dir`. The terminal's Ctrl-C belongs to the shell
+    meanwhile; SIGTERM still stops the run."""
+    import signal
+
+    check_cases(path, [case] if case is not None else [])
+    with outputs.new_directory(Path(out_dir), overwrite) as tmp:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            summary, timing = _core.shell(str(path), str(tmp), case, seed, app, command)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    return CaseResult(case, Path(out_dir), json.loads(summary), json.loads(timing))

@@ -291,6 +291,53 @@ fn run(
     }
 }
 
+/// Runs a case in the emulator with a shell (or `command`) in place of a
+/// command app's client (`app`, or the first), until it exits. Returns
+/// (summary JSON, timing JSON).
+#[pyfunction]
+#[pyo3(signature = (path, out_dir, case=None, seed=None, app=None, command=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn shell(
+    py: Python<'_>,
+    path: &str,
+    out_dir: &str,
+    case: Option<&str>,
+    seed: Option<u64>,
+    app: Option<String>,
+    command: Option<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(String, String)> {
+    let f = scenario::ScenarioFile::load(Path::new(path)).map_err(scenario_err)?;
+    let (s, mut r) = f.resolved(case, seed).map_err(scenario_err)?;
+    r.engine = scenario::Engine::Emu;
+    let text = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    let sh = emu::programs::Shell { app, command };
+    let mut raised: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let mut cb = |frac: f64| -> bool {
+            Python::attach(|py| {
+                if let Err(e) = py.check_signals() {
+                    raised = Some(e);
+                    return false;
+                }
+                if let Some(p) = &progress {
+                    if let Err(e) = p.call1(py, (frac,)) {
+                        raised = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
+        };
+        emu::run::run_shell(&r, &text, s.case.as_deref(), Path::new(out_dir), &sh, &mut cb)
+    });
+    match result {
+        Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
+        Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
+        Err(e @ (sim::RunError::Output(_) | sim::RunError::Engine(_))) => Err(RunError::new_err(e.to_string())),
+    }
+}
+
 /// Removes what emulator runs that were killed left behind (namespaces,
 /// with their devices and routes); returns their names.
 #[pyfunction]
@@ -329,6 +376,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(emu_clean, m)?)?;
+    m.add_function(wrap_pyfunction!(shell, m)?)?;
     m.add_function(wrap_pyfunction!(emu_namespaces, m)?)?;
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add("TruncatedError", m.py().get_type::<TruncatedError>())?;

@@ -7,7 +7,7 @@ use crate::capture::Capture;
 use crate::core::{Core, CoreConfig};
 use crate::flows::{Flows, Transfer};
 use crate::network::{Network, SpacePlan};
-use crate::programs::{self, Ended};
+use crate::programs::{self, Ended, Shell};
 use crate::settings::{self, Linux};
 use crate::sockets::{SocketHost, SocketOptions, SocketStats, Sockets};
 use crate::sys;
@@ -137,6 +137,31 @@ pub fn run_scenario(
     dir: &Path,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<RunReport, RunError> {
+    run(r, scenario_toml, case, dir, None, progress)
+}
+
+/// Runs `r` with `shell` in place of a command app's client, until the
+/// shell exits (or the scenario's duration ends); writes the run
+/// directory `dir`.
+pub fn run_shell(
+    r: &Resolved,
+    scenario_toml: &str,
+    case: Option<&str>,
+    dir: &Path,
+    shell: &Shell,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<RunReport, RunError> {
+    run(r, scenario_toml, case, dir, Some(shell), progress)
+}
+
+fn run(
+    r: &Resolved,
+    scenario_toml: &str,
+    case: Option<&str>,
+    dir: &Path,
+    shell: Option<&Shell>,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<RunReport, RunError> {
     if let Some(why) = crate::network::unavailable() {
         return Err(RunError::Engine(why));
     }
@@ -146,6 +171,9 @@ pub fn run_scenario(
     let scenario::Assembled { mut apps, names, commands } = scenario::assemble(r, &mut b);
     if let Some(e) = b.error.take() {
         return Err(RunError::Engine(e));
+    }
+    if let Some(sh) = shell {
+        programs::shell_app(&commands, sh).map_err(RunError::Engine)?;
     }
     for c in &commands {
         b.own_space(c.server);
@@ -169,7 +197,7 @@ pub fn run_scenario(
     let socket_hosts = hosts.iter().map(|h| SocketHost { addr: h.addr, space: h.space, options: options(&h.linux) }).collect();
     let mut sockets = Sockets::new(&net, socket_hosts, origin).map_err(|e| RunError::Engine(format!("cannot open the hosts' sockets: {e}")))?;
     let ns_of = |h: u32| net.spaces[hosts[h as usize].space as usize].ns.name().to_string();
-    let progs = programs::programs(&commands, |h| hosts[h as usize].addr, ns_of, dir);
+    let progs = programs::programs(&commands, |h| hosts[h as usize].addr, ns_of, dir, shell);
 
     let end = Time(r.duration.0);
     let stop = AtomicBool::new(false);
@@ -192,6 +220,14 @@ pub fn run_scenario(
         (fwd.join(), driven, ends)
     });
     let wall = started.elapsed().as_secs_f64();
+    // A shell may end the run early: what it reports covers what ran.
+    let ran = clock().min(end);
+    let mut r = r.clone();
+    if ran < end {
+        r.duration = units::Dur(ran.0);
+        core.monitors.iter_mut().for_each(|m| m.truncate(ran));
+    }
+    let r = &r;
     let forwarded = forwarded.map_err(|_| RunError::Engine("the core stopped unexpectedly".into()))?;
     if let Some(o) = core.observer.take() {
         o.finish().map_err(|e| io_err(&pcap, e))?;

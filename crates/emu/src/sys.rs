@@ -230,3 +230,10 @@ pub fn set_realtime(priority: i32) -> io::Result<()> {
     check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })?;
     Ok(())
 }
+
+/// Sends `signal` to process `pid`.
+pub fn signal_process(pid: u32, signal: i32) -> io::Result<()> {
+    // SAFETY: no pointers.
+    check(unsafe { libc::kill(pid as libc::pid_t, signal) })?;
+    Ok(())
+}

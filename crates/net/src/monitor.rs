@@ -22,6 +22,14 @@ impl Monitor {
         Monitor { bin, bytes: vec![0; n], pkts: vec![0; n], drops: vec![0; n], total_bytes: 0, total_pkts: 0, total_drops: 0 }
     }
 
+    /// Keeps the bins before `end` only (a run that ended early).
+    pub fn truncate(&mut self, end: Time) {
+        let n = (end.0.div_ceil(self.bin.0) as usize).min(self.bytes.len());
+        self.bytes.truncate(n);
+        self.pkts.truncate(n);
+        self.drops.truncate(n);
+    }
+
     #[inline]
     fn slot(&self, t: Time) -> Option<usize> {
         let i = (t.0 / self.bin.0) as usize;

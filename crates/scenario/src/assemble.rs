@@ -43,6 +43,8 @@ pub struct Assembled {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Command {
     pub name: String,
+    /// The scenario file's directory.
+    pub here: std::path::PathBuf,
     pub server: HostId,
     pub client: HostId,
     pub server_command: Option<String>,
@@ -107,11 +109,12 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
                 })));
                 names.push(name.clone());
             }
-            AppModel::Command { name, server_command, client_command, start, stop, server_side, client, server } => {
+            AppModel::Command { name, here, server_command, client_command, start, stop, server_side, client, server } => {
                 let srv = group_hosts(maker, *server_side, 1, server)[0];
                 let cl = group_hosts(maker, server_side.other(), 1, client)[0];
                 commands.push(Command {
                     name: name.clone(),
+                    here: here.clone(),
                     server: srv,
                     client: cl,
                     server_command: server_command.clone(),

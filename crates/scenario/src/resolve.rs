@@ -96,6 +96,8 @@ pub enum AppModel {
     /// Real programs (the emulator only).
     Command {
         name: String,
+        /// The scenario file's directory (`{here}` in a command line).
+        here: std::path::PathBuf,
         server_command: Option<String>,
         client_command: String,
         start: Time,
@@ -594,6 +596,7 @@ fn command_app(at: &Context, i: usize, a: &CommandSpec) -> Res<AppModel> {
     let server = a.server.clone().unwrap_or_default();
     Ok(AppModel::Command {
         name,
+        here: std::fs::canonicalize(at.dir).unwrap_or_else(|_| at.dir.to_path_buf()),
         server_command: a.server_command.as_deref().map(|c| line(c, "server_command")).transpose()?,
         client_command: line(&a.client_command, "client_command")?,
         start,

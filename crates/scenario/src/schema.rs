@@ -469,7 +469,8 @@ pub struct HttpSpec {
 /// command: a server and a client program, unmodified, each on a host of
 /// its own (in a network namespace of its own), started and stopped by
 /// the run. `{server}` and `{client}` in a command line become the hosts'
-/// addresses, `{dir}` the run directory.
+/// addresses, `{dir}` the run directory, `{here}` the scenario file's
+/// directory.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandSpec {

@@ -633,7 +633,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
-    except (_core.ScenarioError, _core.InputError, _core.RunError, InputError, outputs.OutputError) as e:
+    except (_core.ScenarioError, _core.InputError, _core.RunError, _core.EngineError, InputError, outputs.OutputError) as e:
         # A run that cannot write its directory is a bad output place: a
         # user error like the others.
         error(str(e))

@@ -2,7 +2,7 @@
 //! simulation runs with the GIL released; progress reports take it briefly.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::Path;
@@ -11,6 +11,12 @@ mod error;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file that cannot be used; the message names the file, field and what is allowed.");
 create_exception!(_core, RunError, PyOSError, "A run that could not write its run directory.");
+create_exception!(
+    _core,
+    EngineError,
+    PyRuntimeError,
+    "An engine that cannot run a scenario here (the emulator without root, a setting it cannot apply)."
+);
 create_exception!(
     _core,
     InputError,
@@ -287,7 +293,7 @@ fn run(
     match result {
         Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
         Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
-        Err(e @ (sim::RunError::Output(_) | sim::RunError::Engine(_))) => Err(RunError::new_err(e.to_string())),
+        Err(e) => Err(run_err(e)),
     }
 }
 
@@ -334,7 +340,15 @@ fn shell(
     match result {
         Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
         Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
-        Err(e @ (sim::RunError::Output(_) | sim::RunError::Engine(_))) => Err(RunError::new_err(e.to_string())),
+        Err(e) => Err(run_err(e)),
+    }
+}
+
+/// A run's error as the Python exception for it.
+fn run_err(e: sim::RunError) -> PyErr {
+    match e {
+        sim::RunError::Engine(m) => EngineError::new_err(m),
+        e => RunError::new_err(e.to_string()),
     }
 }
 
@@ -343,9 +357,9 @@ fn shell(
 #[pyfunction]
 fn emu_clean() -> PyResult<Vec<String>> {
     if let Some(why) = emu::network::unavailable() {
-        return Err(RunError::new_err(why));
+        return Err(EngineError::new_err(why));
     }
-    emu::netns::clean_orphans().map_err(|e| RunError::new_err(format!("cannot remove the leftovers: {e}")))
+    emu::netns::clean_orphans().map_err(|e| EngineError::new_err(format!("cannot remove the leftovers: {e}")))
 }
 
 /// The emulator's namespaces now present (live runs' and leftovers).
@@ -372,6 +386,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SERIES_MAX_BINS", ::extract::SERIES_MAX_BINS)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("RunError", m.py().get_type::<RunError>())?;
+    m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -45,6 +45,11 @@ struct Builder {
     spaces: Vec<(Side, Linux)>,
     /// Applications and background models, in the order they made hosts.
     owners: Vec<String>,
+    /// Swing models: their hosts' TCP settings are measured from a trace,
+    /// and Linux runs without those it cannot apply (counted, not refused).
+    swing: Vec<String>,
+    /// Per TCP field Linux could not apply: on how many swing hosts.
+    not_applied: std::collections::BTreeMap<&'static str, u64>,
     error: Option<String>,
 }
 
@@ -91,10 +96,19 @@ impl scenario::Hosts for Builder {
         if index >= addr::MAX_PER_SIDE {
             self.fail(format!("more than {} hosts on one side: the emulator numbers each side in a /16", addr::MAX_PER_SIDE));
         }
-        let linux = settings::linux(&p.tcp).unwrap_or_else(|e| {
-            self.fail(e);
-            Linux::default()
-        });
+        let measured = self.owners.last().is_some_and(|o| self.swing.contains(o));
+        let linux = if measured {
+            let (l, refused) = settings::translate(&p.tcp);
+            for (field, _) in refused {
+                *self.not_applied.entry(field).or_default() += 1;
+            }
+            l
+        } else {
+            settings::linux(&p.tcp).unwrap_or_else(|e| {
+                self.fail(e);
+                Linux::default()
+            })
+        };
         let space = self.space(p.side, &linux);
         let owner = self.owners.len().saturating_sub(1) as u32;
         self.hosts.push(Host { addr: addr::host(p.side, index.min(addr::MAX_PER_SIDE - 1), p.ipv6), owner, space, linux });
@@ -167,7 +181,17 @@ fn run(
     }
     refuse(r)?;
     let fabric = Fabric::dumbbell(&r.bottleneck, r.seed).map_err(|e| RunError::Engine(format!("bottleneck: {e}")))?;
-    let mut b = Builder { fabric, hosts: Vec::new(), per_side: [0, 0], spaces: Vec::new(), owners: Vec::new(), error: None };
+    let swing = r.background.iter().filter(|m| matches!(m, scenario::BackgroundModel::Swing(_))).map(|m| m.name().to_string()).collect();
+    let mut b = Builder {
+        fabric,
+        hosts: Vec::new(),
+        per_side: [0, 0],
+        spaces: Vec::new(),
+        owners: Vec::new(),
+        swing,
+        not_applied: Default::default(),
+        error: None,
+    };
     let scenario::Assembled { mut apps, names, commands } = scenario::assemble(r, &mut b);
     if let Some(e) = b.error.take() {
         return Err(RunError::Engine(e));
@@ -181,7 +205,7 @@ fn run(
     }
     rundir::begin(dir, scenario_toml)?;
     let net = Network::create(&space_plans(&b)).map_err(|e| RunError::Engine(format!("cannot make the emulated network: {e}")))?;
-    let Builder { fabric, hosts, owners: makers, .. } = b;
+    let Builder { fabric, hosts, owners: makers, not_applied, .. } = b;
     let origin = sys::monotonic_ns();
     let addrs: Vec<(IpAddr, u32)> = hosts.iter().map(|h| (h.addr, h.space)).collect();
     let mut core = Core::new(fabric, &addrs, CoreConfig::default(), origin);
@@ -261,7 +285,8 @@ fn run(
             stats.conn_log.push(row);
         }
     }
-    let engine = engine_section(&core, &hosts, &stats, tun_dropped, wall);
+    let mut engine = engine_section(&core, &hosts, &stats, tun_dropped, wall);
+    engine["tcp_not_applied"] = json!(not_applied);
     let link = |i: usize| Link { monitor: &core.monitors[i], stats: core.fabric().paths[i].path.stats(), rate: r.bottleneck[i].rate() };
     let facts = Facts { reports, app_names: &owners, app_tcp: &app_tcp, links: [link(0), link(1)], conn_log: &stats.conn_log, engine };
     let summary = rundir::summary(r, case, &facts);

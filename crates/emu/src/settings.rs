@@ -24,13 +24,30 @@ pub struct Linux {
 /// `tcp` as Linux settings; an error names the first field that Linux
 /// cannot apply (compared with the defaults, which are Linux's own).
 pub fn linux(tcp: &TcpConfig) -> Result<Linux, String> {
+    let (l, refused) = translate(tcp);
+    match refused.first() {
+        Some((field, why)) => Err(unsupported(field, why)),
+        None => Ok(l),
+    }
+}
+
+/// `tcp` as Linux settings, and the fields Linux cannot apply with why
+/// (for settings measured from a trace, which Linux then runs without).
+pub fn translate(tcp: &TcpConfig) -> (Linux, Vec<(&'static str, &'static str)>) {
     let d = TcpConfig::default();
+    let mut refused = Vec::new();
     let congestion = match tcp.algorithm {
         Algorithm::Cubic => "cubic",
         // Linux's reno recovers as RFC 6582 NewReno does.
         Algorithm::NewReno => "reno",
-        Algorithm::Reno => return Err(unsupported("congestion_control = \"reno\"", "Linux's reno recovers as newreno does: use \"newreno\"")),
-        Algorithm::Tahoe => return Err(unsupported("congestion_control = \"tahoe\"", "Linux has no Tahoe")),
+        Algorithm::Reno => {
+            refused.push(("congestion_control = \"reno\"", "Linux's reno recovers as newreno does: use \"newreno\""));
+            "reno"
+        }
+        Algorithm::Tahoe => {
+            refused.push(("congestion_control = \"tahoe\"", "Linux has no Tahoe"));
+            "reno"
+        }
     };
     let mut l = Linux { congestion: congestion.into(), ..Linux::default() };
     let flag = |b: bool| if b { "1" } else { "0" }.to_string();
@@ -46,8 +63,10 @@ pub fn linux(tcp: &TcpConfig) -> Result<Linux, String> {
     }
     sysctl("tcp_rmem", format!("4096 131072 {}", tcp.rcv_buf));
     if !tcp.snd_buf_auto {
-        l.sndbuf = Some(fits(tcp.snd_buf, "snd_buf")?);
-        l.rcvbuf = Some(fits(tcp.rcv_buf, "rcv_buf")?);
+        match (fits(tcp.snd_buf), fits(tcp.rcv_buf)) {
+            (Some(s), Some(r)) => (l.sndbuf, l.rcvbuf) = (Some(s), Some(r)),
+            _ => refused.push(("snd_buf", "Linux takes a buffer of at most 4 GiB")),
+        }
     }
     if tcp.mss != d.mss {
         l.mss = Some(tcp.mss);
@@ -58,12 +77,12 @@ pub fn linux(tcp: &TcpConfig) -> Result<Linux, String> {
     if tcp.min_rto != d.min_rto {
         l.route.push(format!("rto_min {}ms", tcp.min_rto.0.div_ceil(1_000_000)));
     }
-    refuse_the_rest(tcp, &d)?;
-    Ok(l)
+    refused.extend(fixed_in_linux(tcp, &d));
+    (l, refused)
 }
 
 /// The settings the simulator has and Linux does not let one change.
-fn refuse_the_rest(tcp: &TcpConfig, d: &TcpConfig) -> Result<(), String> {
+fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static str)> {
     let fixed = [
         ("initial_ssthresh", tcp.initial_ssthresh != d.initial_ssthresh),
         ("ack_every", tcp.ack_every != d.ack_every),
@@ -75,14 +94,11 @@ fn refuse_the_rest(tcp: &TcpConfig, d: &TcpConfig) -> Result<(), String> {
         ("byte_counting", tcp.byte_counting != d.byte_counting),
         ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
     ];
-    match fixed.iter().find(|(_, differs)| *differs) {
-        Some((name, _)) => Err(unsupported(name, "Linux fixes it; only the simulator can change it")),
-        None => Ok(()),
-    }
+    fixed.iter().filter(|(_, differs)| *differs).map(|(name, _)| (*name, "Linux fixes it; only the simulator can change it")).collect()
 }
 
-fn fits(v: u64, name: &str) -> Result<u32, String> {
-    u32::try_from(v).map_err(|_| unsupported(name, "Linux takes a buffer of at most 4 GiB"))
+fn fits(v: u64) -> Option<u32> {
+    u32::try_from(v).ok()
 }
 
 fn unsupported(field: &str, why: &str) -> String {
@@ -122,6 +138,14 @@ mod tests {
         let t = TcpConfig { ack_every: 1, ..TcpConfig::default() };
         let e = linux(&t).unwrap_err();
         assert!(e.contains("tcp.ack_every"), "{e}");
+    }
+
+    #[test]
+    fn translating_lists_every_field_linux_cannot_apply() {
+        let t = TcpConfig { ack_bytes: Some(3000), quickack: 0, ..TcpConfig::default() };
+        let (l, refused) = translate(&t);
+        assert_eq!(l.congestion, "cubic");
+        assert_eq!(refused.iter().map(|r| r.0).collect::<Vec<_>>(), ["ack_bytes", "quickack"]);
     }
 
     #[test]

@@ -1,5 +1,8 @@
 """The quickstart reproduces the seed's Figure 4 finding: at the same mean rate,
-open-loop UDP background slows downloads more than responsive TCP background."""
+open-loop UDP background slows the median download more than responsive TCP
+background. The gap is Linux's, which is small: undertow's emulator with real
+Linux 6.18 stacks (60 s runs) gave medians of 1.49 s (cbr tcp), 1.64 s (cbr udp),
+1.55 s (poisson tcp) and 1.58 s (poisson udp)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,9 @@ import json
 import pytest
 
 from conftest import ROOT, cli
+
+# Median download time (s) of each background case in undertow's emulator, Linux 6.18.
+LINUX_MEDIAN = {"cbr_tcp": 1.49, "cbr_udp": 1.64, "poisson_tcp": 1.55, "poisson_udp": 1.58}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -25,8 +31,10 @@ def test_udp_background_slows_downloads_more_than_tcp(tmp_path, seed):
     assert 0.6 < base["p50"] < 1.0
     for model in ("cbr", "poisson"):
         tcp, udp = web[f"{model}_tcp"], web[f"{model}_udp"]
-        for q in ("p50", "p90"):
-            assert udp[q] > 1.1 * tcp[q], f"{model}: UDP {q} {udp[q]:.3f} s is not clearly above TCP {tcp[q]:.3f} s"
+        assert udp["p50"] > tcp["p50"], f"{model}: UDP median {udp['p50']:.3f} s is not above TCP's {tcp['p50']:.3f} s"
+        # Each median within 10% of Linux's in the emulator.
+        for case in (f"{model}_tcp", f"{model}_udp"):
+            assert web[case]["p50"] == pytest.approx(LINUX_MEDIAN[case], rel=0.1), case
         # Both slow the downloads, and both background models got their rate through.
         assert tcp["p50"] > 1.1 * base["p50"]
         bg = s[f"{model}_udp"]["apps"][f"{model}0"]["counters"]["sent_bytes"] * 8 / 600

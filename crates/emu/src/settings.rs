@@ -92,6 +92,8 @@ fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static
         ("initial_rto", tcp.initial_rto != d.initial_rto),
         ("quickack", tcp.quickack != d.quickack),
         ("byte_counting", tcp.byte_counting != d.byte_counting),
+        // The cubic module's `hystart` parameter is global, not per network namespace.
+        ("hystart", tcp.hystart != d.hystart),
         ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
     ];
     fixed.iter().filter(|(_, differs)| *differs).map(|(name, _)| (*name, "Linux fixes it; only the simulator can change it")).collect()
@@ -138,6 +140,9 @@ mod tests {
         let t = TcpConfig { ack_every: 1, ..TcpConfig::default() };
         let e = linux(&t).unwrap_err();
         assert!(e.contains("tcp.ack_every"), "{e}");
+        // HyStart is a global parameter of Linux's cubic module.
+        let e = linux(&TcpConfig { hystart: false, ..TcpConfig::default() }).unwrap_err();
+        assert!(e.contains("tcp.hystart"), "{e}");
     }
 
     #[test]

@@ -37,6 +37,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         snd_buf: Some(if c.snd_buf_auto { BufferSize::Auto } else { BufferSize::Fixed(c.snd_buf) }),
         initial_cwnd: Some(c.initial_cwnd),
         byte_counting: Some(c.byte_counting),
+        hystart: Some(c.hystart),
         timestamps: Some(c.timestamps),
         quickack: Some(c.quickack),
         ack_every: Some(c.ack_every),

@@ -280,6 +280,9 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(b) = spec.byte_counting {
         c.byte_counting = b;
     }
+    if let Some(h) = spec.hystart {
+        c.hystart = h;
+    }
     if let Some(t) = spec.timestamps {
         c.timestamps = t;
     }

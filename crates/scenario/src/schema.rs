@@ -157,6 +157,9 @@ pub struct TcpSpec {
     /// RFC 3465 byte counting (default true); false grows per ACK as ns-2/ns-3 NewReno.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub byte_counting: Option<bool>,
+    /// CUBIC leaves slow start by Linux's HyStart (default true); false: plain slow start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
     /// Delayed ACKs: acknowledge every N full segments (1 = no delay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_every: Option<u32>,
@@ -181,6 +184,7 @@ impl TcpSpec {
             snd_buf: self.snd_buf.or(base.snd_buf),
             initial_cwnd: self.initial_cwnd.or(base.initial_cwnd),
             byte_counting: self.byte_counting.or(base.byte_counting),
+            hystart: self.hystart.or(base.hystart),
             timestamps: self.timestamps.or(base.timestamps),
             quickack: self.quickack.or(base.quickack),
             ack_every: self.ack_every.or(base.ack_every),

@@ -231,3 +231,18 @@ fn a_missing_required_field_says_what_it_takes() {
     assert!(e("[[background]]\nmodel = \"swing\"").contains("missing required field \"file\" (a model from `undertow extract`)"));
     assert!(e("[[background]]\nmodel = \"poisson\"\ntransport = \"udp\"").contains("missing required field \"rate\" (a rate such as"));
 }
+
+#[test]
+fn hystart_can_be_turned_off_for_a_group_and_the_filled_scenario_keeps_it() {
+    let text = format!("{BASE}[[background]]\nmodel = \"greedy\"\ntcp = {{ hystart = false }}\n[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\n");
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
+    let (s, r) = f.resolved(None, None).unwrap();
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    // Linux's default for the apps, the group's own setting for the greedy sources.
+    assert!(filled.contains("hystart = false") && filled.contains("hystart = true"), "{filled}");
+    let (_, r2) = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap();
+    assert_eq!(r, r2);
+    let (_, on) =
+        ScenarioFile::parse("s.toml", Path::new("."), &text.replace("hystart = false", "hystart = true")).unwrap().resolved(None, None).unwrap();
+    assert_ne!(r, on, "hystart reaches the resolved TCP settings");
+}

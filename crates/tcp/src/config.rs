@@ -72,6 +72,10 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// RFC 5681 §4.1: restart from min(IW, cwnd) after an idle period longer than the RTO.
     pub slow_start_after_idle: bool,
+    /// CUBIC only: leave slow start early by Linux's HyStart (ACK-train and delay
+    /// detection, `tcp_cubic.c`), as Linux does by default. Off: slow start runs until
+    /// a loss or ssthresh.
+    pub hystart: bool,
 }
 
 impl Default for TcpConfig {
@@ -100,6 +104,7 @@ impl Default for TcpConfig {
             byte_counting: true,
             limited_transmit: true,
             slow_start_after_idle: true,
+            hystart: true,
         }
     }
 }

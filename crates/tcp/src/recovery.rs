@@ -272,7 +272,7 @@ impl Recovery {
     /// one, whose outstanding data is no measure of the path (Linux tcp_enter_loss).
     pub fn on_rto(&mut self, now: Time, repeated: bool, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
         let same_episode = repeated || self.phase != Phase::Open;
-        cc.on_rto(w, now, sb.outstanding(), same_episode);
+        cc.on_rto(w, now, sb.outstanding(), sb.nxt(), same_episode);
         sb.mark_all_lost();
         self.recover = sb.nxt();
         self.fr_floor = self.recover + 1;
@@ -305,7 +305,7 @@ mod tests {
         for i in 0..nsegs {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
-        Fixture { r: Recovery::new(mode, 3), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true) }
+        Fixture { r: Recovery::new(mode, 3), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true, true) }
     }
 
     impl Fixture {

@@ -39,7 +39,22 @@ pub(crate) struct Ack {
     pub abc_limit: u64,
 }
 
+/// An RTT sample from an ACK that advanced `snd_una` (Linux `pkts_acked`): measured from
+/// the newest segment it acknowledged, and only if none was ever retransmitted (Karn).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sample {
+    pub rtt: Dur,
+    /// snd_una after the ACK and snd_nxt (highest sent + 1), sequence space.
+    pub una: u64,
+    pub nxt: u64,
+    /// Smoothed RTT including this sample.
+    pub srtt: Option<Dur>,
+}
+
 pub(crate) trait CongestionControl {
+    /// Every RTT sample, whether or not the window may grow (before `on_ack` for the
+    /// same ACK, as Linux calls `pkts_acked` before `cong_avoid`).
+    fn on_rtt_sample(&mut self, _w: &mut Window, _now: Time, _s: &Sample) {}
     /// Grow the window for an ACK in the open state (or in slow start after an RTO).
     fn on_ack(&mut self, w: &mut Window, now: Time, ack: &Ack);
     /// A loss detected by duplicate ACKs/SACK: set ssthresh (the caller sets cwnd).
@@ -47,7 +62,8 @@ pub(crate) trait CongestionControl {
     fn on_loss(&mut self, w: &mut Window, now: Time, flight: u64);
     /// Retransmission timeout: cwnd = 1 MSS. `repeated` = still the same loss episode
     /// (a repeated timeout, or one during recovery), in which case ssthresh is held.
-    fn on_rto(&mut self, w: &mut Window, now: Time, flight: u64, repeated: bool);
+    /// `nxt` is snd_nxt (highest sent + 1).
+    fn on_rto(&mut self, w: &mut Window, now: Time, flight: u64, nxt: u64, repeated: bool);
     /// Fast recovery finished: deflate to ssthresh.
     fn on_recovery_exit(&mut self, w: &mut Window, now: Time);
     /// Restart after idle (RFC 5681 §4.1): cwnd = min(IW, cwnd).
@@ -75,11 +91,12 @@ pub(crate) enum Cc {
 
 impl Cc {
     /// `byte_counting` = RFC 3465 (grow by bytes acknowledged); without it the
-    /// window grows per ACK, as in ns-2 and ns-3's NewReno.
-    pub fn new(alg: Algorithm, byte_counting: bool) -> Cc {
+    /// window grows per ACK, as in ns-2 and ns-3's NewReno. `hystart`: CUBIC leaves
+    /// slow start by Linux's HyStart.
+    pub fn new(alg: Algorithm, byte_counting: bool, hystart: bool) -> Cc {
         match alg {
             Algorithm::Tahoe | Algorithm::Reno | Algorithm::NewReno => Cc::Reno(Reno::new(byte_counting)),
-            Algorithm::Cubic => Cc::Cubic(Cubic::new(byte_counting)),
+            Algorithm::Cubic => Cc::Cubic(Cubic::new(byte_counting, hystart)),
         }
     }
 }
@@ -95,14 +112,18 @@ macro_rules! dispatch {
 
 impl CongestionControl for Cc {
     #[inline]
+    fn on_rtt_sample(&mut self, w: &mut Window, now: Time, s: &Sample) {
+        dispatch!(self, c => c.on_rtt_sample(w, now, s))
+    }
+    #[inline]
     fn on_ack(&mut self, w: &mut Window, now: Time, ack: &Ack) {
         dispatch!(self, c => c.on_ack(w, now, ack))
     }
     fn on_loss(&mut self, w: &mut Window, now: Time, flight: u64) {
         dispatch!(self, c => c.on_loss(w, now, flight))
     }
-    fn on_rto(&mut self, w: &mut Window, now: Time, flight: u64, repeated: bool) {
-        dispatch!(self, c => c.on_rto(w, now, flight, repeated))
+    fn on_rto(&mut self, w: &mut Window, now: Time, flight: u64, nxt: u64, repeated: bool) {
+        dispatch!(self, c => c.on_rto(w, now, flight, nxt, repeated))
     }
     fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
         dispatch!(self, c => c.on_recovery_exit(w, now))

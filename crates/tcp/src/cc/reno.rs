@@ -47,7 +47,7 @@ impl CongestionControl for Reno {
         self.bytes_acked = 0;
     }
 
-    fn on_rto(&mut self, w: &mut Window, _now: Time, flight: u64, repeated: bool) {
+    fn on_rto(&mut self, w: &mut Window, _now: Time, flight: u64, _nxt: u64, repeated: bool) {
         if !repeated {
             w.ssthresh = half_flight(w, flight);
         }
@@ -132,9 +132,9 @@ mod tests {
         assert_eq!(w.ssthresh, 8500);
         r.on_loss(&mut w, Time::ZERO, 3 * MSS);
         assert_eq!(w.ssthresh, 2 * MSS);
-        r.on_rto(&mut w, Time::ZERO, 30 * MSS, false);
+        r.on_rto(&mut w, Time::ZERO, 30 * MSS, 0, false);
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 15 * MSS));
-        r.on_rto(&mut w, Time::ZERO, 4 * MSS, true); // repeated timeout holds ssthresh
+        r.on_rto(&mut w, Time::ZERO, 4 * MSS, 0, true); // repeated timeout holds ssthresh
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 15 * MSS));
         r.on_recovery_exit(&mut w, Time::ZERO);
         assert_eq!(w.cwnd, 15 * MSS);

@@ -2,7 +2,7 @@
 //! the retransmission timer.
 
 use super::{Notify, State, Tcp};
-use crate::cc::Window;
+use crate::cc::{CongestionControl, Sample, Window};
 use crate::recovery::{AckInfo, Mode, Recovery};
 use crate::{Flags, SackBlocks, Segment, SynOptions};
 use units::Time;
@@ -130,6 +130,8 @@ impl Tcp {
             acked = a.bytes;
             if let Some(t) = a.rtt_from {
                 self.rtt.sample(now - t);
+                let s = Sample { rtt: now - t, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
+                self.cc.on_rtt_sample(&mut self.w, now, &s);
             }
             self.rto_count = 0;
             let data = ack.min(self.write_end) - una.min(self.write_end);

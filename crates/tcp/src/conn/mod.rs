@@ -147,7 +147,7 @@ impl Tcp {
             snd_wl1: 0,
             snd_wl2: 0,
             w: Window { cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64, ssthresh: cfg.initial_ssthresh, mss: mss as u64 },
-            cc: Cc::new(cfg.algorithm, cfg.byte_counting),
+            cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
             rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_at: None,

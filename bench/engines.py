@@ -1,6 +1,6 @@
 """The simulator against the emulator on the same scenario, case by case.
 
-    python bench/engines.py SCENARIO [--duration 120s] [--case NAME ...] [-o DIR]
+    python bench/engines.py SCENARIO [--duration 120s] [--case NAME ...] [-o DIR] [--only sim|emu]
 
 Runs every case of SCENARIO (or those named) in both engines, for
 `--duration` each (the scenario's own if not given; the emulator runs in
@@ -8,6 +8,7 @@ real time), and prints per case the median and 90th percentile of the
 first application's metric (download time for http) in each engine, the
 ratio of the medians, and the two-sample Kolmogorov-Smirnov distance
 between the two distributions. The figures also go to DIR/engines.json.
+`--only ENGINE` runs that engine again and keeps the other's runs in DIR.
 Targets (the emulator issue): medians within 15%, KS at most 0.15.
 """
 
@@ -65,12 +66,13 @@ def main() -> int:
     p.add_argument("--duration", help="replace the scenario's duration (e.g. 120s)")
     p.add_argument("--case", action="append", help="only this case (repeatable)")
     p.add_argument("-o", "--output", type=Path, default=Path("runs/engines"))
+    p.add_argument("--only", choices=["sim", "emu"], help="run this engine again; keep the other's runs")
     args = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         scenario = with_duration(args.scenario, args.duration, Path(tmp))
         cases = sum((["--case", c] for c in args.case or []), [])
-        for engine in ("sim", "emu"):
+        for engine in [args.only] if args.only else ["sim", "emu"]:
             out = args.output / engine
             print(f"engines: {engine}...", flush=True)
             subprocess.run([str(UNDERTOW), "run", str(scenario), "--engine", engine, "-o", str(out), "--overwrite", "-q", *cases],

@@ -62,6 +62,42 @@ fn check_model(path: &str) -> PyResult<()> {
     read_model(path).map(|_| ())
 }
 
+/// A progress callback for work done without the GIL: it hands `progress`
+/// each figure the work reports, and asks the work to stop (returns false)
+/// when a signal is pending for Python or `progress` raised, keeping what
+/// was raised in `raised`.
+fn reporter<'a, T>(progress: &'a Option<Py<PyAny>>, raised: &'a mut Option<PyErr>) -> impl FnMut(T) -> bool + 'a
+where
+    T: for<'py> IntoPyObject<'py>,
+{
+    move |x: T| {
+        Python::attach(|py| {
+            let outcome = py.check_signals().and_then(|()| match progress {
+                Some(p) => p.call1(py, (x,)).map(drop),
+                None => Ok(()),
+            });
+            match outcome {
+                Ok(()) => true,
+                Err(e) => {
+                    *raised = Some(e);
+                    false
+                }
+            }
+        })
+    }
+}
+
+/// A finished run as (summary JSON, timing JSON), or the Python exception
+/// for why it did not finish (what the progress callback raised, if it
+/// stopped it).
+fn finished(result: Result<sim::RunReport, sim::RunError>, raised: Option<PyErr>) -> PyResult<(String, String)> {
+    match result {
+        Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
+        Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
+        Err(e) => Err(run_err(e)),
+    }
+}
+
 /// Extracts a Swing model from traces into `out_path` (JSON); returns the
 /// extraction report (its Debug text) and a line for each damaged trace.
 /// `options` is a JSON object of `ExtractOptions` fields to change. A trace
@@ -81,21 +117,7 @@ fn extract_model(
     let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
     let mut raised: Option<PyErr> = None;
     let result = py.detach(|| {
-        let mut cb = |n: u64| -> bool {
-            Python::attach(|py| {
-                if let Err(e) = py.check_signals() {
-                    raised = Some(e);
-                    return false;
-                }
-                if let Some(p) = &progress {
-                    if let Err(e) = p.call1(py, (n,)) {
-                        raised = Some(e);
-                        return false;
-                    }
-                }
-                true
-            })
-        };
+        let mut cb = reporter::<u64>(&progress, &mut raised);
         ::extract::extract(&paths, &opts, &mut cb)
     });
     let (model, report) = match result {
@@ -267,21 +289,7 @@ fn run(
     let text = scenario::to_toml(&scenario::with_defaults(&s, &r));
     let mut raised: Option<PyErr> = None;
     let result = py.detach(|| {
-        let mut cb = |frac: f64| -> bool {
-            Python::attach(|py| {
-                if let Err(e) = py.check_signals() {
-                    raised = Some(e);
-                    return false;
-                }
-                if let Some(p) = &progress {
-                    if let Err(e) = p.call1(py, (frac,)) {
-                        raised = Some(e);
-                        return false;
-                    }
-                }
-                true
-            })
-        };
+        let mut cb = reporter::<f64>(&progress, &mut raised);
         // The case named on the command line, or the one a run directory's
         // scenario.toml records.
         let (case, dir) = (s.case.as_deref(), Path::new(out_dir));
@@ -290,11 +298,7 @@ fn run(
             scenario::Engine::Emu => emu::run::run_scenario(&r, &text, case, dir, &mut cb),
         }
     });
-    match result {
-        Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
-        Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
-        Err(e) => Err(run_err(e)),
-    }
+    finished(result, raised)
 }
 
 /// Runs a case in the emulator with a shell (or `command`) in place of a
@@ -320,28 +324,10 @@ fn shell(
     let sh = emu::programs::Shell { app, command };
     let mut raised: Option<PyErr> = None;
     let result = py.detach(|| {
-        let mut cb = |frac: f64| -> bool {
-            Python::attach(|py| {
-                if let Err(e) = py.check_signals() {
-                    raised = Some(e);
-                    return false;
-                }
-                if let Some(p) = &progress {
-                    if let Err(e) = p.call1(py, (frac,)) {
-                        raised = Some(e);
-                        return false;
-                    }
-                }
-                true
-            })
-        };
+        let mut cb = reporter::<f64>(&progress, &mut raised);
         emu::run::run_shell(&r, &text, s.case.as_deref(), Path::new(out_dir), &sh, &mut cb)
     });
-    match result {
-        Ok(rep) => Ok((rep.summary.to_string(), rep.timing.to_string())),
-        Err(sim::RunError::Cancelled) => Err(raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("run cancelled"))),
-        Err(e) => Err(run_err(e)),
-    }
+    finished(result, raised)
 }
 
 /// A run's error as the Python exception for it.

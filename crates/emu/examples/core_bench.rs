@@ -12,32 +12,15 @@
 //!
 //! Usage: core_bench [--quick]
 
-use emu::{addr, Core, CoreConfig, Network, SpacePlan};
-use net::{Fabric, PathSpec, QueueLimit, Side};
+use emu::testbed::Testbed;
+use emu::Network;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use units::{Dur, Rate};
 
-struct Rig {
-    net: Network,
-    core: Core,
-    left: IpAddr,
-    right: IpAddr,
-}
-
-fn rig(mbps: u64, delay_ms: u64, queue: u32) -> Rig {
-    let neck = PathSpec::link(Rate::mbps(mbps), Dur::from_millis(delay_ms), QueueLimit::Packets(queue), 0.0, "unused");
-    let mut fabric = Fabric::dumbbell(&[neck.clone(), neck], 1).unwrap();
-    let access = PathSpec::link(Rate::mbps(100_000), Dur::ZERO, QueueLimit::Packets(10_000), 0.0, "unused");
-    fabric.add_host(Side::Left, access.clone(), access.clone(), None, false).unwrap();
-    fabric.add_host(Side::Right, access.clone(), access, None, false).unwrap();
-    let (left, right) = (addr::host(Side::Left, 0, false), addr::host(Side::Right, 0, false));
-    let space = |label: &str, a: IpAddr| SpacePlan { label: label.into(), addrs: vec![a], ..SpacePlan::default() };
-    let net = Network::create(&[space("l", left), space("r", right)]).unwrap();
-    let core = Core::new(fabric, &[(left, 0), (right, 1)], CoreConfig::default(), emu::sys::monotonic_ns());
-    Rig { net, core, left, right }
+fn rig(mbps: u64, delay_ms: u64, queue: u32) -> Testbed {
+    Testbed::new(mbps, delay_ms, queue, 100_000).unwrap()
 }
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {
@@ -48,17 +31,10 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Runs `load` while the core forwards; returns its result.
-fn with_core<T: Send>(r: &mut Rig, load: impl FnOnce(&Network, IpAddr, IpAddr) -> T + Send) -> T {
-    let stop = AtomicBool::new(false);
-    let (core, net, left, right) = (&mut r.core, &r.net, r.left, r.right);
-    std::thread::scope(|s| {
-        let fwd = s.spawn(|| core.run(net, None, &stop));
-        let out = load(net, left, right);
-        stop.store(true, Ordering::Relaxed);
-        fwd.join().unwrap().unwrap();
-        out
-    })
+/// Runs `load` with the two hosts' addresses while the core forwards.
+fn with_core<T: Send>(r: &mut Testbed, load: impl FnOnce(&Network, IpAddr, IpAddr) -> T + Send) -> T {
+    let (left, right) = (r.left, r.right);
+    r.with_core(|net| load(net, left, right)).unwrap()
 }
 
 fn udp(net: &Network, space: usize, a: IpAddr, port: u16) -> UdpSocket {

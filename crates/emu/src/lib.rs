@@ -22,6 +22,7 @@ pub mod run;
 pub mod settings;
 pub mod sockets;
 pub mod sys;
+pub mod testbed;
 
 pub use crate::core::{Core, CoreConfig, CoreStats};
 pub use lateness::Lateness;

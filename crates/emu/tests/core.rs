@@ -2,12 +2,10 @@
 //! sockets: a probe's one-way delay and a burst's rate against the path's
 //! configured delay and rate. Skips, saying why, without root or TUN.
 
-use emu::{addr, Core, CoreConfig, Network, SpacePlan};
-use net::{Fabric, PathSpec, QueueLimit, Side};
+use emu::testbed::Testbed;
+use emu::Network;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use units::{Dur, Rate};
 
 /// One rig at a time: each core spins near departures, and this machine
 /// may have two cores.
@@ -23,27 +21,10 @@ fn skip() -> bool {
     }
 }
 
-/// One host each side of a `mbps`, `delay_ms` bottleneck (each way), on
-/// 1 Gbit/s access links without delay.
-struct Rig {
-    net: Network,
-    core: Core,
-    left: IpAddr,
-    right: IpAddr,
-}
-
-fn rig(mbps: u64, delay_ms: u64) -> Rig {
-    let link = |r: Rate, d: Dur| PathSpec::link(r, d, QueueLimit::Packets(1000), 0.0, "unused");
-    let neck = link(Rate::mbps(mbps), Dur::from_millis(delay_ms));
-    let mut fabric = Fabric::dumbbell(&[neck.clone(), neck], 1).unwrap();
-    let access = link(Rate::mbps(1000), Dur::ZERO);
-    fabric.add_host(Side::Left, access.clone(), access.clone(), None, false).unwrap();
-    fabric.add_host(Side::Right, access.clone(), access, None, false).unwrap();
-    let (left, right) = (addr::host(Side::Left, 0, false), addr::host(Side::Right, 0, false));
-    let space = |label: &str, a: IpAddr| SpacePlan { label: label.into(), addrs: vec![a], ..SpacePlan::default() };
-    let net = Network::create(&[space("l", left), space("r", right)]).unwrap();
-    let core = Core::new(fabric, &[(left, 0), (right, 1)], CoreConfig::default(), emu::sys::monotonic_ns());
-    Rig { net, core, left, right }
+/// One host each side of a `mbps`, `delay_ms` bottleneck (each way, 1000
+/// packets), on 1 Gbit/s access links without delay.
+fn rig(mbps: u64, delay_ms: u64) -> Testbed {
+    Testbed::new(mbps, delay_ms, 1000, 1000).unwrap()
 }
 
 /// A socket of namespace `space` bound to `a:port`.
@@ -56,38 +37,35 @@ fn socket(net: &Network, space: usize, a: IpAddr, port: u16) -> UdpSocket {
 /// Sends `n` datagrams of `size` payload bytes, `gap` apart (back to back
 /// if zero), each stamped with its send time; returns each one's (send,
 /// receive) times in ns, in arrival order.
-fn exchange(r: &mut Rig, n: usize, size: usize, gap: Duration) -> Vec<(u64, u64)> {
+fn exchange(r: &mut Testbed, n: usize, size: usize, gap: Duration) -> Vec<(u64, u64)> {
     let tx = socket(&r.net, 0, r.left, 0);
     let rx = socket(&r.net, 1, r.right, 9000);
-    let stop = AtomicBool::new(false);
     let to = SocketAddr::new(r.right, 9000);
-    let (core, net) = (&mut r.core, &r.net);
-    std::thread::scope(|s| {
-        let fwd = s.spawn(|| core.run(net, None, &stop));
-        let recv = s.spawn(move || {
-            let mut got = Vec::new();
-            let mut buf = [0u8; 2048];
-            while got.len() < n {
-                match rx.recv(&mut buf) {
-                    Ok(_) => got.push((u64::from_le_bytes(buf[..8].try_into().unwrap()), emu::sys::monotonic_ns())),
-                    Err(_) => break,
+    r.with_core(|_| {
+        std::thread::scope(|s| {
+            let recv = s.spawn(move || {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 2048];
+                while got.len() < n {
+                    match rx.recv(&mut buf) {
+                        Ok(_) => got.push((u64::from_le_bytes(buf[..8].try_into().unwrap()), emu::sys::monotonic_ns())),
+                        Err(_) => break,
+                    }
+                }
+                got
+            });
+            let mut payload = vec![0u8; size];
+            for _ in 0..n {
+                payload[..8].copy_from_slice(&emu::sys::monotonic_ns().to_le_bytes());
+                tx.send_to(&payload, to).unwrap();
+                if !gap.is_zero() {
+                    std::thread::sleep(gap);
                 }
             }
-            got
-        });
-        let mut payload = vec![0u8; size];
-        for _ in 0..n {
-            payload[..8].copy_from_slice(&emu::sys::monotonic_ns().to_le_bytes());
-            tx.send_to(&payload, to).unwrap();
-            if !gap.is_zero() {
-                std::thread::sleep(gap);
-            }
-        }
-        let got = recv.join().unwrap();
-        stop.store(true, Ordering::Relaxed);
-        fwd.join().unwrap().unwrap();
-        got
+            recv.join().unwrap()
+        })
     })
+    .unwrap()
 }
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {

@@ -5,16 +5,16 @@
 //! why, without root or TUN.
 
 use emu::sockets::{SocketHost, SocketOptions, SocketStats, Sockets, STAGING};
-use emu::{addr, Core, CoreConfig, Network, SpacePlan};
-use net::{Fabric, PathSpec, QueueLimit, Side};
+use emu::testbed::Testbed;
+use emu::{addr, Core, Network};
+use net::Side;
 use std::cell::RefCell;
-use std::net::IpAddr;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Arrivals, RateSource, RateSourceConfig, RateTransport};
 use traffic::{App, AppReport, ConnId, Event, Transport};
-use units::{Dur, Rate, Rng, Time};
+use units::{Dur, Rng, Time};
 
 /// One rig at a time: each core spins near departures, and this machine
 /// may have two cores.
@@ -44,23 +44,10 @@ struct Rig {
 }
 
 fn rig(mbps: u64, delay_ms: u64, options: SocketOptions) -> Rig {
-    let link = |r: Rate, d: Dur| PathSpec::link(r, d, QueueLimit::Packets(1000), 0.0, "unused");
-    let neck = link(Rate::mbps(mbps), Dur::from_millis(delay_ms));
-    let mut fabric = Fabric::dumbbell(&[neck.clone(), neck], 1).unwrap();
-    let access = link(Rate::mbps(1000), Dur::ZERO);
-    fabric.add_host(Side::Left, access.clone(), access.clone(), None, false).unwrap();
-    fabric.add_host(Side::Right, access.clone(), access, None, false).unwrap();
-    let (left, right) = (addr::host(Side::Left, 0, false), addr::host(Side::Right, 0, false));
-    let net = Network::create(&[space("l", left), space("r", right)]).unwrap();
-    let origin = emu::sys::monotonic_ns();
-    let core = Core::new(fabric, &[(left, 0), (right, 1)], CoreConfig::default(), origin);
+    let Testbed { net, core, left, right, origin_ns } = Testbed::new(mbps, delay_ms, 1000, 1000).unwrap();
     let hosts = [(left, 0), (right, 1)].map(|(addr, space)| SocketHost { addr, space, options: options.clone() });
-    let sockets = Sockets::new(&net, hosts.to_vec(), origin).unwrap();
+    let sockets = Sockets::new(&net, hosts.to_vec(), origin_ns).unwrap();
     Rig { net, core, sockets }
-}
-
-fn space(label: &str, a: IpAddr) -> SpacePlan {
-    SpacePlan { label: label.into(), addrs: vec![a], ..SpacePlan::default() }
 }
 
 /// Forwards with the core on a thread while `apps` run over the sockets
@@ -419,7 +406,7 @@ fn an_option_the_kernel_refuses_is_an_error_naming_it_and_its_value() {
         return;
     }
     let a = addr::host(Side::Left, 0, false);
-    let net = Network::create(&[space("o", a)]).unwrap();
+    let net = Network::create(&[emu::SpacePlan { label: "o".into(), addrs: vec![a], ..emu::SpacePlan::default() }]).unwrap();
     let open = |options: SocketOptions| Sockets::new(&net, vec![SocketHost { addr: a, space: 0, options }], 0);
     let good = SocketOptions { congestion: Some("reno".into()), mss: Some(1000), sndbuf: Some(65_536), rcvbuf: Some(65_536) };
     assert!(open(good).is_ok());

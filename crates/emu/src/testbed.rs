@@ -1,0 +1,57 @@
+//! Two hosts across one bottleneck, each in a namespace of its own, with a
+//! core between them: what the emulator's own tests and benchmarks
+//! measure through.
+
+use crate::core::{Core, CoreConfig};
+use crate::network::{Network, SpacePlan};
+use crate::{addr, sys};
+use net::{Fabric, PathSpec, QueueLimit, Side};
+use std::io;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use units::{Dur, Rate};
+
+pub struct Testbed {
+    pub net: Network,
+    pub core: Core,
+    /// Host 0 (space 0, left) and host 1 (space 1, right).
+    pub left: IpAddr,
+    pub right: IpAddr,
+    /// CLOCK_MONOTONIC at the core's time zero.
+    pub origin_ns: u64,
+}
+
+impl Testbed {
+    /// Host 0 on the left and host 1 on the right of a `mbps`, `delay_ms`
+    /// bottleneck each way with a queue of `queue` packets, on access links
+    /// of `access_mbps` without delay.
+    pub fn new(mbps: u64, delay_ms: u64, queue: u32, access_mbps: u64) -> io::Result<Testbed> {
+        let link = |r: Rate, d: Dur, q: u32| PathSpec::link(r, d, QueueLimit::Packets(q), 0.0, "unused");
+        let neck = link(Rate::mbps(mbps), Dur::from_millis(delay_ms), queue);
+        let mut fabric = Fabric::dumbbell(&[neck.clone(), neck], 1).map_err(|e| io::Error::other(e.to_string()))?;
+        let access = link(Rate::mbps(access_mbps), Dur::ZERO, queue.max(1000));
+        for side in [Side::Left, Side::Right] {
+            fabric.add_host(side, access.clone(), access.clone(), None, false).map_err(|e| io::Error::other(e.to_string()))?;
+        }
+        let (left, right) = (addr::host(Side::Left, 0, false), addr::host(Side::Right, 0, false));
+        let space = |label: &str, a: IpAddr| SpacePlan { label: label.into(), addrs: vec![a], ..SpacePlan::default() };
+        let net = Network::create(&[space("l", left), space("r", right)])?;
+        let origin_ns = sys::monotonic_ns();
+        let core = Core::new(fabric, &[(left, 0), (right, 1)], CoreConfig::default(), origin_ns);
+        Ok(Testbed { net, core, left, right, origin_ns })
+    }
+
+    /// Runs `load` here while the core forwards on another thread; what
+    /// `load` returned, or the core's error.
+    pub fn with_core<T: Send>(&mut self, load: impl FnOnce(&Network) -> T + Send) -> io::Result<T> {
+        let stop = AtomicBool::new(false);
+        let (core, net) = (&mut self.core, &self.net);
+        std::thread::scope(|s| {
+            let fwd = s.spawn(|| core.run(net, None, &stop));
+            let out = load(net);
+            stop.store(true, Ordering::Relaxed);
+            fwd.join().map_err(|_| io::Error::other("the core panicked"))??;
+            Ok(out)
+        })
+    }
+}

@@ -158,10 +158,16 @@ def test_after_sigkill_undertow_clean_removes_what_the_run_left(tmp_path):
     assert host_network() == before
 
 
-def test_a_command_app_runs_a_real_server_and_client_and_is_measured_from_the_cores_capture(tmp_path):
+def http_server(tmp_path: Path, size: int) -> str:
+    """A server_command serving `size` zero bytes as /blob on port 8080."""
     served = tmp_path / "www"
     served.mkdir()
-    (served / "blob").write_bytes(b"\0" * 1_000_000)
+    (served / "blob").write_bytes(b"\0" * size)
+    return f"cd {served} && exec {sys.executable} -m http.server 8080 --bind {{server}}"
+
+
+def test_a_command_app_runs_a_real_server_and_client_and_is_measured_from_the_cores_capture(tmp_path):
+    server = http_server(tmp_path, 1_000_000)
     scenario = tmp_path / "command.toml"
     scenario.write_text(f"""
 name = "command"
@@ -176,7 +182,7 @@ delay = "10ms"
 kind = "command"
 name = "fetch"
 server_side = "right"
-server_command = "cd {served} && exec {sys.executable} -m http.server 8080 --bind {{server}}"
+server_command = "{server}"
 client_command = "for i in 1 2 3; do curl -s -o /dev/null http://{{server}}:8080/blob || exit 1; done"
 start = "1s"
 """)
@@ -198,9 +204,7 @@ start = "1s"
 
 
 def test_undertow_shell_runs_a_command_on_the_client_host_while_the_scenario_runs_and_writes_the_run(tmp_path):
-    served = tmp_path / "www"
-    served.mkdir()
-    (served / "blob").write_bytes(b"\0" * 100_000)
+    server = http_server(tmp_path, 100_000)
     scenario = tmp_path / "shell.toml"
     scenario.write_text(f"""
 duration = "60s"
@@ -211,7 +215,7 @@ delay = "10ms"
 kind = "command"
 name = "web"
 server_side = "right"
-server_command = "cd {served} && exec {sys.executable} -m http.server 8080 --bind {{server}}"
+server_command = "{server}"
 client_command = "true"
 """)
     out = tmp_path / "out"

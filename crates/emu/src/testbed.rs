@@ -55,3 +55,16 @@ impl Testbed {
         })
     }
 }
+
+/// Leave to run a testbed: `None` (saying why on stderr) where the
+/// emulator cannot run; otherwise a guard that keeps testbeds of this
+/// process one at a time, since each core spins near departures and a
+/// machine may have two cores.
+pub fn exclusive() -> Option<std::sync::MutexGuard<'static, ()>> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if let Some(why) = crate::network::unavailable() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
+}

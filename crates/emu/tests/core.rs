@@ -7,20 +7,6 @@ use emu::Network;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
-/// One rig at a time: each core spins near departures, and this machine
-/// may have two cores.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn skip() -> bool {
-    match emu::network::unavailable() {
-        Some(why) => {
-            eprintln!("skipped: {why}");
-            true
-        }
-        None => false,
-    }
-}
-
 /// One host each side of a `mbps`, `delay_ms` bottleneck (each way, 1000
 /// packets), on 1 Gbit/s access links without delay.
 fn rig(mbps: u64, delay_ms: u64) -> Testbed {
@@ -75,10 +61,7 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
 
 #[test]
 fn a_probe_takes_the_paths_delay_and_serialisation_within_a_fraction_of_a_millisecond() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let mut r = rig(100, 10);
     let got = exchange(&mut r, 200, 172, Duration::from_millis(2));
     assert_eq!(got.len(), 200, "every probe arrives");
@@ -104,10 +87,7 @@ fn a_probe_takes_the_paths_delay_and_serialisation_within_a_fraction_of_a_millis
 
 #[test]
 fn a_burst_leaves_the_bottleneck_at_its_rate() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let mut r = rig(100, 5);
     let n = 300;
     let got = exchange(&mut r, n, 1472, Duration::ZERO);
@@ -122,10 +102,7 @@ fn a_burst_leaves_the_bottleneck_at_its_rate() {
 
 #[test]
 fn the_namespaces_are_gone_when_the_network_is_dropped() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let r = rig(10, 1);
     let names: Vec<String> = r.net.spaces.iter().map(|s| s.ns.name().to_string()).collect();
     assert!(names.iter().all(|n| emu::netns::list().contains(n)));

@@ -16,20 +16,6 @@ use traffic::background::{Arrivals, RateSource, RateSourceConfig, RateTransport}
 use traffic::{App, AppReport, ConnId, Event, Transport};
 use units::{Dur, Rng, Time};
 
-/// One rig at a time: each core spins near departures, and this machine
-/// may have two cores.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn skip() -> bool {
-    match emu::network::unavailable() {
-        Some(why) => {
-            eprintln!("skipped: {why}");
-            true
-        }
-        None => false,
-    }
-}
-
 fn at(s: f64) -> Time {
     Time::from_secs_f64(s)
 }
@@ -127,10 +113,7 @@ fn http(sizes: &[u64], request: u64) -> HttpApp {
 
 #[test]
 fn http_downloads_take_the_bottlenecks_serialisation_and_round_trips_and_not_much_more() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let mut r = rig(10, 10, SocketOptions::default());
     let sizes = [20_000, 200_000, 1_000_000];
     let (app, told) = watched(http(&sizes, 300));
@@ -165,10 +148,7 @@ fn http_downloads_take_the_bottlenecks_serialisation_and_round_trips_and_not_muc
 
 #[test]
 fn the_bytes_on_the_wire_are_the_bytes_the_application_wrote() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let mut r = rig(10, 10, SocketOptions::default());
     let before = [tun_sent(&r.net, 0), tun_sent(&r.net, 1)];
     let (app, told) = watched(http(&[1_000_000], 300));
@@ -203,10 +183,7 @@ fn rate(transport: RateTransport) -> RateSource {
 
 #[test]
 fn constant_rate_udp_delivers_the_datagrams_its_rate_asks_for() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let mut r = rig(10, 5, SocketOptions::default());
     let (app, told) = watched(rate(RateTransport::Udp));
     let stats = drive(&mut r, &mut [app], at(1.2), &|_| false);
@@ -221,10 +198,7 @@ fn constant_rate_udp_delivers_the_datagrams_its_rate_asks_for() {
 
 #[test]
 fn constant_rate_tcp_delivers_the_bytes_its_rate_asks_for() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let mut r = rig(10, 5, SocketOptions::default());
     let (app, told) = watched(rate(RateTransport::Tcp));
     let mut apps = vec![app];
@@ -263,10 +237,7 @@ impl App for Prober {
 
 #[test]
 fn a_connect_to_a_port_nobody_listens_on_is_reset_a_round_trip_later() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let mut r = rig(10, 10, SocketOptions::default());
     let opened = Opened::default();
     let (app, told) = watched(Prober { port: 4444, opened: opened.clone() });
@@ -303,10 +274,7 @@ impl App for Aborter {
 
 #[test]
 fn an_aborted_connection_is_reset_at_its_peer_and_ends_quietly_at_its_own_end() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let mut r = rig(10, 10, SocketOptions::default());
     let (app, told) = watched(Aborter { conn: None });
     // On for 100 ms after the reset: the aborting end must be told nothing more.
@@ -369,10 +337,7 @@ impl App for Pusher {
 
 #[test]
 fn writing_more_than_the_send_buffer_holds_gives_short_writes_each_followed_by_writable() {
-    if skip() {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let options = SocketOptions { congestion: Some("reno".into()), mss: Some(1000), sndbuf: Some(64 * 1024), rcvbuf: None };
     let mut r = rig(100, 1, options);
     let before = tun_sent(&r.net, 0);
@@ -402,9 +367,7 @@ fn writing_more_than_the_send_buffer_holds_gives_short_writes_each_followed_by_w
 
 #[test]
 fn an_option_the_kernel_refuses_is_an_error_naming_it_and_its_value() {
-    if skip() {
-        return;
-    }
+    let Some(_one) = emu::testbed::exclusive() else { return };
     let a = addr::host(Side::Left, 0, false);
     let net = Network::create(&[emu::SpacePlan { label: "o".into(), addrs: vec![a], ..emu::SpacePlan::default() }]).unwrap();
     let open = |options: SocketOptions| Sockets::new(&net, vec![SocketHost { addr: a, space: 0, options }], 0);

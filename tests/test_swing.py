@@ -172,6 +172,8 @@ def test_validate_periods_shrink_for_long_traces():
     from undertow.validate import auto_periods
 
     assert [auto_periods(n) for n in (956, 31_249, 200_000, 250_000, 5_000_000)] == [10, 10, 10, 8, 1]
+    # The emulator's periods last as long as the trace: two minutes' worth, warm-up included.
+    assert [auto_periods(956, "emu", d) for d in (5.0, 15.6, 40.0, 60.0, 600.0)] == [10, 6, 2, 1, 1]
 
 
 def test_validate_reports_every_figure(espn_validation):

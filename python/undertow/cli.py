@@ -337,7 +337,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         with outputs.new_directory(out, args.overwrite) as tmp:
             v = validate(args.model, args.trace, tmp, link_rate=args.link_rate, seed=args.seed, bin_s=args.bin, periods=args.periods,
-                         structure=args.structure, progress=lambda f: bar({"run": f}), as_captured=not args.full_link)
+                         structure=args.structure, progress=lambda f: bar({"run": f}), as_captured=not args.full_link,
+                         engine=args.engine, hosts=args.hosts)
             e = v.energy
             curves = {"trace A to B": e["original"]["fwd"], "regenerated A to B": e["regenerated"]["fwd"],
                       "trace B to A": e["original"]["rev"], "regenerated B to A": e["regenerated"]["rev"]}
@@ -591,6 +592,11 @@ def parser() -> argparse.ArgumentParser:
                    help="compare the whole regenerated link with a trace whose capture lost packets (by default the "
                         "regenerated capture misses the same share of data segments as the trace's did)")
     v.add_argument("--bin", type=bin_s, default=0.001, metavar="DURATION", help="energy base bin (default 1ms)")
+    v.add_argument("--engine", choices=("sim", "emu"), default="sim",
+                   help="regenerate in the simulator (default) or in the emulator: real Linux TCP between namespaces, in "
+                        "real time (root; as many trace-length periods as fit in two minutes unless --periods)")
+    v.add_argument("--hosts", type=whole(1), metavar="N",
+                   help="virtual hosts a side (default: the trace's own hosts)")
     v.add_argument("--plot", metavar="FILE.png", help="energy plot file (default DIR/energy.png)")
     v.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     v.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")

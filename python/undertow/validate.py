@@ -23,10 +23,7 @@ from undertow import _core
 from undertow.analysis.energy import EnergyResult, energy
 from undertow.inspect_model import load_model, split_hosts
 
-# Side A of the model is placed on the left of the dumbbell: its hosts get
-# 10.1.x.y addresses (fd00:0:0:1::x:y for IPv6), so re-extraction can put
-# them back on side A.
-LEFT_PREFIXES = ["10.1.0.0/16", "fd00:0:0:1::/64"]
+ENGINES = ("sim", "emu")
 
 
 @dataclass
@@ -52,6 +49,8 @@ class Validation:
     trace_warnings: list[str] = field(default_factory=list)
     """A line for each damaged trace read (its series holds only what could
     be read)."""
+    engine: str = "sim"
+    """The engine that regenerated the traffic."""
 
 
 #: `auto_periods`: at most this many periods, and about this many packets
@@ -87,13 +86,22 @@ def auto_structure(model: dict) -> tuple[str, str]:
     return "sessions", f"auto: {n} {what}, fewer than {AUTO_SESSIONS}: whole observed sessions replayed"
 
 
-def auto_periods(trace_packets: int) -> int:
-    """Trace-length periods to regenerate for a trace of this many packets."""
-    return max(1, min(MAX_PERIODS, PERIOD_PACKET_BUDGET // max(trace_packets, 1)))
+#: The emulator runs in real time: as many periods as fit in this, warm-up
+#: included, and at least one.
+EMU_REAL_TIME_S = 120.0
+
+
+def auto_periods(trace_packets: int, engine: str = "sim", duration_s: float = 0.0) -> int:
+    """Trace-length periods to regenerate for a trace of this many packets
+    lasting `duration_s`."""
+    n = min(MAX_PERIODS, PERIOD_PACKET_BUDGET // max(trace_packets, 1))
+    if engine == "emu":
+        n = min(n, int(EMU_REAL_TIME_S / max(duration_s, 1e-9)) - 1)
+    return max(1, n)
 
 
 def _scenario(model_path: Path, period_s: float, periods: int, link_rate: str, seed: int, extra: str, bin_s: float,
-              miss: list[float]) -> str:
+              miss: list[float], engine: str = "sim") -> str:
     # The generator repeats the trace's sessions every trace-length period,
     # so a run of several periods averages out one short trace's sampling
     # noise. One more period runs first, uncaptured: a trace begins with
@@ -104,6 +112,7 @@ def _scenario(model_path: Path, period_s: float, periods: int, link_rate: str, s
     misses = "".join(f'pcap_miss_{d} = "{m * 100!r}%"\n' for d, m in zip(("fwd", "rev"), miss) if m > 0)
     return f"""# Written by `undertow validate`: the model's traffic, {periods} trace-length periods after one of warm-up.
 name = "validate"
+engine = "{engine}"
 duration = "{period_s * (periods + 1) + bin_s!r}s"
 seed = {seed}
 
@@ -170,8 +179,16 @@ def validate(
     structure: str = "auto",
     progress: Optional[Callable[[float], None]] = None,
     as_captured: bool = True,
+    engine: str = "sim",
+    hosts: Optional[int] = None,
 ) -> Validation:
+    """`engine` regenerates in the simulator or in the emulator (real
+    Linux TCP between the virtual hosts, in real time: by default as many
+    periods as fit in two minutes); `hosts` virtual hosts a side instead of
+    the trace's own number."""
     model_path = Path(model_path)
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
     m = load_model(model_path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -180,7 +197,7 @@ def validate(
         raise ValueError(f"{model_path}: the trace lasted {duration} s: nothing to regenerate")
     scen = out / "regenerate.toml"
     if periods is None:
-        periods = auto_periods(sum(d["packets"] for d in m["link"]["dirs"]))
+        periods = auto_periods(sum(d["packets"] for d in m["link"]["dirs"]), engine, duration)
     if periods < 1:
         raise ValueError(f"periods = {periods}: expected at least 1")
     reason = ""
@@ -188,19 +205,20 @@ def validate(
         structure, reason = auto_structure(m)
     elif structure not in ("marginals", "sessions"):
         raise ValueError(f"structure = {structure!r}: expected \"auto\", \"marginals\" or \"sessions\"")
-    extra = f'structure = "{structure}"\n' + extra
+    extra = f'structure = "{structure}"\n' + (f"hosts = {hosts}\n" if hosts is not None else "") + extra
     # A trace whose capture lost packets is compared with a regenerated
     # capture that loses as many: the model regenerates the bytes the
     # receivers acknowledged, which the trace's rate and energy leave out.
     loss = _core.capture_loss(str(model_path))
     miss = loss if as_captured else [0.0, 0.0]
-    scen.write_text(_scenario(model_path, duration, periods, link_rate, seed, extra, bin_s, miss))
+    scen.write_text(_scenario(model_path, duration, periods, link_rate, seed, extra, bin_s, miss, engine))
     rundir = out / "run"
     _core.run(str(scen), str(rundir), None, None, progress)
 
-    # Re-extract with the same options, hosts of the left side being side A.
+    # Re-extract with the same options: side A of the model was placed on
+    # the left of the dumbbell, so hosts with left-side addresses are side A.
     opts = dict(m["options"])
-    opts["sides"] = {"method": "prefixes", "a": LEFT_PREFIXES}
+    opts["sides"] = {"method": "prefixes", "a": _core.side_prefixes(engine)[0]}
     regen = out / "regenerated.json"
     _core.extract([str(rundir / "bottleneck.pcap")], str(regen), json.dumps(opts))
     comparison = json.loads(_core.compare_models(str(model_path), str(regen)))
@@ -225,7 +243,7 @@ def validate(
     # The run's own series (no capture read) has no warnings.
     warnings = original["warnings"] + regen_series.get("warnings", [])
     result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, loss, miss, one_way,
-                        split_hosts(m), structure, reason, warnings)
+                        split_hosts(m), structure, reason, warnings, engine)
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
 
@@ -274,6 +292,7 @@ def _trace_octave(v: Validation, d: str, j: int) -> dict:
 
 def report_dict(v: Validation) -> dict:
     return {
+        "engine": v.engine,
         "structure": v.structure,
         "structure_reason": v.structure_reason,
         "comparison": v.comparison,
@@ -305,7 +324,8 @@ def text(v: Validation) -> str:
         r, p = c["rate_bps"][i], c["packets_per_s"][i]
         rows.append([f"rate {name}", f"{r['original'] / 1e6:.3f} Mbit/s", f"{r['regenerated'] / 1e6:.3f} Mbit/s", _pct(r["relative_error"])])
         rows.append([f"packets/s {name}", f"{p['original']:.1f}", f"{p['regenerated']:.1f}", _pct(p["relative_error"])])
-    out = [f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""), "",
+    out = [f"regenerated in: {'the emulator (real Linux TCP)' if v.engine == 'emu' else 'the simulator'}",
+           f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""), "",
            render(["figure", "original", "regenerated", "error"], rows)]
     if v.one_way > ONE_WAY_WARN:
         out.append(f"warning: the trace saw {v.one_way * 100:.0f}% of its TCP connections in one direction only (asymmetric "

@@ -354,6 +354,20 @@ fn emu_namespaces() -> Vec<String> {
     emu::netns::list()
 }
 
+/// The address prefixes (CIDR text) of the hosts of each side, left then
+/// right, as `engine` ("sim" or "emu") numbers them.
+#[pyfunction]
+fn side_prefixes(engine: &str) -> PyResult<[Vec<String>; 2]> {
+    let of = |f: fn(scenario::Side) -> [&'static str; 2]| {
+        [scenario::Side::Left, scenario::Side::Right].map(|s| f(s).iter().map(|p| p.to_string()).collect())
+    };
+    match engine {
+        "sim" => Ok(of(sim::topology::side_prefixes)),
+        "emu" => Ok(of(emu::addr::side_prefixes)),
+        _ => Err(PyValueError::new_err(format!("engine {engine:?}: expected \"sim\" or \"emu\""))),
+    }
+}
+
 /// A human duration ("1ms", "2.5s") in seconds; ValueError names what is allowed.
 #[pyfunction]
 fn parse_duration(text: &str) -> PyResult<f64> {
@@ -379,6 +393,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emu_clean, m)?)?;
     m.add_function(wrap_pyfunction!(shell, m)?)?;
     m.add_function(wrap_pyfunction!(emu_namespaces, m)?)?;
+    m.add_function(wrap_pyfunction!(side_prefixes, m)?)?;
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add("TruncatedError", m.py().get_type::<TruncatedError>())?;
     m.add_function(wrap_pyfunction!(extract_model, m)?)?;

@@ -29,6 +29,15 @@ pub fn host(side: Side, index: u32, ipv6: bool) -> IpAddr {
     }
 }
 
+/// The prefixes (IPv4, IPv6) every host of `side` has its address in, as
+/// CIDR text (see `sim::topology::side_prefixes`).
+pub fn side_prefixes(side: Side) -> [&'static str; 2] {
+    match side {
+        Side::Left => ["198.18.0.0/16", "fd75:7400:0:1::/64"],
+        Side::Right => ["198.19.0.0/16", "fd75:7400:0:2::/64"],
+    }
+}
+
 /// Whether `a` is inside the emulator's ranges.
 pub fn contained(a: IpAddr) -> bool {
     match a {
@@ -55,6 +64,20 @@ mod tests {
         }
         assert_eq!(host(Side::Left, 0, false), IpAddr::from([198, 18, 0, 1]));
         assert_eq!(host(Side::Right, MAX_PER_SIDE - 1, false), IpAddr::from([198, 19, 255, 254]));
+    }
+
+    #[test]
+    fn every_host_address_lies_in_its_sides_prefixes() {
+        for side in [Side::Left, Side::Right] {
+            let [v4, v6] = side_prefixes(side);
+            for i in [0, 1, 255, 256, MAX_PER_SIDE - 1] {
+                let a = host(side, i, false).to_string();
+                let b = host(side, i, true).to_string();
+                // 198.18.x.y within 198.18.0.0/16; fd75:7400:0:1::x:y within fd75:7400:0:1::/64.
+                assert!(a.starts_with(v4.trim_end_matches("0.0/16")), "{a} {v4}");
+                assert!(b.starts_with(v6.trim_end_matches(":/64")), "{b} {v6}");
+            }
+        }
     }
 
     #[test]

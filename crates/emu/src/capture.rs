@@ -1,7 +1,10 @@
 //! pcap capture of the bottleneck as the core forwards it: the real
-//! packets, cut at the snap length, stamped with the core's clock.
+//! packets, cut at the snap length, stamped with the core's clock; a share
+//! of data segments left out when the scenario asks for a capture that
+//! misses what the trace's missed.
 
 use crate::core::Observer;
+use rundir::CaptureMiss;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
@@ -13,19 +16,24 @@ pub struct Capture {
     snaplen: usize,
     /// Packets before this are not written (the run's warm-up).
     from: Time,
+    miss: CaptureMiss,
     /// The first write error; later packets are not written.
     error: Option<io::Error>,
 }
 
 impl Capture {
-    pub fn create(path: &Path, snaplen: u32, from: Time) -> io::Result<Capture> {
-        Ok(Capture { w: PcapWriter::create(path, LinkType::RAW, snaplen)?, snaplen: snaplen as usize, from, error: None })
+    pub fn create(path: &Path, snaplen: u32, from: Time, miss: CaptureMiss) -> io::Result<Capture> {
+        Ok(Capture { w: PcapWriter::create(path, LinkType::RAW, snaplen)?, snaplen: snaplen as usize, from, miss, error: None })
     }
 }
 
 impl Observer for Capture {
-    fn arrived(&mut self, _monitor: u8, at: Time, ip: &[u8]) {
+    fn arrived(&mut self, monitor: u8, at: Time, ip: &[u8]) {
         if at < self.from || self.error.is_some() {
+            return;
+        }
+        let tcp_data = || wire::decode(LinkType::RAW, ip, ip.len() as u32).is_ok_and(|p| p.tcp().is_some_and(|t| t.payload_len > 0));
+        if self.miss.skips(monitor as usize, tcp_data) {
             return;
         }
         let cut = &ip[..ip.len().min(self.snaplen)];

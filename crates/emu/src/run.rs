@@ -14,7 +14,7 @@ use crate::sys;
 use net::fabric::Fabric;
 use net::monitor::Monitor;
 use net::Side;
-use rundir::{io_err, Facts, Link, RunError, RunReport, TcpTotals};
+use rundir::{io_err, CaptureMiss, Facts, Link, RunError, RunReport, TcpTotals};
 use scenario::Resolved;
 use serde_json::{json, Value};
 use std::net::IpAddr;
@@ -134,14 +134,6 @@ fn options(l: &Linux) -> SocketOptions {
     SocketOptions { congestion: Some(l.congestion.clone()), mss: l.mss, sndbuf: l.sndbuf, rcvbuf: l.rcvbuf }
 }
 
-/// Settings of a scenario that the emulator does not apply.
-fn refuse(r: &Resolved) -> Result<(), RunError> {
-    if r.output.pcap && r.output.pcap_miss.iter().any(|m| *m > 0.0) {
-        return Err(RunError::Engine("output.pcap_miss cannot be applied in the emulator: its capture is the core's own and misses nothing".into()));
-    }
-    Ok(())
-}
-
 /// Runs `r` in real time and writes its run directory `dir` (see
 /// `sim::run_scenario` for the arguments).
 pub fn run_scenario(
@@ -179,7 +171,6 @@ fn run(
     if let Some(why) = crate::network::unavailable() {
         return Err(RunError::Engine(why));
     }
-    refuse(r)?;
     let fabric = Fabric::dumbbell(&r.bottleneck, r.seed).map_err(|e| RunError::Engine(format!("bottleneck: {e}")))?;
     let swing = r.background.iter().filter(|m| matches!(m, scenario::BackgroundModel::Swing(_))).map(|m| m.name().to_string()).collect();
     let mut b = Builder {
@@ -215,7 +206,8 @@ fn run(
     }
     let pcap = dir.join("bottleneck.pcap");
     if r.output.pcap {
-        let cap = Capture::create(&pcap, r.output.pcap_snaplen, Time(r.output.pcap_from.0)).map_err(|e| io_err(&pcap, e))?;
+        let cap = Capture::create(&pcap, r.output.pcap_snaplen, Time(r.output.pcap_from.0), CaptureMiss::new(r.seed, r.output.pcap_miss))
+            .map_err(|e| io_err(&pcap, e))?;
         core.observer = Some(Box::new(cap));
     }
     let socket_hosts = hosts.iter().map(|h| SocketHost { addr: h.addr, space: h.space, options: options(&h.linux) }).collect();

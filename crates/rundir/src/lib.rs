@@ -7,11 +7,13 @@
 //! ([`write_tables`]), and [`finish`] writes timing.json and removes the
 //! mark. A directory without the mark is a whole result.
 
+mod capture_miss;
 mod conn_log;
 pub mod parquet_out;
 pub mod stats;
 mod summary;
 
+pub use capture_miss::CaptureMiss;
 pub use conn_log::{ConnLog, ConnRow, TcpTotals};
 pub use summary::{summary, write_tables, Facts, Link, SUMMARY_FORMAT};
 

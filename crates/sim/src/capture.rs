@@ -8,11 +8,12 @@
 //! the capture needs no per-connection state.
 
 use crate::packet::{Body, Pkt};
+use rundir::CaptureMiss;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::net::IpAddr;
 use std::path::Path;
-use units::{Rng, Time};
+use units::Time;
 use wire::{Ipv4Repr, Ipv6Repr, LinkType, PcapWriter, TcpFlags, TcpRepr, UdpRepr};
 
 /// Window scale announced on SYNs; windows on other segments are shifted by it.
@@ -27,10 +28,8 @@ pub struct Capture {
     seed: u64,
     /// Packets before this are not written (the run's warm-up).
     from: Time,
-    /// Share of data segments not written, per bottleneck direction, and
-    /// the draws that decide which.
-    miss: [f64; 2],
-    rng: Rng,
+    /// Which data segments are not written.
+    miss: CaptureMiss,
     error: Option<io::Error>,
 }
 
@@ -51,8 +50,7 @@ impl Capture {
             ident: 0,
             seed,
             from,
-            miss,
-            rng: Rng::stream(seed, "capture.miss"),
+            miss: CaptureMiss::new(seed, miss),
             error: None,
         })
     }
@@ -63,10 +61,7 @@ impl Capture {
         if self.error.is_some() || now < self.from {
             return;
         }
-        // A lossy capture point misses data segments, the packets a
-        // capturing host's buffers overflow on, not the ACKs and
-        // handshakes between them.
-        if self.miss[dir] > 0.0 && matches!(p.body, Body::Tcp(seg) if seg.len > 0) && self.rng.bernoulli(self.miss[dir]) {
+        if self.miss.skips(dir, || matches!(p.body, Body::Tcp(seg) if seg.len > 0)) {
             return;
         }
         if let Err(e) = self.write(now, p, src, dst) {

@@ -324,8 +324,8 @@ def text(v: Validation) -> str:
         r, p = c["rate_bps"][i], c["packets_per_s"][i]
         rows.append([f"rate {name}", f"{r['original'] / 1e6:.3f} Mbit/s", f"{r['regenerated'] / 1e6:.3f} Mbit/s", _pct(r["relative_error"])])
         rows.append([f"packets/s {name}", f"{p['original']:.1f}", f"{p['regenerated']:.1f}", _pct(p["relative_error"])])
-    out = [f"regenerated in: {'the emulator (real Linux TCP)' if v.engine == 'emu' else 'the simulator'}",
-           f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""), "",
+    out = [f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""),
+           f"regenerated in: {'the emulator (real Linux TCP)' if v.engine == 'emu' else 'the simulator'}", "",
            render(["figure", "original", "regenerated", "error"], rows)]
     if v.one_way > ONE_WAY_WARN:
         out.append(f"warning: the trace saw {v.one_way * 100:.0f}% of its TCP connections in one direction only (asymmetric "

@@ -61,11 +61,19 @@ pub fn translate(tcp: &TcpConfig) -> (Linux, Vec<(&'static str, &'static str)>) 
     if tcp.snd_buf_auto {
         sysctl("tcp_wmem", format!("4096 {} {}", tcp.snd_buf_initial, tcp.snd_buf));
     }
-    sysctl("tcp_rmem", format!("4096 131072 {}", tcp.rcv_buf));
+    if tcp.rcv_buf_auto {
+        sysctl("tcp_rmem", format!("4096 {} {}", tcp.rcv_buf_initial, tcp.rcv_buf));
+    }
     if !tcp.snd_buf_auto {
-        match (fits(tcp.snd_buf), fits(tcp.rcv_buf)) {
-            (Some(s), Some(r)) => (l.sndbuf, l.rcvbuf) = (Some(s), Some(r)),
-            _ => refused.push(("snd_buf", "Linux takes a buffer of at most 4 GiB")),
+        match fits(tcp.snd_buf) {
+            Some(s) => l.sndbuf = Some(s),
+            None => refused.push(("snd_buf", "Linux takes a buffer of at most 4 GiB")),
+        }
+    }
+    if !tcp.rcv_buf_auto {
+        match fits(tcp.rcv_buf) {
+            Some(r) => l.rcvbuf = Some(r),
+            None => refused.push(("rcv_buf", "Linux takes a buffer of at most 4 GiB")),
         }
     }
     if tcp.mss != d.mss {
@@ -155,8 +163,13 @@ mod tests {
 
     #[test]
     fn fixed_buffers_become_socket_options() {
-        let t = TcpConfig { snd_buf_auto: false, snd_buf: 64 << 10, rcv_buf: 128 << 10, ..TcpConfig::default() };
+        let t = TcpConfig { snd_buf_auto: false, snd_buf: 64 << 10, rcv_buf_auto: false, rcv_buf: 128 << 10, ..TcpConfig::default() };
         let l = linux(&t).unwrap();
         assert_eq!((l.sndbuf, l.rcvbuf), (Some(64 << 10), Some(128 << 10)));
+        // Autotuned, each is a range of the namespace's tcp_wmem or tcp_rmem instead.
+        let t = TcpConfig { snd_buf_auto: false, snd_buf: 64 << 10, ..TcpConfig::default() };
+        let l = linux(&t).unwrap();
+        assert_eq!((l.sndbuf, l.rcvbuf), (Some(64 << 10), None));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_rmem".into(), "4096 131072 4194304".into())), "{:?}", l.sysctls);
     }
 }

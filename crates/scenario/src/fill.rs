@@ -33,7 +33,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         }),
         sack: Some(c.sack),
         mss: Some(Size(c.mss as u64)),
-        rcv_buf: Some(Size(c.rcv_buf)),
+        rcv_buf: Some(if c.rcv_buf_auto { BufferSize::Auto } else { BufferSize::Fixed(c.rcv_buf) }),
         snd_buf: Some(if c.snd_buf_auto { BufferSize::Auto } else { BufferSize::Fixed(c.snd_buf) }),
         initial_cwnd: Some(c.initial_cwnd),
         byte_counting: Some(c.byte_counting),

@@ -189,6 +189,22 @@ pub mod limits {
 
 type Res<T> = Result<T, ScenarioError>;
 
+/// A buffer setting `name` of `field`: None if unset, Some(None) for
+/// "auto" (Linux autotuning), Some(Some(bytes)) for a fixed size.
+fn buffer(field: &str, name: &str, b: Option<BufferSize>, mss: u32) -> Result<Option<Option<u64>>, ScenarioError> {
+    match b {
+        None => Ok(None),
+        Some(BufferSize::Auto) => Ok(Some(None)),
+        Some(BufferSize::Fixed(b)) if b < mss as u64 => {
+            Err(err(format!("{field}.{name}"), format!("{b} bytes is smaller than one segment ({mss} bytes)")))
+        }
+        Some(BufferSize::Fixed(b)) if b > TCP_BUF_MAX => {
+            Err(err(format!("{field}.{name}"), format!("{b} bytes is out of range: expected at most 1GiB")))
+        }
+        Some(BufferSize::Fixed(b)) => Ok(Some(Some(b))),
+    }
+}
+
 fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     // The file name is filled in by the caller, which knows it.
     ScenarioError::new("", field, msg)
@@ -248,28 +264,13 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         }
         c.mss = m.0 as u32;
     }
-    if let Some(b) = spec.rcv_buf {
-        if b.0 < c.mss as u64 {
-            return Err(err(format!("{field}.rcv_buf"), format!("{} bytes is smaller than one segment ({} bytes)", b.0, c.mss)));
-        }
-        if b.0 > TCP_BUF_MAX {
-            return Err(err(format!("{field}.rcv_buf"), format!("{} bytes is more than TCP's largest window, 1GiB", b.0)));
-        }
-        c.rcv_buf = b.0;
+    if let Some(b) = buffer(field, "rcv_buf", spec.rcv_buf, c.mss)? {
+        c.rcv_buf_auto = b.is_none();
+        c.rcv_buf = b.unwrap_or(c.rcv_buf);
     }
-    match spec.snd_buf {
-        Some(BufferSize::Fixed(b)) if b < c.mss as u64 => {
-            return Err(err(format!("{field}.snd_buf"), format!("{b} bytes is smaller than one segment ({} bytes)", c.mss)));
-        }
-        Some(BufferSize::Fixed(b)) if b > TCP_BUF_MAX => {
-            return Err(err(format!("{field}.snd_buf"), format!("{b} bytes is out of range: expected at most 1GiB")));
-        }
-        Some(BufferSize::Fixed(b)) => {
-            c.snd_buf = b;
-            c.snd_buf_auto = false;
-        }
-        Some(BufferSize::Auto) => c.snd_buf_auto = true,
-        None => {}
+    if let Some(b) = buffer(field, "snd_buf", spec.snd_buf, c.mss)? {
+        c.snd_buf_auto = b.is_none();
+        c.snd_buf = b.unwrap_or(c.snd_buf);
     }
     if let Some(w) = spec.initial_cwnd {
         if !(1..=1000).contains(&w) {

@@ -141,7 +141,8 @@ pub struct TcpSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mss: Option<Size>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rcv_buf: Option<Size>,
+    /// "auto" (Linux receive-window growth and autotuning up to 4 MiB) or a fixed window.
+    pub rcv_buf: Option<BufferSize>,
     /// "auto" (Linux autotuning from 16 KiB up to 4 MiB) or a fixed size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snd_buf: Option<BufferSize>,

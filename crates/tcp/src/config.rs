@@ -23,8 +23,17 @@ pub struct TcpConfig {
     pub sack: bool,
     /// Maximum payload per segment, bytes.
     pub mss: u32,
-    /// Receive buffer = maximum advertised window, bytes.
+    /// Receive buffer, bytes. With `rcv_buf_auto` the ceiling of the
+    /// autotuned buffer (Linux `tcp_rmem[2]`), of which half is window;
+    /// without, the fixed advertised window, as when an application sets
+    /// SO_RCVBUF.
     pub rcv_buf: u64,
+    /// Linux receive-window growth and buffer autotuning (see
+    /// `rcv_space.rs`): the window opens from 64 KiB as data arrives, each
+    /// segment that opens it ACKed at once.
+    pub rcv_buf_auto: bool,
+    /// Starting receive buffer under autotuning (Linux `tcp_rmem[1]`).
+    pub rcv_buf_initial: u64,
     /// Send buffer: most bytes written by the app but not yet acknowledged. With
     /// `snd_buf_auto` this is the ceiling of the autotuned buffer (Linux `tcp_wmem[2]`).
     pub snd_buf: u64,
@@ -85,6 +94,8 @@ impl Default for TcpConfig {
             sack: true,
             mss: 1460,
             rcv_buf: 4 << 20,
+            rcv_buf_auto: true,
+            rcv_buf_initial: crate::rcv_space::RCV_BUF_INITIAL,
             snd_buf: 4 << 20,
             snd_buf_auto: true,
             snd_buf_initial: 16 << 10,

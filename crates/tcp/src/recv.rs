@@ -2,8 +2,10 @@
 //! delayed-ACK policy (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
 //!
 //! The application consumes in-order data instantly, so the buffer only ever holds
-//! out-of-order bytes and the advertised window is `rcv_buf - ooo_bytes`.
+//! out-of-order bytes. The advertised window is `rcv_buf - ooo_bytes`, or, with
+//! autotuning, what Linux's window growth allows ([`RcvSpace`]).
 
+use crate::rcv_space::RcvSpace;
 use crate::SackBlocks;
 use std::collections::VecDeque;
 use units::{Dur, Time};
@@ -48,6 +50,11 @@ pub(crate) struct Receiver {
     quick_max: u32,
     /// When in-order data last arrived.
     last_data: Option<Time>,
+    /// Autotuning: the starting buffer (set before `start`), then the window's growth.
+    auto_initial: Option<u64>,
+    space: Option<RcvSpace>,
+    /// The right edge of the window last advertised, which never moves back.
+    right_edge: u64,
 }
 
 impl Receiver {
@@ -73,6 +80,23 @@ impl Receiver {
             quick: 0,
             quick_max: 0,
             last_data: None,
+            auto_initial: None,
+            space: None,
+            right_edge: 0,
+        }
+    }
+
+    /// Linux receive-buffer autotuning from `initial` bytes up to the
+    /// buffer given at creation (call before `start`).
+    pub fn set_autotuning(&mut self, initial: u64) {
+        self.auto_initial = Some(initial);
+    }
+
+    /// The receiver's round-trip sample from a full-sized segment echoing
+    /// `tsecr`, `delta` ago (Linux `tcp_rcv_rtt_measure_ts`).
+    pub fn rtt_from_echo(&mut self, tsecr: u32, delta: Dur) {
+        if let Some(sp) = &mut self.space {
+            sp.rtt_from_echo(tsecr, delta);
         }
     }
 
@@ -105,6 +129,8 @@ impl Receiver {
         self.sack_enabled = sack;
         // 40 option bytes: 12 go to the timestamps, leaving room for 3 blocks.
         self.max_blocks = if timestamps { 3 } else { SackBlocks::MAX };
+        self.space = self.auto_initial.map(|initial| RcvSpace::new(mss, initial, self.rcv_buf, self.rcv_nxt));
+        self.right_edge = self.rcv_nxt + self.window();
     }
 
     #[inline]
@@ -113,7 +139,11 @@ impl Receiver {
     }
     #[inline]
     pub fn window(&self) -> u64 {
-        self.rcv_buf.saturating_sub(self.ooo_bytes)
+        let room = self.rcv_buf.saturating_sub(self.ooo_bytes);
+        match &self.space {
+            None => room,
+            Some(sp) => sp.window(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt)).min(room),
+        }
     }
     #[inline]
     pub fn sack_blocks(&self) -> SackBlocks {
@@ -149,6 +179,7 @@ impl Receiver {
         self.unacked = 0;
         self.ack_now = false;
         self.delack_at = None;
+        self.right_edge = self.right_edge.max(self.rcv_nxt + self.window());
     }
     /// Is `seq` acceptable for a RST (RFC 793 window check)?
     pub fn in_window(&self, seq: u64) -> bool {
@@ -194,6 +225,17 @@ impl Receiver {
                 self.ooo.pop_front();
             }
             rx.delivered = self.rcv_nxt - start;
+            // Linux opens the window on in-order data and ACKs at once
+            // while it does (tcp_grow_window's quick ACK), then lets the
+            // application read, which right-sizes the buffer.
+            let mut opened = false;
+            if let Some(sp) = &mut self.space {
+                opened = sp.grow(len, self.ooo_bytes);
+                if !sp.timestamped() {
+                    sp.rtt_from_window(now, self.rcv_nxt, self.right_edge.saturating_sub(start));
+                }
+                sp.adjust(now, self.rcv_nxt);
+            }
             if filled_hole {
                 self.ack_now = true; // segment filled (part of) a gap
                 self.refresh_sack();
@@ -212,7 +254,7 @@ impl Receiver {
                 } else if self.quick > 0 {
                     self.quick -= 1;
                     self.ack_now = true;
-                } else if self.unacked > self.ack_after {
+                } else if opened || self.unacked > self.ack_after {
                     self.ack_now = true;
                 } else if self.delack_at.is_none() {
                     self.delack_at = Some(now + self.delack_timeout);

@@ -294,7 +294,9 @@ fn host_tcp(group: &TcpConfig, t: &swing::NetTuple) -> TcpConfig {
         c.initial_cwnd = w.clamp(1, 100);
     }
     if let Some(w) = t.rcv_window {
+        // The window the host was seen to offer, fixed.
         c.rcv_buf = w.clamp(4 << 10, 64 << 20);
+        c.rcv_buf_auto = false;
     }
     c
 }

@@ -5,7 +5,7 @@ use super::{Notify, State, Tcp};
 use crate::cc::{CongestionControl, Sample, Window};
 use crate::recovery::{AckInfo, Mode, Recovery};
 use crate::{Flags, SackBlocks, Segment, SynOptions};
-use units::Time;
+use units::{Dur, Time};
 
 /// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
 const DEFAULT_MSS: u32 = 536;
@@ -16,12 +16,20 @@ impl Tcp {
         let (flags, ack, sack) = if synack { (Flags::SYN | Flags::ACK, self.rcv.rcv_nxt(), self.sack_ok) } else { (Flags::SYN, 0, self.cfg.sack) };
         // A SYN offers timestamps if configured; a SYN-ACK echoes them if agreed.
         let ts = if synack { self.ts_ok } else { self.cfg.timestamps };
+        // A SYN's window is not scaled: Linux offers its first window there,
+        // sized for segments that carry the options it offers.
+        let wnd = if self.cfg.rcv_buf_auto {
+            let mss = self.cfg.mss.saturating_sub(if ts { 12 } else { 0 });
+            crate::rcv_space::initial_window(mss, self.cfg.rcv_buf_initial, self.cfg.rcv_buf)
+        } else {
+            self.cfg.rcv_buf
+        };
         out.push(Segment {
             seq: 0,
             ack,
             len: 0,
             flags,
-            wnd: self.cfg.rcv_buf,
+            wnd,
             sack: SackBlocks::default(),
             syn_opts: Some(SynOptions { mss: self.cfg.mss, sack_permitted: sack, timestamps: ts }),
             ts: ts.then(|| (Self::tsval(now), self.ts_recent)),
@@ -46,6 +54,9 @@ impl Tcp {
         }
         self.rcv.set_quickack(self.cfg.quickack);
         self.rcv.set_ack_bytes(self.cfg.ack_bytes);
+        if self.cfg.rcv_buf_auto {
+            self.rcv.set_autotuning(self.cfg.rcv_buf_initial);
+        }
         self.rcv.start(syn.seq, self.mss, self.cfg.ack_every, self.sack_ok, self.ts_ok);
         self.snd_wnd = syn.wnd;
         self.snd_wl1 = syn.seq;
@@ -201,6 +212,10 @@ impl Tcp {
         }
         if seg.len > 0 {
             self.rcv.data_arrives(now, self.rtt.rto());
+        }
+        if let Some((_, tsecr)) = seg.ts.filter(|_| seg.len >= self.mss) {
+            let ms = Self::tsval(now).wrapping_sub(tsecr);
+            self.rcv.rtt_from_echo(tsecr, Dur::from_millis(ms as u64));
         }
         let rx = self.rcv.on_segment(now, seg.seq, seg.len, fin);
         n.delivered += rx.delivered;

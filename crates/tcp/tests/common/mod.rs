@@ -88,11 +88,20 @@ pub const MSS: u64 = 1000;
 
 /// A config with round numbers: MSS 1000.
 /// A fixed 4 MiB send buffer, so tests can write whole transfers at once,
-/// and no timestamps or quick ACKs, so segments carry exactly MSS bytes and
-/// ACKs follow the plain delayed-ACK rule; `buffers.rs` and `linux.rs` test
+/// and no timestamps, quick ACKs or receive-window growth, so segments carry
+/// exactly MSS bytes and ACKs follow the plain delayed-ACK rule; `buffers.rs` and `linux.rs` test
 /// those features.
 pub fn cfg(alg: tcp::Algorithm, sack: bool) -> TcpConfig {
-    TcpConfig { algorithm: alg, sack, mss: MSS as u32, snd_buf_auto: false, timestamps: false, quickack: 0, ..TcpConfig::default() }
+    TcpConfig {
+        algorithm: alg,
+        sack,
+        mss: MSS as u32,
+        snd_buf_auto: false,
+        rcv_buf_auto: false,
+        timestamps: false,
+        quickack: 0,
+        ..TcpConfig::default()
+    }
 }
 
 /// Sequence number of data segment `k` (MSS-sized segments from seq 1).

@@ -1,0 +1,252 @@
+//! The receive window as Linux grows it: the advertised window starts at
+//! 64 KiB and opens by two segments per full-sized segment received
+//! (`tcp_grow_window`, bounded by `rcv_ssthresh`) up to a clamp that
+//! dynamic right-sizing raises once per receiver round trip to about twice
+//! what the application read in the last one (`tcp_rcv_space_adjust`). While
+//! the window opens, every segment is ACKed at once (`icsk_ack.quick |= 1`),
+//! which shapes the sender's ACK clock in slow start: a train of an ACK per
+//! segment rather than per two.
+
+use units::{Dur, Time};
+
+/// Linux's `tcp_rmem[1]`: the receive buffer a connection starts with.
+pub const RCV_BUF_INITIAL: u64 = 128 << 10;
+/// Linux's `TCP_INIT_CWND`, the first right-sizing measure in segments.
+const INIT_SPACE_SEGMENTS: u64 = 10;
+/// Segments smaller than this do not open the window (Linux: 128 bytes).
+const GROW_MIN_LEN: u32 = 128;
+
+/// Half of a buffer's bytes count as window: Linux's default scaling
+/// ratio (`TCP_DEFAULT_SCALING_RATIO`), the payload's share of the memory
+/// its buffers take.
+fn win_from_space(space: u64) -> u64 {
+    space / 2
+}
+
+/// The first window Linux offers (tcp_select_initial_window): what the
+/// starting buffer holds, at most 64 KiB - 1, in whole segments.
+pub(crate) fn initial_window(mss: u32, initial_buf: u64, max_buf: u64) -> u64 {
+    let mss = mss.max(1) as u64;
+    (win_from_space(initial_buf.min(max_buf)).min(u16::MAX as u64) / mss * mss).max(mss)
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct RcvSpace {
+    mss: u64,
+    /// The most the buffer may grow to (`tcp_rmem[2]`).
+    max_buf: u64,
+    /// The buffer now (`sk_rcvbuf`).
+    buf: u64,
+    /// What the window may open to (`rcv_ssthresh`).
+    ssthresh: u64,
+    /// Right-sizing: bytes read in the last measure (`rcvq_space.space`),
+    /// and where and when it started.
+    space: u64,
+    space_seq: u64,
+    /// None until data first arrives: a measure starts with the data.
+    space_time: Option<Time>,
+    /// The receiver's round-trip estimate (`rcv_rtt_est`): a window's worth
+    /// of data arriving, or a timestamp echoed.
+    rtt: Option<Dur>,
+    rtt_seq: u64,
+    rtt_time: Option<Time>,
+    last_tsecr: Option<u32>,
+}
+
+impl RcvSpace {
+    /// A connection whose buffer may grow to `max_buf`, starting at
+    /// `initial_buf`, from sequence number `rcv_nxt` on at `now`.
+    pub fn new(mss: u32, initial_buf: u64, max_buf: u64, rcv_nxt: u64) -> RcvSpace {
+        let w0 = initial_window(mss, initial_buf, max_buf);
+        let mss = mss.max(1) as u64;
+        let buf = initial_buf.min(max_buf);
+        RcvSpace {
+            mss,
+            max_buf,
+            buf,
+            ssthresh: w0,
+            space: (INIT_SPACE_SEGMENTS * mss).min(w0),
+            space_seq: rcv_nxt,
+            space_time: None,
+            rtt: None,
+            rtt_seq: 0,
+            rtt_time: None,
+            last_tsecr: None,
+        }
+    }
+
+    /// The window the buffer allows with `ooo_bytes` held out of order.
+    fn free(&self, ooo_bytes: u64) -> u64 {
+        win_from_space(self.buf).saturating_sub(ooo_bytes)
+    }
+
+    /// The window to advertise (before the no-shrink rule): free space up
+    /// to `rcv_ssthresh`, in whole segments.
+    pub fn window(&self, ooo_bytes: u64) -> u64 {
+        let w = self.free(ooo_bytes).min(self.ssthresh);
+        if w >= self.mss {
+            w / self.mss * self.mss
+        } else {
+            w
+        }
+    }
+
+    /// An in-order segment of `len` bytes arrived: opens the window if
+    /// there is room; true if it did, when Linux ACKs the segment at once.
+    pub fn grow(&mut self, len: u32, ooo_bytes: u64) -> bool {
+        if len < GROW_MIN_LEN {
+            return false;
+        }
+        let room = self.free(ooo_bytes).saturating_sub(self.ssthresh);
+        if room == 0 {
+            return false;
+        }
+        self.ssthresh += room.min((2 * self.mss).max(2 * len as u64));
+        true
+    }
+
+    /// The receiver's round-trip sample from a timestamp echo: `delta` since
+    /// the segment's TSecr (full-sized segments with a new echo only).
+    pub fn rtt_from_echo(&mut self, tsecr: u32, delta: Dur) {
+        if self.last_tsecr == Some(tsecr) {
+            return;
+        }
+        self.last_tsecr = Some(tsecr);
+        if delta.0 > 0 {
+            // tcp_rcv_rtt_update without window dependence: an EWMA of 1/8.
+            self.rtt = Some(match self.rtt {
+                None => delta,
+                Some(r) => Dur((r.0 as i64 + (delta.0 as i64 - r.0 as i64) / 8) as u64),
+            });
+        }
+    }
+
+    /// Without timestamps, the time a window's worth of data takes to
+    /// arrive, the smallest such (tcp_rcv_rtt_measure).
+    pub fn rtt_from_window(&mut self, now: Time, rcv_nxt: u64, window: u64) {
+        match self.rtt_time {
+            Some(t) if rcv_nxt >= self.rtt_seq => {
+                let d = now.saturating_since(t);
+                if d.0 > 0 && self.rtt.is_none_or(|r| d < r) {
+                    self.rtt = Some(d);
+                }
+            }
+            Some(_) => return,
+            None => {}
+        }
+        self.rtt_seq = rcv_nxt + window;
+        self.rtt_time = Some(now);
+    }
+
+    /// The application has read everything up to `rcv_nxt` at `now`: once
+    /// per receiver round trip, raise the buffer to hold twice what was
+    /// read in it, plus room for the growth (tcp_rcv_space_adjust).
+    pub fn adjust(&mut self, now: Time, rcv_nxt: u64) {
+        let Some(since) = self.space_time else {
+            self.space_time = Some(now);
+            return;
+        };
+        let Some(rtt) = self.rtt else { return };
+        if now.saturating_since(since) < rtt {
+            return;
+        }
+        let copied = rcv_nxt - self.space_seq;
+        if copied > self.space {
+            let mut rcvwin = 2 * copied + 16 * self.mss;
+            rcvwin += 2 * (rcvwin as u128 * (copied - self.space) as u128 / self.space.max(1) as u128) as u64;
+            let buf = (2 * rcvwin).min(self.max_buf);
+            if buf > self.buf {
+                self.buf = buf;
+            }
+            self.space = copied;
+        }
+        self.space_seq = rcv_nxt;
+        self.space_time = Some(now);
+    }
+
+    /// Whether round trips come from timestamp echoes.
+    pub fn timestamped(&self) -> bool {
+        self.last_tsecr.is_some()
+    }
+
+    /// The buffer's current size (Linux `sk_rcvbuf`).
+    #[cfg(test)]
+    pub fn buf(&self) -> u64 {
+        self.buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1448;
+
+    #[test]
+    fn the_first_window_is_64_kib_in_whole_segments() {
+        let s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        // Linux's SYN/ACK: 45 segments of 1448 bytes.
+        assert_eq!(s.window(0), 65_160);
+    }
+
+    #[test]
+    fn the_window_opens_two_segments_per_segment_only_while_the_buffer_has_room() {
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        // The 128 KiB buffer holds 64 KiB of window: 376 bytes of room.
+        assert!(s.grow(MSS, 0));
+        assert_eq!(s.window(0), 65_160);
+        assert!(!s.grow(MSS, 0), "no room left: the window stays and ACKs are delayed again");
+        // Right-sizing makes room: each segment then opens two more.
+        s.rtt_from_echo(1, Dur::from_millis(40));
+        s.adjust(Time::ZERO, 0);
+        s.adjust(Time(50 * 1_000_000), 100 * MSS as u64);
+        let before = s.window(0);
+        assert!(s.grow(MSS, 0));
+        assert_eq!(s.window(0), before + 2 * MSS as u64);
+        assert!(!s.grow(100, 0), "small segments do not open the window");
+    }
+
+    #[test]
+    fn right_sizing_grows_the_buffer_to_twice_a_round_trips_reading_and_no_further_than_the_maximum() {
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 64 << 20, 0);
+        // The first data starts the first measure.
+        s.adjust(Time::ZERO, 0);
+        s.adjust(Time(100 * 1_000_000), 50_000);
+        assert_eq!(s.buf(), RCV_BUF_INITIAL, "no round-trip estimate yet: nothing to measure against");
+        s.rtt_from_echo(7, Dur::from_millis(40));
+        s.rtt_from_echo(7, Dur::from_millis(400));
+        s.adjust(Time(30 * 1_000_000), 14_000);
+        assert_eq!(s.buf(), RCV_BUF_INITIAL, "within a round trip of the last measure");
+        // The first round trip brought no more than the initial window's
+        // worth (14480 bytes): nothing to grow for.
+        s.adjust(Time(45 * 1_000_000), 14_000);
+        assert_eq!(s.buf(), RCV_BUF_INITIAL);
+        // The next brought twice as much, as in slow start: room for twice
+        // that, and twice more for the growth.
+        s.adjust(Time(90 * 1_000_000), 14_000 + 28_000);
+        let rcvwin = 2 * 28_000 + 16 * MSS as u64;
+        let rcvwin = rcvwin + 2 * (rcvwin * (28_000 - 14_480) / 14_480);
+        assert_eq!(s.buf(), 2 * rcvwin);
+        // The same amount again: the buffer stays.
+        let b = s.buf();
+        s.adjust(Time(135 * 1_000_000), 42_000 + 28_000);
+        assert_eq!(s.buf(), b);
+        let mut small = RcvSpace::new(MSS, RCV_BUF_INITIAL, 1 << 20, 0);
+        small.rtt_from_echo(1, Dur::from_millis(40));
+        small.adjust(Time::ZERO, 0);
+        for i in 1..20u64 {
+            small.adjust(Time(50 * i * 1_000_000), 20_000 * (1 << i.min(10)));
+        }
+        assert_eq!(small.buf(), 1 << 20);
+    }
+
+    #[test]
+    fn without_timestamps_the_round_trip_is_a_windows_arrival() {
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        s.rtt_from_window(Time::ZERO, 0, 65_160);
+        s.rtt_from_window(Time(20 * 1_000_000), 30_000, 65_160);
+        assert_eq!(s.rtt, None);
+        s.rtt_from_window(Time(45 * 1_000_000), 65_160, 65_160);
+        assert_eq!(s.rtt, Some(Dur::from_millis(45)));
+    }
+}

@@ -76,6 +76,9 @@ fn resolving_writes_every_default_out() {
     for want in ["side = \"a\"", "granularity = \"1ms\"", "offset = \"0s\"", "speed = 1.0", "hosts = 1", "one-way.pcap"] {
         assert!(text.contains(want), "{want} not in\n{text}");
     }
+    // The filled scenario, read from anywhere, resolves to the same model.
+    let g = ScenarioFile::parse("filled.toml", Path::new("/"), &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(g.resolved(None, None).unwrap().1, r);
     std::fs::remove_dir_all(d).unwrap();
 }
 

@@ -221,11 +221,28 @@ fn on_a_congested_path_udp_playback_sends_everything_and_tcp_playback_falls_behi
         )
     };
     let udp = run("udp");
+    eprintln!(
+        "udp: sent {:.0} of {:.0} trace bytes, {:.0} received",
+        counter(&udp, "sent_bytes"),
+        counter(&udp, "trace_bytes"),
+        counter(&udp, "received_bytes")
+    );
     assert_eq!(counter(&udp, "sent_bytes"), counter(&udp, "trace_bytes"));
+    // The link carries its 2 Mbit/s for the 30 s (7.5 MB of IP bytes) and drops the rest.
+    assert!((counter(&udp, "received_bytes") / 7.5e6 - 1.0).abs() < 0.01);
     assert!(counter(&udp, "received_bytes") < 0.45 * counter(&udp, "trace_bytes"));
     let tcp = run("tcp");
     let (sent, trace) = (counter(&tcp, "sent_bytes"), counter(&tcp, "trace_bytes"));
+    eprintln!(
+        "tcp: sent {sent:.0} of {trace:.0} trace bytes, {:.0} received, blocked {:.1} s, behind {:.1} s",
+        counter(&tcp, "received_bytes"),
+        counter(&tcp, "blocked_s"),
+        counter(&tcp, "behind_s")
+    );
     // Written no faster than the link drains (plus the buffers' worth).
     assert!(sent < 0.5 * trace, "{sent} of {trace}");
     assert!(counter(&tcp, "behind_s") > 10.0 && counter(&tcp, "blocked_s") > 10.0);
+    // Yet it fills the link: its payload delivered is most of the 7.5 MB
+    // (less headers and slow start).
+    assert!(counter(&tcp, "received_bytes") > 0.85 * 7.5e6, "{}", counter(&tcp, "received_bytes"));
 }

@@ -13,7 +13,8 @@
 //! blocks the writer, and the rest of its schedule moves back by the time
 //! it was blocked (the next write is due its trace gap after the blocked
 //! one completes, as the rate sources do), so a congested path makes it
-//! fall behind and stay behind.
+//! fall behind and stay behind. Completed writes are marked, so that the
+//! sink counts what arrived.
 //!
 //! Trace packets are spread over the hosts by flow: flow `f` goes from
 //! source host `f mod hosts` (see [`PlaybackTrace`]).
@@ -88,6 +89,11 @@ pub struct PlaybackConfig {
     pub stop: Time,
 }
 
+/// A completed write is marked (so the sink can count what arrived) once
+/// this many bytes are unmarked: the emulator carries a mark inside the
+/// run of bytes before it, exactly, unless the run is shorter than a few bytes.
+const MARK_MIN: u64 = 16;
+
 /// Timer kinds, in the token's upper half; the lower half is a host.
 const UDP_NEXT: u64 = 0;
 const CONNECT: u64 = 1;
@@ -109,6 +115,8 @@ struct Writer {
     blocked: u64,
     blocked_since: Option<Time>,
     written: u64,
+    /// Bytes written before the last mark.
+    marked: u64,
     done: bool,
 }
 
@@ -118,6 +126,8 @@ pub struct Playback {
     next: usize,
     writers: Vec<Writer>,
     by_conn: HashMap<ConnId, usize>,
+    /// Sink side: the last mark each connection delivered (bytes before it).
+    delivered: HashMap<ConnId, u64>,
     sent_packets: u64,
     sent_bytes: u64,
     writes: u64,
@@ -158,6 +168,7 @@ impl Playback {
             next: 0,
             writers,
             by_conn: HashMap::new(),
+            delivered: HashMap::new(),
             sent_packets: 0,
             sent_bytes: 0,
             writes: 0,
@@ -203,13 +214,27 @@ impl Playback {
         }
     }
 
-    /// Marks everything written (the sink counts it delivered when the mark
-    /// arrives) and closes host `i`'s connection.
-    fn finish(&mut self, i: usize, tp: &mut dyn Transport) {
+    /// Marks what host `i` has written since its last mark, if at least
+    /// `min` bytes: the sink counts them delivered when the mark arrives.
+    fn mark(&mut self, i: usize, min: u64, tp: &mut dyn Transport) {
         let w = &mut self.writers[i];
-        if let (Some(c), false) = (w.conn, w.done) {
-            w.done = true;
-            tp.mark(c, w.written);
+        if let Some(c) = w.conn {
+            if w.written - w.marked >= min.max(1) {
+                w.marked = w.written;
+                tp.mark(c, w.written);
+            }
+        }
+    }
+
+    /// Marks everything written and closes host `i`'s connection.
+    fn finish(&mut self, i: usize, tp: &mut dyn Transport) {
+        if self.writers[i].done {
+            return;
+        }
+        self.mark(i, 1, tp);
+        let w = &mut self.writers[i];
+        w.done = true;
+        if let Some(c) = w.conn {
             tp.close(c);
         }
     }
@@ -235,6 +260,7 @@ impl Playback {
             w.lag = now - w.origin - w.bins[w.next].0;
         }
         w.next += 1;
+        self.mark(i, MARK_MIN, tp);
         self.schedule(i, tp);
     }
 
@@ -309,7 +335,10 @@ impl App for Playback {
                     }
                 }
             }
-            Event::Message { msg, .. } => self.received_bytes += msg,
+            Event::Message { conn, msg } => {
+                let last = self.delivered.insert(conn, msg).unwrap_or(0);
+                self.received_bytes += msg.saturating_sub(last);
+            }
             Event::Datagram { bytes, .. } => {
                 self.received_packets += 1;
                 self.received_bytes += (bytes + self.cfg.header) as u64;
@@ -321,6 +350,7 @@ impl App for Playback {
                 }
             }
             Event::Closed(c) | Event::Reset(c) => {
+                self.delivered.remove(&c);
                 if let Some(i) = self.by_conn.remove(&c) {
                     self.writers[i].conn = None;
                     self.writers[i].done = true;

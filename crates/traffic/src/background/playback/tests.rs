@@ -79,7 +79,7 @@ fn udp_at_1ms_sends_each_milliseconds_packets_at_its_start() {
     let tr = trace();
     let f = run(config(PlaybackTransport::Udp, Granularity::Millisecond, tr.clone()), Fake::loopback(Dur::ZERO), 12.0);
     let sent = f.datagrams();
-    assert!(sent.iter().all(|d| (d.at - at(1.0)).0 % 1_000_000 == 0));
+    assert!(sent.iter().all(|d| (d.at - at(1.0)).0.is_multiple_of(1_000_000)));
     let got = per_ms(sent.iter().map(|d| (d.at - at(1.0), d.payload as u64 + 28)));
     let want = per_ms(tr.packets.iter().map(|p| (p.at, p.size as u64)));
     assert_eq!(got, want);

@@ -57,7 +57,9 @@
 
 mod classes;
 mod damage;
+mod direction;
 mod error;
+mod events;
 mod exchanges;
 mod flowkey;
 pub mod grouping;
@@ -80,7 +82,9 @@ mod tcpflow;
 mod udp;
 
 pub use damage::TraceDamage;
+pub use direction::{direction, side_name, DirPacket, DirectionPackets};
 pub use error::ExtractError;
+pub use events::{read_events, EventList, EVENT_LINES};
 pub use exchanges::{Element, Pair};
 pub use options::Thresholds;
 pub use record::{ConnRecord, EndReason};

@@ -5,7 +5,7 @@
 
 use crate::{AppModel, BackgroundModel, Group, Resolved, Side, SwingModel};
 use traffic::apps::{HttpApp, HttpConfig};
-use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
+use traffic::background::{Greedy, GreedyConfig, Playback, PlaybackConfig, RateSource, RateSourceConfig, RateTransport};
 use traffic::background::{Structure, SwingConfig, SwingSource};
 use traffic::plan::{self, HostPlan};
 use traffic::{App, HostId};
@@ -83,6 +83,16 @@ fn swing_hosts(hosts: &mut dyn Hosts, m: &SwingModel, seed: u64) -> ([Vec<HostId
     (plans.map(|side| make(hosts, &side)), ipv6)
 }
 
+/// IP and transport header bytes of a packet a rate or playback source
+/// sends, so that its packets are the sizes asked for (TCP: plus the
+/// timestamps option when the hosts use it).
+fn header(transport: RateTransport, group: &Group) -> u32 {
+    match transport {
+        RateTransport::Udp => 28,
+        RateTransport::Tcp => 40 + if group.tcp.timestamps { 12 } else { 0 },
+    }
+}
+
 /// The applications of `r`, each host they need made by `maker`.
 pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
     let mut apps: Vec<Box<dyn App>> = Vec::new();
@@ -131,12 +141,7 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
             BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
                 let src = group_hosts(maker, *sources, *hosts, group);
                 let dst = group_hosts(maker, sources.other(), *hosts, group);
-                // IP and transport headers, so that packets are `packet_size`
-                // (TCP: plus the timestamps option when the hosts use it).
-                let header = match transport {
-                    RateTransport::Udp => 28,
-                    RateTransport::Tcp => 40 + if group.tcp.timestamps { 12 } else { 0 },
-                };
+                let header = header(*transport, group);
                 let cfg = RateSourceConfig {
                     name: name.clone(),
                     arrivals: *arrivals,
@@ -168,6 +173,23 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
                     structure: if m.whole_sessions { Structure::Sessions } else { Structure::Marginals },
                 };
                 apps.push(Box::new(SwingSource::new(cfg, Rng::stream(r.seed, &format!("bg/{}", m.name)))));
+                names.push(m.name.clone());
+            }
+            BackgroundModel::Playback(m) => {
+                let src = group_hosts(maker, m.sources, m.hosts, &m.group);
+                let dst = group_hosts(maker, m.sources.other(), m.hosts, &m.group);
+                let cfg = PlaybackConfig {
+                    name: m.name.clone(),
+                    transport: m.transport,
+                    granularity: m.granularity,
+                    pairs: src.into_iter().zip(dst).collect(),
+                    trace: m.trace.clone(),
+                    header: header(m.transport, &m.group),
+                    port: if m.transport == RateTransport::Udp { BG_UDP_PORT } else { BG_TCP_PORT },
+                    start: m.start,
+                    stop: m.stop,
+                };
+                apps.push(Box::new(Playback::new(cfg)));
                 names.push(m.name.clone());
             }
             BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, group } => {

@@ -3,8 +3,8 @@
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
 use crate::schema::{
-    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, ModelSpec, ReverseSpec, Scenario, ServerSide, Structure,
-    TcpSpec, TopologyKind,
+    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, ModelSpec, PlaybackGranularity, ReverseSpec, Scenario,
+    ServerSide, Structure, TcpSpec, TopologyKind,
 };
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
@@ -112,6 +112,17 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 m.zero_think = Some(sw.zero_think);
                 m.stalls = Some(sw.stalls);
                 m.structure = Some(if sw.whole_sessions { Structure::Sessions } else { Structure::Marginals });
+            }
+            (BackgroundModel::Playback(pb), ModelSpec::Playback(m)) => {
+                placed(&mut spec.common, &pb.name, Some(pb.hosts), pb.sources, pb.start, pb.stop);
+                m.file = pb.file.display().to_string();
+                m.side = pb.side;
+                m.granularity = Some(match pb.granularity {
+                    traffic::background::Granularity::Exact => PlaybackGranularity::Exact,
+                    traffic::background::Granularity::Millisecond => PlaybackGranularity::Millisecond,
+                });
+                m.offset = Some(TimeSpan(pb.offset));
+                m.speed = Some(pb.speed);
             }
             _ => unreachable!("resolve keeps the order and the kind of the background models"),
         }

@@ -16,6 +16,7 @@ mod error;
 mod file;
 mod fill;
 mod path;
+mod playback;
 mod resolve;
 mod schema;
 mod tagged;
@@ -29,6 +30,6 @@ pub use path::{
     BunchingElement, DelayElement, Discipline, ElementKind, GilbertElliottElement, LossElement, OutagesElement, PathElement, QueueElement,
     ShaperElement,
 };
-pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side, SwingModel, SWING_MAX_HOSTS};
+pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, PlaybackModel, Resolved, Side, SwingModel, SWING_MAX_HOSTS};
 pub use schema::*;
 pub use values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};

@@ -48,6 +48,7 @@ pub enum BackgroundModel {
         group: Group,
     },
     Swing(SwingModel),
+    Playback(PlaybackModel),
 }
 
 /// A swing background model, resolved.
@@ -74,6 +75,27 @@ pub struct SwingModel {
     /// Replay the trace's path stalls.
     pub stalls: bool,
     /// TCP settings, and the access link used where the model has no values.
+    pub group: Group,
+}
+
+/// A playback background model, resolved: its trace loaded and cut.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlaybackModel {
+    pub name: String,
+    /// Absolute path of the trace.
+    pub file: std::path::PathBuf,
+    /// The capture's side played (None: an event list).
+    pub side: Option<TraceSide>,
+    pub transport: RateTransport,
+    pub granularity: traffic::background::Granularity,
+    pub offset: Dur,
+    pub speed: f64,
+    /// The packets to play, timed from the model's start.
+    pub trace: std::sync::Arc<traffic::background::PlaybackTrace>,
+    pub hosts: u32,
+    pub sources: Side,
+    pub start: Time,
+    pub stop: Time,
     pub group: Group,
 }
 
@@ -113,6 +135,7 @@ impl BackgroundModel {
         match self {
             BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } => name,
             BackgroundModel::Swing(m) => &m.name,
+            BackgroundModel::Playback(m) => &m.name,
         }
     }
 }
@@ -160,6 +183,8 @@ pub mod defaults {
     pub const RATE_HOSTS: u32 = 10;
     pub const GREEDY_HOSTS: u32 = 1;
     pub const GREEDY_SPREAD: &str = "1s";
+    /// One host: the seed's TCP playback used a single connection.
+    pub const PLAYBACK_HOSTS: u32 = 1;
     pub const HTTP_REQUEST: u64 = 100;
     pub const HTTP_PORT: u16 = 80;
     pub const SNAPLEN: u64 = 96;
@@ -183,6 +208,11 @@ pub mod limits {
     pub const SWING_SESSIONS_PER_PERIOD: f64 = 1e6;
     /// The largest scale factors of a swing model.
     pub const SWING_SCALE: f64 = 1e6;
+    /// Packets a playback holds in memory (16 bytes each), and events an
+    /// event list may hold.
+    pub const PLAYBACK_PACKETS: usize = 20_000_000;
+    /// The largest speed-up of a playback.
+    pub const PLAYBACK_SPEED: f64 = 1e6;
     /// The largest sizes file read for an http application.
     pub const SIZES_FILE_BYTES: u64 = 64 << 20;
 }
@@ -205,7 +235,7 @@ fn buffer(field: &str, name: &str, b: Option<BufferSize>, mss: u32) -> Result<Op
     }
 }
 
-fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+pub(crate) fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     // The file name is filled in by the caller, which knows it.
     ScenarioError::new("", field, msg)
 }
@@ -423,15 +453,15 @@ fn bottleneck_link(spec: &LinkSpec, field: &str, name: &str) -> Res<net::PathSpe
 }
 
 /// What every background model resolves alike.
-struct Placed {
-    name: String,
-    group: Group,
+pub(crate) struct Placed {
+    pub name: String,
+    pub group: Group,
     /// As written: each model has its own default.
-    hosts: Option<u32>,
+    pub hosts: Option<u32>,
     /// Where the sources (swing: the model's side A) sit.
-    sources: Side,
-    start: Time,
-    stop: Time,
+    pub sources: Side,
+    pub start: Time,
+    pub stop: Time,
 }
 
 fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundModel> {
@@ -453,6 +483,7 @@ fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundMode
         ModelSpec::Poisson(m) => rate_model(at, &f, Arrivals::Poisson, m, placed),
         ModelSpec::Greedy(m) => Ok(greedy_model(m, placed)),
         ModelSpec::Swing(m) => swing_model(at.dir, &f, m, placed).map(BackgroundModel::Swing),
+        ModelSpec::Playback(m) => crate::playback::resolve(at.dir, &f, m, placed).map(BackgroundModel::Playback),
     }
 }
 
@@ -728,6 +759,7 @@ fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
             }
             BackgroundModel::Greedy { hosts, .. } => 2 * *hosts as u64,
             BackgroundModel::Swing(m) => m.hosts[0] as u64 + m.hosts[1] as u64,
+            BackgroundModel::Playback(m) => 2 * m.hosts as u64,
         };
     }
     for a in apps {

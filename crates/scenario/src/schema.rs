@@ -240,6 +240,7 @@ impl Tagged for BackgroundSpec {
             ModelName::Poisson => ModelSpec::Poisson(RateSpec::deserialize(d)?),
             ModelName::Greedy => ModelSpec::Greedy(GreedySpec::deserialize(d)?),
             ModelName::Swing => ModelSpec::Swing(SwingSpec::deserialize(d)?),
+            ModelName::Playback => ModelSpec::Playback(PlaybackSpec::deserialize(d)?),
         })
     }
     fn assemble(common: BackgroundCommon, model: ModelSpec) -> Self {
@@ -249,7 +250,7 @@ impl Tagged for BackgroundSpec {
 
 choice! {
     /// The `model` of a background table.
-    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing" }
+    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Playback = "playback" }
 }
 
 /// A background model and its own fields.
@@ -264,6 +265,8 @@ pub enum ModelSpec {
     Greedy(GreedySpec),
     /// Traffic regenerated from a Swing model.
     Swing(SwingSpec),
+    /// A trace's packets sent again at their times.
+    Playback(PlaybackSpec),
 }
 
 impl ModelSpec {
@@ -273,6 +276,7 @@ impl ModelSpec {
             ModelSpec::Poisson(_) => ModelName::Poisson,
             ModelSpec::Greedy(_) => ModelName::Greedy,
             ModelSpec::Swing(_) => ModelName::Swing,
+            ModelSpec::Playback(_) => ModelName::Playback,
         }
     }
 }
@@ -393,6 +397,56 @@ choice! {
         Marginals = "marginals",
         /// Whole observed sessions replayed.
         Sessions = "sessions",
+    }
+}
+
+/// playback: a trace's packets sent again at their times (UDP), or its
+/// bytes per bin written into one connection per host (TCP).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaybackSpec {
+    /// A pcap or pcapng capture, or an event list ('time' or 'time size'
+    /// a line, plain or xz-compressed), relative to the scenario.
+    pub file: String,
+    pub transport: Transport,
+    /// Captures: play the packets the hosts of this side sent, sides as
+    /// `undertow extract` decides them (default "a").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<TraceSide>,
+    /// Captures: addresses in these prefixes are side A (default: decided
+    /// from the trace, as `undertow extract` does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_a: Option<Vec<String>>,
+    /// Event lists without sizes: every packet's IP size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Size>,
+    /// "1ms" (the seed's, the default) or "exact".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub granularity: Option<PlaybackGranularity>,
+    /// Where in the trace playing begins (default its start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<TimeSpan>,
+    /// How much of the trace is played (default all of it from `offset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<TimeSpan>,
+    /// Played this many times faster: every time in the trace divided by
+    /// it, so its rate is multiplied by it (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+}
+
+choice! {
+    /// A side of a trace, as `undertow extract` names them.
+    TraceSide { A = "a", B = "b" }
+}
+
+choice! {
+    /// How finely a playback keeps packet times.
+    PlaybackGranularity {
+        /// Each packet at its own time, to the nanosecond.
+        Exact = "exact",
+        /// Every packet of a millisecond at the start of that millisecond.
+        Millisecond = "1ms",
     }
 }
 

@@ -1,10 +1,12 @@
 //! Background traffic models: the traffic the foreground competes with.
 
 mod greedy;
+mod playback;
 mod rate;
 mod replay;
 mod swing;
 
 pub use greedy::{Greedy, GreedyConfig};
+pub use playback::{Granularity, Playback, PlaybackConfig, PlaybackTrace, PlaybackTransport, TracePacket};
 pub use rate::{Arrivals, RateSource, RateSourceConfig, RateTransport};
 pub use swing::{Structure, SwingConfig, SwingSource};

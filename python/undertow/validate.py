@@ -21,7 +21,7 @@ import numpy as np
 
 from undertow import _core
 from undertow.analysis.energy import EnergyResult, energy
-from undertow.inspect_model import load_model, split_hosts
+from undertow.inspect_model import capture_point, load_model, split_hosts
 
 # Side A of the model is placed on the left of the dumbbell: its hosts get
 # 10.1.x.y addresses (fd00:0:0:1::x:y for IPv6), so re-extraction can put
@@ -52,6 +52,8 @@ class Validation:
     trace_warnings: list[str] = field(default_factory=list)
     """A line for each damaged trace read (its series holds only what could
     be read)."""
+    capture_point: str = ""
+    """Where the trace was captured, in words (`inspect_model.capture_point`)."""
 
 
 #: `auto_periods`: at most this many periods, and about this many packets
@@ -225,7 +227,7 @@ def validate(
     # The run's own series (no capture read) has no warnings.
     warnings = original["warnings"] + regen_series.get("warnings", [])
     result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, loss, miss, one_way,
-                        split_hosts(m), structure, reason, warnings)
+                        split_hosts(m), structure, reason, warnings, capture_point(m))
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
 
@@ -282,6 +284,7 @@ def report_dict(v: Validation) -> dict:
         "capture_miss": v.capture_miss,
         "one_way_connections": v.one_way,
         "split_tcp_hosts": v.middlebox,
+        "capture_point": v.capture_point,
         "energy_log2_difference": {
             d: [{"octave": j, "scale_s": s, "difference": diff, **_trace_octave(v, d, j)} for j, s, diff in rows]
             for d, rows in v.energy_diff.items()
@@ -305,7 +308,8 @@ def text(v: Validation) -> str:
         r, p = c["rate_bps"][i], c["packets_per_s"][i]
         rows.append([f"rate {name}", f"{r['original'] / 1e6:.3f} Mbit/s", f"{r['regenerated'] / 1e6:.3f} Mbit/s", _pct(r["relative_error"])])
         rows.append([f"packets/s {name}", f"{p['original']:.1f}", f"{p['regenerated']:.1f}", _pct(p["relative_error"])])
-    out = [f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""), "",
+    out = [f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""),
+           *([v.capture_point] if v.capture_point else []), "",
            render(["figure", "original", "regenerated", "error"], rows)]
     if v.one_way > ONE_WAY_WARN:
         out.append(f"warning: the trace saw {v.one_way * 100:.0f}% of its TCP connections in one direction only (asymmetric "

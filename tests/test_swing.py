@@ -32,6 +32,9 @@ def test_every_shared_trace_extracts_and_inspects(tmp_path, name):
     r = cli("inspect", str(out))
     assert r.returncode == 0, r.stderr
     assert "application mix" in r.stdout and "host network parameters" in r.stdout
+    # The one-direction traces show no host's handshakes whole.
+    if name in ("caida-nyc-2018.pcapng", "auckland-atm-2000.pcap"):
+        assert "\ncapture point: unknown (too few handshakes seen whole)" in r.stdout
 
 
 @pytest.mark.parametrize("name", ["bc-paug89-100k.tl", "tmix-unc-sample-orig.cvec", "README.md"])
@@ -203,6 +206,10 @@ def test_validate_reports_every_figure(espn_validation):
     assert "trace's own 95% interval" in out
     assert "capture missed" not in out
     assert v["capture_loss"][1] < 0.01
+    # espn's client answered each SYN/ACK within 0.08 ms: the capture was
+    # taken on it, and validate says so.
+    assert "\ncapture point: on host 172.16.0.122 (side A)" in out
+    assert v["capture_point"].startswith("capture point: on host 172.16.0.122 (side A)")
     # The targets are judged in the output and the file alike.
     t = v["targets"]
     assert "targets:" in out and "mean rate within 10% each way: met" in out
@@ -327,6 +334,16 @@ def test_realism_table(tmp_path, name):
         assert regen["sides"]["hosts_a"] >= 1 and regen["link"]["dirs"][0]["tcp_bytes"] > 0
     # Capture loss is flagged where it happened, and only there.
     assert (v["capture_loss"][1] > 0.4) == (name == "video-netflix.pcap")
+    # The capture point: on the client where it answered every handshake
+    # in microseconds, on a link where it answered from a Wi-Fi hop or
+    # further, unknown with a handshake or none.
+    m = json.loads((tmp_path / "m.json").read_text())
+    on_host = {"web-ynet-2013.pcap": "10.0.0.6", "web-espn-2010.pcapng": "172.16.0.122", "http-bro-org.pcap": "10.0.2.15",
+               "web-reddit-tls.pcap": "2a01:cb01:2049:8b07:991d:ec85:28df:f629"}
+    kind = "on-host" if name in on_host else "link" if name in ("app-alexa.pcapng", "video-netflix.pcap") else "unknown"
+    assert m["link"]["capture_point"] == kind
+    assert [h["addr"] for h in m["hosts"] if h.get("at_capture")] == ([on_host[name]] if name in on_host else [])
+    assert all(h["capacity_bps"] is None and h.get("bunched") is None for h in m["hosts"] if h.get("at_capture"))
     # Path stalls are found where the path stalled, and only there.
     stalls = json.loads((tmp_path / "m.json").read_text())["link"].get("stalls", [])
     assert bool(stalls) == (name == "app-alexa.pcapng"), stalls

@@ -38,6 +38,20 @@ def split_hosts(model: dict) -> list[dict]:
 SPLIT_BYTES = 0.1
 SPLIT_MIN = 10
 
+def capture_point(model: dict) -> str:
+    """Where the trace was captured, in words: on a host (its own handshake
+    answers took microseconds, so nothing between it and the capture lost,
+    queued or spaced its packets) or on a link between the sides."""
+    kind = model["link"].get("capture_point", "unknown")
+    if kind == "on-host":
+        where = ", ".join(f"{h['addr']} (side {h['side'].upper()})" for h in model["hosts"] if h.get("at_capture"))
+        return (f"capture point: on host {where}: it answered its handshakes at the capture, so it is given no loss "
+                "before it, capacity, bunching or shaper; its peers' estimates hold the path")
+    if kind == "link":
+        return "capture point: on a link between the sides (every host answered its handshakes from further away)"
+    return "capture point: unknown (too few handshakes seen whole)"
+
+
 def load_model(path) -> dict:
     """A model file as a dict, after the core's checks (the same a scenario's
     `swing` background runs: what `inspect` shows, `run` accepts)."""
@@ -97,6 +111,7 @@ def summary(m: dict) -> str:
                    f"{d['bytes']:,} bytes (TCP {d['tcp_bytes']:,}, UDP {d['udp_bytes']:,}, other {d['other_bytes']:,})")
         if d.get("unseen_bytes"):
             out.append(f"  capture loss: {d['unseen_bytes']:,} bytes of TCP payload acknowledged but not captured")
+    out.append(capture_point(m))
     for side in ("a", "b"):
         st = [x for x in link.get("stalls", []) if x["side"] == side]
         if st:

@@ -4,13 +4,13 @@ use crate::classes::Finish;
 use crate::damage::TraceDamage;
 use crate::hosts::Host;
 use crate::input::Src;
-use crate::netparams::HostNet;
+use crate::netparams::{HostNet, ON_HOST_HANDSHAKES};
 use crate::options::secs;
 use crate::pipeline::Extractor;
 use crate::reservoir::{percentile, sorted};
 use crate::sides::{decide, key_string, Tallies};
 use crate::Report;
-use swing::{AppClass, DirStats, HostParams, LinkStats, Model, Side, SideInfo, TraceInfo, UdpClass, FORMAT};
+use swing::{AppClass, CapturePoint, DirStats, HostParams, LinkStats, Model, Side, SideInfo, TraceInfo, UdpClass, FORMAT};
 
 /// Builds the model once every flow is finished (`Extractor::finish_flows`):
 /// the traces' span, the hosts' sides and estimates, then the classes, the
@@ -53,6 +53,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
             tcp_connections: st.connections,
             tcp_one_way: st.one_way,
             stalls: crate::stalls::find(&ex.tcp.sink.late, &dec.side, &host_rtt, tmin),
+            capture_point: capture_point(&nets),
         },
         sides: SideInfo { rule: o.sides.clone(), decided_by: dec.decided_by, hosts_a, hosts_b: hosts.len() as u64 - hosts_a },
         classes,
@@ -81,6 +82,19 @@ fn trace_infos(srcs: &[Src]) -> Vec<TraceInfo> {
             }
         })
         .collect()
+}
+
+/// On a host if one answered its handshakes at the capture point, on a
+/// link if some host answered enough of them (`ON_HOST_HANDSHAKES`) to tell
+/// and none did, else unknown.
+fn capture_point(nets: &[HostNet]) -> CapturePoint {
+    if nets.iter().any(|n| n.at_capture) {
+        CapturePoint::OnHost
+    } else if nets.iter().any(|n| n.handshake_answers >= ON_HOST_HANDSHAKES) {
+        CapturePoint::Link
+    } else {
+        CapturePoint::Unknown
+    }
 }
 
 /// The median RTT of each side's hosts, for a client without its own.
@@ -165,6 +179,7 @@ fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side]) -> Vec<HostPa
                 loss_after_link: n.loss_after,
                 handshakes: n.handshakes,
                 handshake_retx: n.handshake_retx,
+                at_capture: n.at_capture,
             }
         })
         .collect()

@@ -29,6 +29,14 @@ pub(crate) const BUNCHED_FACTOR: f64 = 2.0;
 /// (the server's SYN processing).
 const SPLIT_RTT_SHARE: f64 = 0.5;
 
+/// A host whose own handshake answers (its ACK of a SYN/ACK, or its
+/// SYN/ACK to a SYN) came this soon after what they answered, at the 90th
+/// percentile of at least `ON_HOST_HANDSHAKES`, is at the capture point:
+/// its stack answers in tens of microseconds, and any hop between it and
+/// the capture (a Wi-Fi link, a home router) adds a millisecond or more.
+pub(crate) const ON_HOST_RTT_S: f64 = 0.5e-3;
+pub(crate) const ON_HOST_HANDSHAKES: u64 = 3;
+
 /// Swing's minimum payload for a packet pair (`estimatecapacity3.c`).
 pub(crate) const PAIR_MIN_PAYLOAD: u32 = 500;
 
@@ -128,6 +136,10 @@ pub(crate) struct HostNet {
     pub loss_after: Option<f64>,
     pub handshakes: u64,
     pub handshake_retx: u64,
+    /// Handshake answers of its own that were timed.
+    pub handshake_answers: u64,
+    /// Whether the capture was taken on this host (`ON_HOST_RTT_S`).
+    pub at_capture: bool,
 }
 
 impl NetAcc {
@@ -209,12 +221,16 @@ impl NetAcc {
             (rtts, n)
         };
         let rtt_s = (!rtts.is_empty() && rtt_seen >= o.rtt_min_samples as u64).then(|| percentile(&rtts, o.rtt_percentile));
+        let at_capture = self.at_capture();
 
         // Capacity: drop pairs spaced as widely as the host's shortest RTTs
         // (they were not sent back to back), then take Swing's percentile.
         let p5 = rtt_s.map(|_| percentile(&rtts, 5.0));
-        let kept = sorted(self.pairs.items().iter().filter(|(_, dt)| p5.is_none_or(|p| *dt < p)).map(|(b, _)| *b));
-        let capacity_samples = scale(kept.len(), self.pairs.len(), self.pairs.seen());
+        // A host at the capture point shows its own sending there, before
+        // any link that could space it: no pairs, no bunching, no shaper.
+        let pairs: &[(f64, f64)] = if at_capture { &[] } else { self.pairs.items() };
+        let kept = sorted(pairs.iter().filter(|(_, dt)| p5.is_none_or(|p| *dt < p)).map(|(b, _)| *b));
+        let capacity_samples = if at_capture { 0 } else { scale(kept.len(), self.pairs.len(), self.pairs.seen()) };
         let capacity_bps = (capacity_samples > o.capacity_min_samples as u64 && !kept.is_empty()).then(|| percentile(&kept, o.capacity_percentile));
         // Of its consecutive segments that arrived at the capacity or
         // faster (sent back to back), those closer than half a packet's
@@ -227,8 +243,11 @@ impl NetAcc {
             (fast + paced > 0).then(|| fast as f64 / (fast + paced) as f64)
         });
 
+        // Everything a host at the capture point sent was seen before any
+        // loss: a hole in its data is the capture's disorder, never a loss
+        // upstream (its near-zero RTT would otherwise count every one).
         let thr = rtt_s.unwrap_or(DEFAULT_RTT_S);
-        let late = self.fills.items().iter().filter(|d| **d >= thr).count();
+        let late = if at_capture { 0 } else { self.fills.items().iter().filter(|d| **d >= thr).count() };
         let holes = scale(late, self.fills.len(), self.fills.seen());
         let reordered = self.fills.seen() - holes;
         let (loss, loss_after, loss_packets) = match o.loss_formula {
@@ -282,12 +301,21 @@ impl NetAcc {
             },
             timestamps: (self.syns > 0).then_some(2 * self.syns_ts >= self.syns),
             sack: (self.syns > 0).then_some(2 * self.syns_sack >= self.syns),
-            shaper: self.sending.shaper(rtt_s, capacity_bps, o.shaper_min_segments, o.shaper_max_fraction),
+            shaper: if at_capture { None } else { self.sending.shaper(rtt_s, capacity_bps, o.shaper_min_segments, o.shaper_max_fraction) },
             acks: self.acks,
             loss_after,
             handshakes: self.handshakes,
             handshake_retx: self.handshake_retx,
+            handshake_answers: self.hs.seen(),
+            at_capture,
         }
+    }
+
+    /// Whether its own handshake answers put this host at the capture
+    /// point (`ON_HOST_RTT_S`).
+    fn at_capture(&self) -> bool {
+        let hs = sorted(self.hs.items().iter().copied());
+        self.hs.seen() >= ON_HOST_HANDSHAKES && !hs.is_empty() && percentile(&hs, 90.0) <= ON_HOST_RTT_S
     }
 }
 

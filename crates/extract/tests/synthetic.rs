@@ -855,3 +855,77 @@ fn handshakes_sent_again_count_against_their_sender() {
     assert_eq!((h("10.0.0.1").handshakes, h("10.0.0.1").handshake_retx), (3, 2));
     assert_eq!((h("93.184.216.34").handshakes, h("93.184.216.34").handshake_retx), (3, 1));
 }
+
+/// Twelve uploads of 20 segments of 1460 B sent 10 µs apart (as a host's
+/// own segmentation offload leaves them), each with its fourth and fifth
+/// segments swapped, the fourth arriving 8 ms late, and its fourth sent
+/// again after the last; the client acknowledged each SYN/ACK
+/// `client_rtt` after it.
+fn uploads(client_rtt: f64) -> Synth {
+    let mut x = Synth::ethernet();
+    for i in 0..12u16 {
+        let (cl, sv) = (ep(1, [10, 0, 0, 5], 41000 + i), server());
+        let mut c = Conv::new(cl, sv, 1000, 5000);
+        let t = 1.0 + i as f64;
+        c.handshake(&mut x, t, 0.040, client_rtt);
+        let (base, ack) = (c.cseq, c.sseq);
+        let t0 = t + 0.041 + client_rtt;
+        let seg = |x: &mut Synth, at: f64, k: u32| x.tcp(at, cl, sv, base + 1460 * k, ack, ACK, 1460, None);
+        for k in (0..20).filter(|&k| k != 3) {
+            seg(&mut x, t0 + 10e-6 * k as f64, k);
+        }
+        seg(&mut x, t0 + 0.008, 3);
+        seg(&mut x, t0 + 0.009, 3);
+        c.cseq = base + 1460 * 20;
+        c.ack(&mut x, t0 + 0.05, false);
+        c.response(&mut x, t0 + 0.06, 300, 0.0);
+        c.ack(&mut x, t0 + 0.07, true);
+        c.close(&mut x, t0 + 0.5, 0.01);
+    }
+    x
+}
+
+#[test]
+fn a_capture_on_the_client_gives_it_no_loss_before_the_capture_capacity_or_bunching() {
+    use swing::CapturePoint;
+    let o = ExtractOptions::default();
+    let (m, _, _) = run(uploads(30e-6), &o);
+    let h = |a: &str| m.hosts.iter().find(|h| h.addr == a).unwrap().clone();
+    let (cl, sv) = (h("10.0.0.5"), h("93.184.216.34"));
+    // The client answered every SYN/ACK in 30 µs: the capture was on it.
+    assert_eq!(m.link.capture_point, CapturePoint::OnHost);
+    assert!(cl.at_capture && !sv.at_capture);
+    // Its segments 10 µs apart are its own sending, before any link: no
+    // capacity, bunching or shaper.
+    assert_eq!((cl.capacity_bps, cl.capacity_samples, cl.bunched, cl.shaper.is_none()), (None, 0, None, true));
+    // The late fourth segments were the capture's disorder; the copies sent
+    // again were lost beyond it: of 19 new segments and 1 reordered, 1, all
+    // after the link.
+    assert!(close(cl.loss.unwrap(), 1.0 / 20.0), "{:?}", cl.loss);
+    assert_eq!(cl.loss_after_link, cl.loss);
+    // Without an estimate of its own, its access link is a network
+    // interface's, not its side's median.
+    let nets = m.net_tuples(Side::A, (0.1, 1e6, 0.0));
+    assert!(nets[0].capacity_bps >= swing::AT_CAPTURE_BPS);
+}
+
+#[test]
+fn a_capture_on_a_link_keeps_the_clients_loss_and_capacity() {
+    use swing::CapturePoint;
+    let o = ExtractOptions::default();
+    // The same uploads from a client 5 ms away (a home's Wi-Fi).
+    let (m, _, _) = run(uploads(0.005), &o);
+    let cl = m.hosts.iter().find(|h| h.addr == "10.0.0.5").unwrap();
+    assert_eq!(m.link.capture_point, CapturePoint::Link);
+    assert!(m.hosts.iter().all(|h| !h.at_capture));
+    // Its segments arrived 10 µs apart: a fast link, clamped to Swing's 500 Mbit/s.
+    assert_eq!(cl.capacity_bps, Some(500e6));
+    // An 8 ms fill is later than its 5 ms round trip: a loss before the
+    // link, beside the copy lost after it.
+    let (up, down) = (1.0 / 20.0, 1.0 / 19.0);
+    assert!(close(cl.loss.unwrap(), up + down - up * down), "{:?}", cl.loss);
+    assert!(close(cl.loss_after_link.unwrap(), down));
+    // One handshake tells nothing of where the capture was.
+    let (one, _, _) = run(http_like(), &o);
+    assert_eq!(one.link.capture_point, CapturePoint::Unknown);
+}

@@ -221,6 +221,23 @@ pub struct LinkStats {
     /// (`stalls` in the extract crate), seconds from the trace's start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stalls: Vec<Stall>,
+    /// Where the capture was taken, as its handshakes show.
+    #[serde(default)]
+    pub capture_point: CapturePoint,
+}
+
+/// Where a trace was captured. On a host, that host's own handshake
+/// answers take microseconds (`HostParams::at_capture`): nothing between it
+/// and the capture queues, drops or spaces what it sends. On a link, every
+/// host answered from further away.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapturePoint {
+    OnHost,
+    Link,
+    /// Too few hosts' handshakes were seen whole to tell.
+    #[default]
+    Unknown,
 }
 
 /// The path to `side`'s hosts held every packet from `start_s` to `end_s`:
@@ -524,6 +541,12 @@ pub struct HostParams {
     /// below its capacity: a token bucket in its path.
     #[serde(default)]
     pub shaper: Option<HostShaper>,
+    /// The capture was taken on this host (see `CapturePoint`): it has no
+    /// loss before the capture, capacity, bunching or shaper of its own;
+    /// the path beyond is in its peers' estimates, and its `loss` is its
+    /// segments lost beyond the capture, all of them `loss_after_link`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_capture: bool,
 }
 
 /// A host whose bursts left at its capacity but whose longer sends did not
@@ -574,6 +597,7 @@ impl HostParams {
             initial_window: None,
             rcv_window: None,
             shaper: None,
+            at_capture: false,
         }
     }
 }
@@ -739,12 +763,14 @@ impl Model {
                 // received, and the ACKs they set off, thinning the finest
                 // scales of its sending.
                 capacity_bps: h.capacity_bps.unwrap_or_else(|| match side_cap {
-                    _ if h.rtt_s.is_some_and(|r| r <= AT_CAPTURE_RTT_S) => AT_CAPTURE_BPS.max(h.peak_rate_bps),
+                    _ if h.at_capture || h.rtt_s.is_some_and(|r| r <= AT_CAPTURE_RTT_S) => AT_CAPTURE_BPS.max(h.peak_rate_bps),
                     Some(c) => c.max(h.peak_rate_bps),
                     None if h.peak_rate_bps > 0.0 => h.peak_rate_bps,
                     None => fallback.1,
                 }),
-                loss: h.loss.unwrap_or(loss),
+                // A host at the capture point lost nothing before it: without
+                // segments enough to measure, it is given none, not its side's.
+                loss: h.loss.unwrap_or(if h.at_capture { 0.0 } else { loss }),
                 loss_after: h.loss.and(h.loss_after_link).unwrap_or(0.0),
                 handshake_loss: if h.handshakes >= HANDSHAKES_MIN {
                     h.handshake_retx as f64 / h.handshakes as f64

@@ -1,0 +1,107 @@
+"""The wider corpus of crates/testdata/corpus: its manifest, its split, and
+the realism table of its tuned half (docs/swing-model.md, "The wider
+corpus"). The held-out half's figures are reported in the docs only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from conftest import ROOT, cli
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python before 3.11
+    import tomli as tomllib
+
+CORPUS = ROOT / "crates" / "testdata" / "corpus"
+
+
+def manifest() -> list[dict]:
+    return tomllib.loads((CORPUS / "manifest.toml").read_text())["trace"]
+
+
+def half(name: str) -> list[str]:
+    return [t["name"] for t in manifest() if t["half"] == name]
+
+
+def test_the_manifest_names_every_file_with_its_checksum_and_licence():
+    traces = manifest()
+    assert sorted(t["name"] for t in traces) == sorted(p.name for p in CORPUS.glob("*.pcap*"))
+    assert len(traces) >= 10
+    for t in traces:
+        data = (CORPUS / t["name"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == t["sha256"] and len(data) == t["bytes"], t["name"]
+        assert t["licence"] in ("LGPL-3.0-or-later", "BSD-3-Clause") and t["source"].startswith("https://github.com/")
+
+
+def test_the_split_follows_the_rule_written_in_the_manifest():
+    # Sorted by the SHA-256 of the name: the first half (rounded up) tuned.
+    names = sorted((t["name"] for t in manifest()), key=lambda n: hashlib.sha256(n.encode()).hexdigest())
+    n = (len(names) + 1) // 2
+    assert {t["name"]: t["half"] for t in manifest()} == {x: "tuned" if i < n else "held-out" for i, x in enumerate(names)}
+
+
+def realism(tmp_path, name: str, seed: int = 1) -> tuple[dict, dict]:
+    trace = CORPUS / name
+    r = cli("extract", str(trace), "-o", str(tmp_path / "m.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"), "--structure", "sessions",
+            "--seed", str(seed))
+    assert r.returncode == 0, r.stderr
+    return json.loads((tmp_path / "m.json").read_text()), json.loads((tmp_path / "v" / "validation.json").read_text())
+
+
+# The tuned half's realism table at seed 1 (docs/swing-model.md has seeds
+# 1-5 and both halves). Each bound is the target (rate within 10% each way,
+# KS of sizes at most 0.1, log2 energy within 1.0 at every octave 2 ms-4 s)
+# where the trace meets it on every seed 1-5; where it does not, the worst
+# of seeds 1-5 rounded up, so that the miss the docs explain cannot grow
+# unseen. With the capture point each trace's handshakes show (tshark:
+# on-host clients answered every SYN/ACK within 0.22 ms; link clients from
+# 0.8 ms on; the Zeek traces complete one handshake or none without a
+# retransmission).
+#: name: (capture point, |rate error| A to B, B to A, KS, max energy A to B, B to A)
+TUNED = {
+    "ndpi-teams.pcap": ("on-host", 0.10, 0.10, 0.1, 2.5, 1.0),
+    "ndpi-starcraft_battle.pcap": ("on-host", 0.10, 0.10, 0.1, 1.8, 3.8),
+    # Captured behind a VPN (the client is 10.8.0.1), servers 1-15 ms away.
+    "ndpi-webex.pcap": ("link", 0.105, 0.13, 0.1, 1.9, 3.0),
+    # A 206 kB upload in the trace's last 0.5 s; 10 of 15 connections
+    # concurrent.
+    "ndpi-signal.pcap": ("link", 0.14, 0.10, 0.22, 11.5, 6.5),
+    # Behind the same VPN; a TCP-splitting middlebox before two servers
+    # with 47% of the bytes, whose sending the regenerated hosts do not
+    # reproduce.
+    "ndpi-waze.pcap": ("link", 0.70, 0.62, 0.1, 6.7, 3.1),
+    # Every frame of it was captured twice, 1 µs apart (78 of 158):
+    # the trace's rates are double what crossed, and each handshake
+    # looks retransmitted.
+    "zeek-windowsupdate-cab.pcap": ("unknown", 0.40, 0.52, 0.1, 2.6, 6.3),
+    # Two range requests, captured beside the server.
+    "zeek-206-example-a.pcap": ("unknown", 0.40, 0.14, 0.12, 2.6, 3.1),
+}
+
+
+def test_the_tuned_table_covers_the_tuned_half():
+    assert sorted(TUNED) == sorted(half("tuned"))
+
+
+@pytest.mark.parametrize("name", sorted(TUNED))
+def test_tuned_realism_table(tmp_path, name):
+    capture, rate_a, rate_b, ks, energy_a, energy_b = TUNED[name]
+    m, v = realism(tmp_path, name)
+    assert m["link"]["capture_point"] == capture
+    c = v["comparison"]
+    rates = [c["rate_bps"][i]["relative_error"] for i in range(2)]
+    energy = [max(d["difference"] for d in v["energy_log2_difference"][k]) for k in ("fwd", "rev")]
+    sizes = [c[k]["distance"] for k in ("request_bytes", "response_bytes")]
+    print(f"{name}: rate {rates[0]:+.1%} / {rates[1]:+.1%}, KS {sizes}, max energy {energy[0]:.2f} / {energy[1]:.2f}")
+    assert abs(rates[0]) <= rate_a and abs(rates[1]) <= rate_b, rates
+    assert all(x is not None and x <= ks for x in sizes), sizes
+    assert energy[0] <= energy_a and energy[1] <= energy_b, energy
+    # The validation says where the trace was taken.
+    assert v["capture_point"].startswith({"on-host": "capture point: on host", "link": "capture point: on a link",
+                                          "unknown": "capture point: unknown"}[capture])

@@ -213,6 +213,8 @@ struct Net {
     now: Time,
     delay: Option<Dur>,
     send_buffer: Option<u64>,
+    /// How late every timer fires (a real-time engine's wake-ups).
+    timer_lateness: Dur,
     app: usize,
     seq: u64,
     queue: BTreeMap<(Time, u64), Due>,
@@ -248,6 +250,13 @@ impl Fake {
     /// follows a short write once bytes arrive (or are delivered).
     pub fn with_send_buffer(mut self, bytes: u64) -> Fake {
         self.net.send_buffer = Some(bytes);
+        self
+    }
+
+    /// Timers fire `late` after the time they were set for, as a real
+    /// clock's wake-ups do (the emulator's event loop).
+    pub fn with_timer_lateness(mut self, late: Dur) -> Fake {
+        self.net.timer_lateness = late;
         self
     }
 
@@ -677,7 +686,7 @@ impl Transport for Net {
     fn set_timer(&mut self, at: Time, token: u64) {
         self.record(Op::SetTimer { at, token });
         let app = self.app;
-        self.schedule(at, Due::Timer { app, token });
+        self.schedule(at + self.timer_lateness, Due::Timer { app, token });
     }
 }
 

@@ -171,70 +171,22 @@ fn run(
     if let Some(why) = crate::network::unavailable() {
         return Err(RunError::Engine(why));
     }
-    let fabric = Fabric::dumbbell(&r.bottleneck, r.seed).map_err(|e| RunError::Engine(format!("bottleneck: {e}")))?;
-    let swing = r.background.iter().filter(|m| matches!(m, scenario::BackgroundModel::Swing(_))).map(|m| m.name().to_string()).collect();
-    let mut b = Builder {
-        fabric,
-        hosts: Vec::new(),
-        per_side: [0, 0],
-        spaces: Vec::new(),
-        owners: Vec::new(),
-        swing,
-        not_applied: Default::default(),
-        error: None,
-    };
-    let scenario::Assembled { mut apps, names, commands } = scenario::assemble(r, &mut b);
-    if let Some(e) = b.error.take() {
-        return Err(RunError::Engine(e));
-    }
-    if let Some(sh) = shell {
-        programs::shell_app(&commands, sh).map_err(RunError::Engine)?;
-    }
-    for c in &commands {
-        b.own_space(c.server);
-        b.own_space(c.client);
-    }
+    let Planned { builder, mut apps, names, commands } = plan(r, shell)?;
     rundir::begin(dir, scenario_toml)?;
-    let net = Network::create(&space_plans(&b)).map_err(|e| RunError::Engine(format!("cannot make the emulated network: {e}")))?;
-    let Builder { fabric, hosts, owners: makers, not_applied, .. } = b;
+    let net = Network::create(&space_plans(&builder)).map_err(|e| RunError::Engine(format!("cannot make the emulated network: {e}")))?;
+    let Builder { fabric, hosts, owners: makers, not_applied, .. } = builder;
     let origin = sys::monotonic_ns();
-    let addrs: Vec<(IpAddr, u32)> = hosts.iter().map(|h| (h.addr, h.space)).collect();
-    let mut core = Core::new(fabric, &addrs, CoreConfig::default(), origin);
-    core.monitors = (0..2).map(|_| Monitor::new(r.output.series_bin, r.duration)).collect();
-    if !commands.is_empty() {
-        core.flows = Some(Flows::default());
-    }
     let pcap = dir.join("bottleneck.pcap");
-    if r.output.pcap {
-        let cap = Capture::create(&pcap, r.output.pcap_snaplen, Time(r.output.pcap_from.0), CaptureMiss::new(r.seed, r.output.pcap_miss))
-            .map_err(|e| io_err(&pcap, e))?;
-        core.observer = Some(Box::new(cap));
-    }
+    let mut core = make_core(r, fabric, &hosts, !commands.is_empty(), &pcap, origin)?;
     let socket_hosts = hosts.iter().map(|h| SocketHost { addr: h.addr, space: h.space, options: options(&h.linux) }).collect();
     let mut sockets = Sockets::new(&net, socket_hosts, origin).map_err(|e| RunError::Engine(format!("cannot open the hosts' sockets: {e}")))?;
     let ns_of = |h: u32| net.spaces[hosts[h as usize].space as usize].ns.name().to_string();
     let progs = programs::programs(&commands, |h| hosts[h as usize].addr, ns_of, dir, shell);
 
     let end = Time(r.duration.0);
-    let stop = AtomicBool::new(false);
-    let mut cancelled = false;
     let started = std::time::Instant::now();
     let clock = || Time(sys::monotonic_ns().saturating_sub(origin));
-    let (forwarded, driven, ends) = std::thread::scope(|s| {
-        let core = &mut core;
-        let (net, stop) = (&net, &stop);
-        let fwd = s.spawn(move || core.run(net, None, stop));
-        let supervisor = s.spawn(|| programs::supervise(&progs, dir, clock, stop));
-        let mut tick = |t: Time| {
-            let go = progress(t.as_secs_f64() / end.as_secs_f64());
-            cancelled |= !go;
-            go
-        };
-        let driven = sockets.run(&mut apps, end, stop, &mut tick);
-        stop.store(true, Ordering::Relaxed);
-        let ends = supervisor.join().unwrap_or_default();
-        (fwd.join(), driven, ends)
-    });
+    let Ran { forwarded, driven, ends, cancelled } = drive(&mut core, &net, &mut sockets, &mut apps, &progs, dir, clock, end, progress);
     let wall = started.elapsed().as_secs_f64();
     // A shell may end the run early: what it reports covers what ran.
     let ran = clock().min(end);
@@ -257,30 +209,22 @@ fn run(
     let tun_dropped: u64 = tun.iter().map(|c| c.tx_dropped).sum();
     drop(net);
 
-    // The programs' connections, as the core saw them, after the apps'.
-    let mut reports: Vec<AppReport> = apps.iter().map(|a| a.report()).collect();
-    let mut app_tcp: Vec<TcpTotals> = stats.app_tcp.clone();
-    let mut owners = names.clone();
+    let mut owned = Owned { reports: apps.iter().map(|a| a.report()).collect(), app_tcp: stats.app_tcp.clone(), owners: names };
     if let Some(flows) = &core.flows {
-        let transfers = flows.transfers();
-        for (c, ended) in commands.iter().zip(ends_per_command(&commands, &progs, &ends)) {
-            let mine: Vec<&Transfer> = transfers.iter().filter(|t| t.opener == c.client).collect();
-            reports.push(command_report(&c.name, &mine, &ended));
-            app_tcp.push(TcpTotals { connections: mine.len() as u64, retransmits: mine.iter().map(|t| t.retransmits).sum(), ..TcpTotals::default() });
-            owners.push(c.name.clone());
-        }
-        let owner_index = |h: u32| {
-            let owner = &makers[hosts[h as usize].owner as usize];
-            owners.iter().position(|n| n == owner).unwrap_or(0) as u32
-        };
-        for row in flows.rows(owner_index).iter().filter(|row| commands.iter().any(|c| c.client == row.host)) {
-            stats.conn_log.push(row);
-        }
+        let owner_of = |h: u32| &makers[hosts[h as usize].owner as usize];
+        add_commands(&mut owned, &mut stats.conn_log, flows, &commands, &ends_per_command(&commands, &progs, &ends), owner_of);
     }
     let mut engine = engine_section(&core, &hosts, &stats, tun_dropped, wall);
     engine["tcp_not_applied"] = json!(not_applied);
     let link = |i: usize| Link { monitor: &core.monitors[i], stats: core.fabric().paths[i].path.stats(), rate: r.bottleneck[i].rate() };
-    let facts = Facts { reports, app_names: &owners, app_tcp: &app_tcp, links: [link(0), link(1)], conn_log: &stats.conn_log, engine };
+    let facts = Facts {
+        reports: owned.reports,
+        app_names: &owned.owners,
+        app_tcp: &owned.app_tcp,
+        links: [link(0), link(1)],
+        conn_log: &stats.conn_log,
+        engine,
+    };
     let summary = rundir::summary(r, case, &facts);
     rundir::write_tables(dir, &facts).map_err(RunError::Output)?;
     let timing = json!({
@@ -289,6 +233,139 @@ fn run(
         "bottleneck_packets": core.monitors[0].total_pkts + core.monitors[1].total_pkts,
     });
     rundir::finish(dir, summary, timing)
+}
+
+/// What a scenario runs, with its hosts made: before anything is created.
+struct Planned {
+    builder: Builder,
+    apps: Vec<Box<dyn traffic::App>>,
+    names: Vec<String>,
+    commands: Vec<scenario::Command>,
+}
+
+/// Plans the run: the fabric and its hosts, their namespaces (real
+/// programs' hosts each in one of their own) and the apps; the first error
+/// in any of them.
+fn plan(r: &Resolved, shell: Option<&Shell>) -> Result<Planned, RunError> {
+    let fabric = Fabric::dumbbell(&r.bottleneck, r.seed).map_err(|e| RunError::Engine(format!("bottleneck: {e}")))?;
+    let swing = r.background.iter().filter(|m| matches!(m, scenario::BackgroundModel::Swing(_))).map(|m| m.name().to_string()).collect();
+    let mut b = Builder {
+        fabric,
+        hosts: Vec::new(),
+        per_side: [0, 0],
+        spaces: Vec::new(),
+        owners: Vec::new(),
+        swing,
+        not_applied: Default::default(),
+        error: None,
+    };
+    let scenario::Assembled { apps, names, commands } = scenario::assemble(r, &mut b);
+    if let Some(e) = b.error.take() {
+        return Err(RunError::Engine(e));
+    }
+    if let Some(sh) = shell {
+        programs::shell_app(&commands, sh).map_err(RunError::Engine)?;
+    }
+    for c in &commands {
+        b.own_space(c.server);
+        b.own_space(c.client);
+    }
+    Ok(Planned { builder: b, apps, names, commands })
+}
+
+/// The core for `hosts`: the bottleneck's series, per-connection records
+/// when real programs run (`flows`), the capture if asked.
+fn make_core(r: &Resolved, fabric: Fabric, hosts: &[Host], flows: bool, pcap: &Path, origin: u64) -> Result<Core, RunError> {
+    let addrs: Vec<(IpAddr, u32)> = hosts.iter().map(|h| (h.addr, h.space)).collect();
+    let mut core = Core::new(fabric, &addrs, CoreConfig::default(), origin);
+    core.monitors = (0..2).map(|_| Monitor::new(r.output.series_bin, r.duration)).collect();
+    if flows {
+        core.flows = Some(Flows::default());
+    }
+    if r.output.pcap {
+        let cap = Capture::create(pcap, r.output.pcap_snaplen, Time(r.output.pcap_from.0), CaptureMiss::new(r.seed, r.output.pcap_miss))
+            .map_err(|e| io_err(pcap, e))?;
+        core.observer = Some(Box::new(cap));
+    }
+    Ok(core)
+}
+
+/// How the run's three threads ended.
+struct Ran {
+    forwarded: std::thread::Result<std::io::Result<()>>,
+    driven: std::io::Result<SocketStats>,
+    ends: Vec<Ended>,
+    cancelled: bool,
+}
+
+/// Runs until `end` (or a shell's exit, or `progress` says stop): the core
+/// forwarding, the programs supervised, and the apps driven over the
+/// hosts' sockets on this thread.
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    core: &mut Core,
+    net: &Network,
+    sockets: &mut Sockets,
+    apps: &mut [Box<dyn traffic::App>],
+    progs: &[programs::Program],
+    dir: &Path,
+    clock: impl Fn() -> Time + Send + Sync,
+    end: Time,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Ran {
+    let stop = AtomicBool::new(false);
+    let mut cancelled = false;
+    let (forwarded, driven, ends) = std::thread::scope(|s| {
+        let stop = &stop;
+        let fwd = s.spawn(move || core.run(net, None, stop));
+        let supervisor = s.spawn(move || programs::supervise(progs, dir, clock, stop));
+        let mut tick = |t: Time| {
+            let go = progress(t.as_secs_f64() / end.as_secs_f64());
+            cancelled |= !go;
+            go
+        };
+        let driven = sockets.run(apps, end, stop, &mut tick);
+        stop.store(true, Ordering::Relaxed);
+        let ends = supervisor.join().unwrap_or_default();
+        (fwd.join(), driven, ends)
+    });
+    Ran { forwarded, driven, ends, cancelled }
+}
+
+/// The reports, TCP totals and names of the run's owners of hosts, in
+/// summary order: apps and background models, then command apps.
+struct Owned {
+    reports: Vec<AppReport>,
+    app_tcp: Vec<TcpTotals>,
+    owners: Vec<String>,
+}
+
+/// The command apps' connections as the core saw them, after the apps':
+/// a report each, and their clients' rows in the connection log.
+fn add_commands<'a>(
+    owned: &mut Owned,
+    conn_log: &mut rundir::ConnLog,
+    flows: &Flows,
+    commands: &[scenario::Command],
+    ends: &[[Option<Ended>; 2]],
+    owner_of: impl Fn(u32) -> &'a String,
+) {
+    let transfers = flows.transfers();
+    for (c, ended) in commands.iter().zip(ends) {
+        let mine: Vec<&Transfer> = transfers.iter().filter(|t| t.opener == c.client).collect();
+        owned.reports.push(command_report(&c.name, &mine, ended));
+        owned.app_tcp.push(TcpTotals {
+            connections: mine.len() as u64,
+            retransmits: mine.iter().map(|t| t.retransmits).sum(),
+            ..TcpTotals::default()
+        });
+        owned.owners.push(c.name.clone());
+    }
+    let owners = &owned.owners;
+    let owner_index = |h: u32| owners.iter().position(|n| n == owner_of(h)).unwrap_or(0) as u32;
+    for row in flows.rows(owner_index).iter().filter(|row| commands.iter().any(|c| c.client == row.host)) {
+        conn_log.push(row);
+    }
 }
 
 /// How each command's server and client ended, from the programs' order.

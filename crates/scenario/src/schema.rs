@@ -5,6 +5,7 @@
 //! fills every default in, and that is what a run directory records.
 
 use crate::path::PathElement;
+use crate::process::SineSpec;
 use crate::tagged::{self, Tagged};
 use crate::values::{choice, Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
 use serde::de::{self, Deserializer, MapAccess};
@@ -239,6 +240,7 @@ impl Tagged for BackgroundSpec {
             ModelName::Poisson => ModelSpec::Poisson(RateSpec::deserialize(d)?),
             ModelName::Greedy => ModelSpec::Greedy(GreedySpec::deserialize(d)?),
             ModelName::Swing => ModelSpec::Swing(SwingSpec::deserialize(d)?),
+            ModelName::Sine => ModelSpec::Sine(SineSpec::deserialize(d)?),
         })
     }
     fn assemble(common: BackgroundCommon, model: ModelSpec) -> Self {
@@ -248,7 +250,7 @@ impl Tagged for BackgroundSpec {
 
 choice! {
     /// The `model` of a background table.
-    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing" }
+    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Sine = "sine" }
 }
 
 /// A background model and its own fields.
@@ -263,6 +265,8 @@ pub enum ModelSpec {
     Greedy(GreedySpec),
     /// Traffic regenerated from a Swing model.
     Swing(SwingSpec),
+    /// A sinusoidal rate (one or two waves), exact per-packet timing.
+    Sine(SineSpec),
 }
 
 impl ModelSpec {
@@ -272,6 +276,7 @@ impl ModelSpec {
             ModelSpec::Poisson(_) => ModelName::Poisson,
             ModelSpec::Greedy(_) => ModelName::Greedy,
             ModelSpec::Swing(_) => ModelName::Swing,
+            ModelSpec::Sine(_) => ModelName::Sine,
         }
     }
 }
@@ -338,7 +343,7 @@ pub struct RateSpec {
 }
 
 choice! {
-    /// How a cbr or poisson source sends.
+    /// How a cbr, poisson, sine, fgn or noise source sends.
     Transport {
         /// Open loop: every packet on schedule.
         Udp = "udp",

@@ -164,6 +164,8 @@ pub mod defaults {
     pub const RATE_HOSTS: u32 = 10;
     pub const GREEDY_HOSTS: u32 = 1;
     pub const GREEDY_SPREAD: &str = "1s";
+    /// The bin an fgn rate is held over, seconds.
+    pub const FGN_BIN_S: f64 = 0.01;
     pub const HTTP_REQUEST: u64 = 100;
     pub const HTTP_PORT: u16 = 80;
     pub const SNAPLEN: u64 = 96;
@@ -189,6 +191,11 @@ pub mod limits {
     pub const SWING_SCALE: f64 = 1e6;
     /// The largest sizes file read for an http application.
     pub const SIZES_FILE_BYTES: u64 = 64 << 20;
+    /// Bins of an fgn rate (its generator transforms four times as many
+    /// numbers, in two arrays of twice as many).
+    pub const FGN_BINS: u64 = 1 << 22;
+    /// Samples of a noise rate (a power of two, 20 per period of its cutoff).
+    pub const NOISE_SAMPLES: usize = 1 << 23;
 }
 
 type Res<T> = Result<T, ScenarioError>;
@@ -457,6 +464,8 @@ fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundMode
         ModelSpec::Greedy(m) => Ok(greedy_model(m, placed)),
         ModelSpec::Swing(m) => swing_model(at.dir, &f, m, placed).map(BackgroundModel::Swing),
         ModelSpec::Sine(m) => crate::process::sine(at, &f, m, placed).map(BackgroundModel::Process),
+        ModelSpec::Fgn(m) => crate::process::fgn(at, &f, m, placed).map(BackgroundModel::Process),
+        ModelSpec::Noise(m) => crate::process::noise(at, &f, m, placed).map(BackgroundModel::Process),
     }
 }
 

@@ -5,7 +5,7 @@
 //! fills every default in, and that is what a run directory records.
 
 use crate::path::PathElement;
-use crate::process::SineSpec;
+use crate::process::{FgnSpec, NoiseSpec, SineSpec};
 use crate::tagged::{self, Tagged};
 use crate::values::{choice, Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
 use serde::de::{self, Deserializer, MapAccess};
@@ -241,6 +241,8 @@ impl Tagged for BackgroundSpec {
             ModelName::Greedy => ModelSpec::Greedy(GreedySpec::deserialize(d)?),
             ModelName::Swing => ModelSpec::Swing(SwingSpec::deserialize(d)?),
             ModelName::Sine => ModelSpec::Sine(SineSpec::deserialize(d)?),
+            ModelName::Fgn => ModelSpec::Fgn(FgnSpec::deserialize(d)?),
+            ModelName::Noise => ModelSpec::Noise(NoiseSpec::deserialize(d)?),
         })
     }
     fn assemble(common: BackgroundCommon, model: ModelSpec) -> Self {
@@ -250,7 +252,7 @@ impl Tagged for BackgroundSpec {
 
 choice! {
     /// The `model` of a background table.
-    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Sine = "sine" }
+    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Sine = "sine", Fgn = "fgn", Noise = "noise" }
 }
 
 /// A background model and its own fields.
@@ -267,6 +269,10 @@ pub enum ModelSpec {
     Swing(SwingSpec),
     /// A sinusoidal rate (one or two waves), exact per-packet timing.
     Sine(SineSpec),
+    /// A rate per bin that is fractional Gaussian noise.
+    Fgn(FgnSpec),
+    /// A band-limited white noise rate.
+    Noise(NoiseSpec),
 }
 
 impl ModelSpec {
@@ -277,6 +283,8 @@ impl ModelSpec {
             ModelSpec::Greedy(_) => ModelName::Greedy,
             ModelSpec::Swing(_) => ModelName::Swing,
             ModelSpec::Sine(_) => ModelName::Sine,
+            ModelSpec::Fgn(_) => ModelName::Fgn,
+            ModelSpec::Noise(_) => ModelName::Noise,
         }
     }
 }

@@ -10,9 +10,14 @@
 //! `i + 1, i + 1 + n, …`: each host carries rate/n and the hosts together
 //! send exactly the one-host sequence.
 
+mod fft;
+mod fgn;
+mod noise;
 mod samples;
 mod sine;
 
+pub use fgn::{autocovariance, unit_fgn, Embedding, Fgn};
+pub use noise::Noise;
 pub use samples::{Ramps, Steps};
 pub use sine::{Sine, Wave};
 

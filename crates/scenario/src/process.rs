@@ -257,7 +257,8 @@ pub(crate) fn with_defaults(p: &ProcessModel, spec: &mut ModelSpec) {
             m.packet_size = size;
         }
         (ModelSpec::Fgn(m), Process::Fgn(f)) => {
-            m.bin = Some(TimeSpan(units::Dur::from_secs_f64(f.width)));
+            // As written (seconds as a float might not come back to the nanosecond).
+            m.bin = m.bin.or(Some(TimeSpan(units::Dur::from_secs_f64(f.width))));
             m.packet_size = size;
         }
         (ModelSpec::Noise(m), Process::Noise(n)) => {

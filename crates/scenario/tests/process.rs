@@ -79,7 +79,7 @@ fn an_fgn_takes_its_mean_deviation_hurst_and_bin() {
     // 10 s in the default 10 ms bins.
     assert_eq!(m.process, Process::Fgn(Fgn { mean: 1.5e6, deviation: 1e6, hurst: 0.8, width: 0.01, bins: 1000 }));
     round_trips(&text);
-    round_trips(&format!("{text}bin = \"3ms\"\nstart = \"1s\"\n"));
+    round_trips(&format!("{text}bin = \"3.3333ms\"\nstart = \"1s\"\n"));
     let fgn = |extra: &str| format!("{BASE}[[background]]\nmodel = \"fgn\"\ntransport = \"udp\"\nrate = \"1Mbps\"\ndeviation = \"1Mbps\"\n{extra}");
     check(&fgn("hurst = 1"), &["background[0].hurst: 1 is out of range: expected a Hurst parameter above 0 and below 1"]);
     check(&fgn("hurst = 0"), &["background[0].hurst: 0 is out of range"]);

@@ -166,7 +166,12 @@ fn the_bytes_on_the_wire_are_the_bytes_the_application_wrote() {
 }
 
 fn rate(transport: RateTransport) -> RateSource {
-    let cfg = RateSourceConfig {
+    RateSource::new(rate_config(transport), Rng::stream(1, "sockets-test"))
+}
+
+/// 2 Mbit/s from 0.1 s to 1.1 s, host 0 to host 1.
+fn rate_config(transport: RateTransport) -> RateSourceConfig {
+    RateSourceConfig {
         name: "cbr".into(),
         arrivals: Arrivals::Constant,
         transport,
@@ -177,8 +182,7 @@ fn rate(transport: RateTransport) -> RateSource {
         port: 9,
         start: at(0.1),
         stop: at(1.1),
-    };
-    RateSource::new(cfg, Rng::stream(1, "sockets-test"))
+    }
 }
 
 #[test]
@@ -194,6 +198,23 @@ fn constant_rate_udp_delivers_the_datagrams_its_rate_asks_for() {
     assert!((got.len() as f64 / expected - 1.0).abs() <= 0.02, "{} datagrams of {expected}", got.len());
     assert!(got.iter().all(|&e| e == Event::Datagram { host: 1, port: 9, from: 0, bytes: 972 }), "{:?}", got[0]);
     assert_eq!((stats.datagrams_received, stats.stray_datagrams, stats.udp_errors), (got.len() as u64, 0, 0));
+}
+
+#[test]
+fn a_sine_rate_over_udp_delivers_the_integral_of_its_rate() {
+    let Some(_one) = emu::testbed::exclusive() else { return };
+    let mut r = rig(10, 5, SocketOptions::default());
+    // m = A = 1 Mbit/s at 1.5 Hz from phase 0: ∫ over the 1 s is
+    // m·1 s + (A/ω)(1 − cos 3π) = 1 Mbit + 2/(3π) Mbit.
+    let wave = traffic::background::process::Wave { amplitude: 1e6, frequency: 1.5, phase: 0.0 };
+    let sine = Box::new(traffic::background::process::Sine::new(1e6, vec![wave]));
+    let cfg = RateSourceConfig { name: "sine".into(), ..rate_config(RateTransport::Udp) };
+    let (app, told) = watched(RateSource::paced(cfg, sine, Rng::stream(1, "sockets-test")));
+    drive(&mut r, &mut [app], at(1.2), &|_| false);
+    let expected = ((1e6 + 2e6 / (3.0 * std::f64::consts::PI)) / 8000.0).floor();
+    let got = count(&told, |e| matches!(e, Event::Datagram { .. }));
+    eprintln!("{got} datagrams of {expected}");
+    assert!((got as f64 - expected).abs() <= 1.0, "{got} datagrams of {expected}");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use crate::{AppModel, BackgroundModel, Group, Resolved, Side, SwingModel};
 use traffic::apps::{HttpApp, HttpConfig};
-use traffic::background::{Greedy, GreedyConfig, Playback, PlaybackConfig, RateSource, RateSourceConfig, RateTransport};
+use traffic::background::{Arrivals, Greedy, GreedyConfig, Playback, PlaybackConfig, RateSource, RateSourceConfig, RateTransport};
 use traffic::background::{Structure, SwingConfig, SwingSource};
 use traffic::plan::{self, HostPlan};
 use traffic::{App, HostId};
@@ -51,6 +51,14 @@ pub struct Command {
     pub client_command: String,
     pub start: Time,
     pub stop: Time,
+}
+
+fn port(transport: RateTransport) -> u16 {
+    if transport == RateTransport::Udp {
+        BG_UDP_PORT
+    } else {
+        BG_TCP_PORT
+    }
 }
 
 fn make(hosts: &mut dyn Hosts, plans: &[HostPlan]) -> Vec<HostId> {
@@ -150,12 +158,33 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
                     rate_bps: rate.as_f64(),
                     packet_size: *packet_size,
                     header,
-                    port: if *transport == RateTransport::Udp { BG_UDP_PORT } else { BG_TCP_PORT },
+                    port: port(*transport),
                     start: *start,
                     stop: *stop,
                 };
                 apps.push(Box::new(RateSource::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
                 names.push(name.clone());
+            }
+            BackgroundModel::Process(m) => {
+                let src = group_hosts(maker, m.sources, m.hosts, &m.group);
+                let dst = group_hosts(maker, m.sources.other(), m.hosts, &m.group);
+                let cfg = RateSourceConfig {
+                    name: m.name.clone(),
+                    arrivals: Arrivals::Constant,
+                    transport: m.transport,
+                    pairs: src.into_iter().zip(dst).collect(),
+                    rate_bps: m.process.mean(),
+                    packet_size: m.packet_size,
+                    header: header(m.transport, &m.group),
+                    port: port(m.transport),
+                    start: m.start,
+                    stop: m.stop,
+                };
+                // The rate's random parts from a stream of their own, so
+                // that they do not depend on how the hosts draw theirs.
+                let process = m.process.build(&mut Rng::stream(r.seed, &format!("bg/{}/rate", m.name)));
+                apps.push(Box::new(RateSource::paced(cfg, process, Rng::stream(r.seed, &format!("bg/{}", m.name)))));
+                names.push(m.name.clone());
             }
             BackgroundModel::Swing(m) => {
                 let (swing, ipv6) = swing_hosts(maker, m, r.seed);

@@ -100,12 +100,12 @@ fn the_path_is_whole_when_the_tag_comes_after_the_field() {
 fn a_missing_or_unknown_tag_names_the_models_or_kinds_there_are() {
     check(
         &format!("{BASE}[[background]]\nhosts = 3"),
-        &["background[0]: missing required field \"model\": expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\""],
+        &["background[0]: missing required field \"model\": expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\", \"playback\", \"sine\", \"fgn\", \"noise\""],
     );
     check(&format!("{BASE}[[background]]\n"), &["background[0]: missing required field \"model\""]);
     check(
         &format!("{BASE}[[background]]\nmodel = \"pareto\"\nrate = \"1Mbps\""),
-        &["background[0].model: \"pareto\" is not allowed: expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\""],
+        &["background[0].model: \"pareto\" is not allowed: expected one of \"cbr\", \"poisson\", \"greedy\", \"swing\", \"playback\", \"sine\", \"fgn\", \"noise\""],
     );
     check(&format!("{BASE}[[background]]\nmodel = 3"), &["background[0].model: integer \"3\" is not allowed here: expected one of \"cbr\""]);
     check(&format!("background = [3]\n{BASE}"), &["background[0]: integer \"3\" is not allowed here: expected a table with a \"model\" field"]);

@@ -2,6 +2,7 @@
 
 mod greedy;
 mod playback;
+pub mod process;
 mod rate;
 mod replay;
 mod swing;

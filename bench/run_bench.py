@@ -5,7 +5,10 @@ built here against the `ns3` wheel from PyPI) and the same dumbbell in
 undertow, one after the other on the same machine, and prints for both:
 wall seconds, simulated seconds, bottleneck packets per wall second (all,
 and data packets alone), events per wall second, peak memory and aggregate
-throughput, plus the ratios. The figures also go to bench/results.json.
+throughput, plus the ratios. Then a swing background at scale
+(bench/swing_scale.toml, web-espn-2010's model extracted from the shared
+traces) against the dumbbell's speed, with its memory per open connection.
+The figures also go to bench/results.json.
 """
 
 from __future__ import annotations
@@ -33,6 +36,12 @@ CASES = [
 ]
 RATE_BPS = {"100Mbps": 100e6, "1Gbps": 1e9}
 TARGET_SPEEDUP = 30.0
+
+# Swing at scale: web-espn-2010's model, 10,000 virtual hosts a side.
+SWING_TRACE = ROOT.parent / "shared" / "traces" / "web-espn-2010.pcapng"
+SWING_SCENARIO = ROOT / "bench" / "swing_scale.toml"
+SWING_TARGET_OF_DUMBBELL = 0.7
+SWING_TARGET_CONN_BYTES = 1024
 
 
 def timed(cmd: list[str], **kw) -> tuple[str, float, float]:
@@ -85,7 +94,7 @@ def run_ns3(rate: str, flows: int, secs: int) -> dict:
 
 def run_undertow(scenario: Path, rate: str) -> dict:
     out_dir = BUILD / "runs" / scenario.stem
-    _, wall, rss = timed([str(UNDERTOW), "run", str(scenario), "-o", str(out_dir), "-q"])
+    _, wall, rss = timed([str(UNDERTOW), "run", str(scenario), "-o", str(out_dir), "-q", "--overwrite"])
     timing = json.loads((out_dir / "timing.json").read_text())
     summary = json.loads((out_dir / "summary.json").read_text())
     fwd, rev = summary["links"]["bottleneck_fwd"], summary["links"]["bottleneck_rev"]
@@ -99,6 +108,40 @@ def run_undertow(scenario: Path, rate: str) -> dict:
         "peak_rss_mib": rss,
         "throughput_bps": fwd["mean_rate_bps"],
     }
+
+
+def bench_swing() -> dict:
+    """The swing scale case: its model extracted once from the shared trace."""
+    model = BUILD / "web-espn-2010.json"
+    if not model.exists():
+        if not SWING_TRACE.exists():
+            sys.exit(f"bench: the shared trace is missing: expected {SWING_TRACE}")
+        BUILD.mkdir(parents=True, exist_ok=True)
+        timed([str(UNDERTOW), "extract", str(SWING_TRACE), "-o", str(model), "-q"])
+    print("bench: swing scale (10,000 virtual hosts a side, 1 Gbit/s, 60 s)...", flush=True)
+    r = rates(run_undertow(SWING_SCENARIO, "1Gbps"))
+    timing = json.loads((BUILD / "runs" / SWING_SCENARIO.stem / "timing.json").read_text())
+    summary = json.loads((BUILD / "runs" / SWING_SCENARIO.stem / "summary.json").read_text())
+    # The responses (side B's, right to left) are most of the bytes.
+    r["reverse_throughput_bps"] = summary["links"]["bottleneck_rev"]["mean_rate_bps"]
+    r["peak_open_connections"] = timing["peak_open_connections"]
+    r["connection_bytes"] = timing["connection_bytes"]
+    # An upper bound: the whole process's peak over the most connections open at once.
+    r["rss_per_open_connection"] = r["peak_rss_mib"] * 2**20 / max(1, r["peak_open_connections"])
+    return r
+
+
+def print_swing(s: dict, dumbbell: dict) -> None:
+    ratio = s["packets_per_wall_s"] / dumbbell["packets_per_wall_s"]
+    ok = "meets" if ratio >= SWING_TARGET_OF_DUMBBELL else "BELOW"
+    print(f"\nswing scale: {s['bottleneck_packets']:,} bottleneck packets in {s['run_s']:.2f} s = "
+          f"{s['packets_per_wall_s'] / 1e6:.2f} M packets/s ({ratio:.2f} of the 100M dumbbell's, {ok} the "
+          f"{SWING_TARGET_OF_DUMBBELL:.1f} target), {s['events_per_wall_s'] / 1e6:.2f} M events/s, "
+          f"{s['throughput_bps'] / 1e6:.0f} Mbit/s forward and {s['reverse_throughput_bps'] / 1e6:.0f} back, "
+          f"peak RSS {s['peak_rss_mib']:.0f} MiB")
+    ok = "meets" if s["connection_bytes"] < SWING_TARGET_CONN_BYTES else "ABOVE"
+    print(f"  {s['peak_open_connections']:,} connections open at most; a connection's state {s['connection_bytes']} bytes "
+          f"({ok} the {SWING_TARGET_CONN_BYTES} B target), peak RSS per open connection {s['rss_per_open_connection']:.0f} bytes")
 
 
 def rates(r: dict) -> dict:
@@ -220,6 +263,7 @@ def main() -> int:
         }
         results["cases"][name] = case
         rows.append((name, case))
+    results["swing_scale"] = bench_swing()
 
     print()
     hdr = (f"{'case':<14}{'engine':<10}{'wall s':>8}{'run s':>8}{'sim s':>7}{'bn pkts/s':>12}{'data pkts/s':>13}"
@@ -244,6 +288,7 @@ def main() -> int:
     print(f"extract {ok} the {EXTRACT_TARGET_PPS / 1e6:.0f} M packets/s target; memory ×{u['peak_rss_mib'] / ex['undertow_32']['peak_rss_mib']:.2f} "
           "for ×5 the packets"
           + (f"; ×{u['packets_per_s'] / ex['tshark_160']['packets_per_s']:.0f} tshark's packets/s" if "tshark_160" in ex else ""))
+    print_swing(results["swing_scale"], results["cases"]["100M_50f_60s"]["undertow"])
     print_emu(results["emu"])
     out = ROOT / "bench" / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")

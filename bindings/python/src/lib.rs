@@ -358,12 +358,10 @@ fn emu_namespaces() -> Vec<String> {
 /// right, as `engine` ("sim" or "emu") numbers them.
 #[pyfunction]
 fn side_prefixes(engine: &str) -> PyResult<[Vec<String>; 2]> {
-    let of = |f: fn(scenario::Side) -> [&'static str; 2]| {
-        [scenario::Side::Left, scenario::Side::Right].map(|s| f(s).iter().map(|p| p.to_string()).collect())
-    };
+    use scenario::Side::{Left, Right};
     match engine {
-        "sim" => Ok(of(sim::topology::side_prefixes)),
-        "emu" => Ok(of(emu::addr::side_prefixes)),
+        "sim" => Ok([Left, Right].map(sim::topology::side_prefixes)),
+        "emu" => Ok([Left, Right].map(emu::addr::side_prefixes)),
         _ => Err(PyValueError::new_err(format!("engine {engine:?}: expected \"sim\" or \"emu\""))),
     }
 }

@@ -31,10 +31,10 @@ pub fn host(side: Side, index: u32, ipv6: bool) -> IpAddr {
 
 /// The prefixes (IPv4, IPv6) every host of `side` has its address in, as
 /// CIDR text (see `sim::topology::side_prefixes`).
-pub fn side_prefixes(side: Side) -> [&'static str; 2] {
+pub fn side_prefixes(side: Side) -> Vec<String> {
     match side {
-        Side::Left => ["198.18.0.0/16", "fd75:7400:0:1::/64"],
-        Side::Right => ["198.19.0.0/16", "fd75:7400:0:2::/64"],
+        Side::Left => vec!["198.18.0.0/16".into(), "fd75:7400:0:1::/64".into()],
+        Side::Right => vec!["198.19.0.0/16".into(), "fd75:7400:0:2::/64".into()],
     }
 }
 
@@ -69,7 +69,7 @@ mod tests {
     #[test]
     fn every_host_address_lies_in_its_sides_prefixes() {
         for side in [Side::Left, Side::Right] {
-            let [v4, v6] = side_prefixes(side);
+            let [v4, v6] = [&side_prefixes(side)[0], &side_prefixes(side)[1]];
             for i in [0, 1, 255, 256, MAX_PER_SIDE - 1] {
                 let a = host(side, i, false).to_string();
                 let b = host(side, i, true).to_string();

@@ -94,7 +94,11 @@ impl scenario::Hosts for Builder {
         let index = self.per_side[s];
         self.per_side[s] += 1;
         if index >= addr::MAX_PER_SIDE {
-            self.fail(format!("more than {} hosts on one side: the emulator numbers each side in a /16", addr::MAX_PER_SIDE));
+            let model = self.owners.last().map_or(String::new(), |o| format!("{o:?}: "));
+            self.fail(format!(
+                "{model}more than {} hosts on one side: the emulator numbers each side's hosts in a /16 of 198.18.0.0/15 (the simulator takes more; lower hosts or use engine = \"sim\")",
+                addr::MAX_PER_SIDE
+            ));
         }
         let measured = self.owners.last().is_some_and(|o| self.swing.contains(o));
         let linux = if measured {

@@ -101,6 +101,9 @@ fn add_stats(t: &mut TcpTotals, s: &TcpStats) {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counters {
     pub events: u64,
+    /// TCP connections open now, and the most open at once.
+    pub open_conns: u64,
+    pub peak_open_conns: u64,
     /// Segments for which no connection or listener exists.
     pub stray_segments: u64,
     /// Datagrams to a port nobody bound.
@@ -321,6 +324,8 @@ impl World {
             }
         };
         self.demux.insert(key, idx);
+        self.counters.open_conns += 1;
+        self.counters.peak_open_conns = self.counters.peak_open_conns.max(self.counters.open_conns);
         self.app_tcp[self.conns[idx as usize].as_ref().map_or(0, |c| c.app) as usize].connections += 1;
         idx
     }
@@ -497,6 +502,7 @@ impl World {
         self.conn_log.push(&conn_row(&c, Some(self.now)));
         self.gens[idx as usize] = self.gens[idx as usize].wrapping_add(1);
         self.free_conns.push(idx);
+        self.counters.open_conns -= 1;
     }
 
     /// Adds the counters of connections still open at the end of the run.

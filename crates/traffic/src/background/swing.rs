@@ -43,7 +43,8 @@ pub enum Structure {
 pub struct SwingConfig {
     pub name: String,
     pub model: Arc<Model>,
-    /// Virtual hosts standing in for the model's side A and side B.
+    /// Virtual hosts standing in for the model's side A and side B, each
+    /// side's in ascending order (as plans number them).
     pub hosts: [Vec<HostId>; 2],
     /// Which of them speak IPv6 (parallel to `hosts`; empty: none): a
     /// session's server is drawn among the hosts of its client's version.
@@ -206,6 +207,7 @@ impl SwingSource {
         let nc = cfg.model.classes.len();
         let nu = cfg.model.udp.len();
         let period = Dur::from_secs_f64(cfg.model.link.duration_s.max(1e-3));
+        assert!(cfg.hosts.iter().all(|hs| hs.is_sorted_by(|a, b| a < b)), "a side's virtual hosts must be in ascending order");
         let by_version = [0, 1].map(|i| {
             let v6 = |k: usize| cfg.ipv6[i].get(k).copied().unwrap_or(false);
             [false, true].map(|want| cfg.hosts[i].iter().enumerate().filter(|&(k, _)| v6(k) == want).map(|(_, &h)| h).collect())
@@ -255,12 +257,18 @@ impl SwingSource {
         let first = sess.servers[0];
         let v6 = self.by_version[side][1].contains(&first) as usize;
         let pool = if self.by_version[side][v6].is_empty() { &self.cfg.hosts[side] } else { &self.by_version[side][v6] };
-        let fresh: Vec<HostId> = pool.iter().copied().filter(|h| !sess.servers.contains(h)).collect();
-        let from = if fresh.is_empty() { pool.clone() } else { fresh };
+        // The pool without the servers reached, drawn from by index: a copy
+        // of it per new server would cost as much as the side has hosts.
+        let reached = positions(pool, &sess.servers);
+        let fresh = pool.len() - reached.len();
         let mut h = first;
         let sess = self.sessions.get_mut(s).expect("live session");
         while sess.servers.len() <= k as usize {
-            h = from[self.rng.below(from.len() as u64) as usize];
+            h = if fresh == 0 {
+                pool[self.rng.below(pool.len() as u64) as usize]
+            } else {
+                pool[skipping(&reached, self.rng.below(fresh as u64) as usize)]
+            };
             sess.servers.push(h);
         }
         h
@@ -734,6 +742,28 @@ impl SwingSource {
 /// Data units [offset s, direction, bytes] as each side's (offset, bytes),
 /// with the knobs applied: responses scaled, offsets dropped with
 /// `zero_think` (each side sends as fast as TCP takes it).
+/// Where the hosts of `these` are in `pool` (ascending host numbers, as
+/// plans number them), sorted, each once.
+fn positions(pool: &[HostId], these: &[HostId]) -> Vec<usize> {
+    let mut at: Vec<usize> = these.iter().filter_map(|h| pool.binary_search(h).ok()).collect();
+    at.sort_unstable();
+    at.dedup();
+    at
+}
+
+/// The index in the pool of its `r`th host not at one of the sorted
+/// positions `skip`.
+fn skipping(skip: &[usize], r: usize) -> usize {
+    let mut i = r;
+    for &p in skip {
+        if p > i {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan> {
     let mut units: [Vec<(Dur, u64)>; 2] = Default::default();
     for &[at, dir, bytes] in adus {

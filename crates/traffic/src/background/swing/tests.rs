@@ -553,3 +553,20 @@ fn a_refused_connect_does_not_shift_the_servers_of_later_connections_on_its_path
         }
     }
 }
+
+#[test]
+fn a_new_server_is_the_rth_host_not_yet_reached_as_a_filtered_copy_would_give() {
+    let mut rng = Rng::stream(3, "test/servers");
+    for _ in 0..2000 {
+        let n = 1 + rng.below(40) as usize;
+        let pool: Vec<HostId> = (0..n as u32).map(|i| 100 + 3 * i).collect();
+        // Reached servers: some in the pool, some repeated, some elsewhere.
+        let reached: Vec<HostId> = (0..rng.below(6)).map(|_| 100 + rng.below(3 * n as u64 + 6) as u32).collect();
+        let fresh: Vec<HostId> = pool.iter().copied().filter(|h| !reached.contains(h)).collect();
+        let skip = positions(&pool, &reached);
+        assert_eq!(pool.len() - skip.len(), fresh.len());
+        for (r, &h) in fresh.iter().enumerate() {
+            assert_eq!(pool[skipping(&skip, r)], h);
+        }
+    }
+}

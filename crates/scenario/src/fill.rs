@@ -110,6 +110,10 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);
                 m.packet_size = Some(Size(*packet_size as u64));
             }
+            (BackgroundModel::Process(p), spec_model) => {
+                placed(&mut spec.common, &p.name, Some(p.hosts), p.sources, p.start, p.stop);
+                crate::process::with_defaults(p, spec_model);
+            }
             (BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, .. }, ModelSpec::Greedy(m)) => {
                 placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);
                 m.spread = Some(TimeSpan(*spread));

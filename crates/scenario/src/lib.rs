@@ -16,6 +16,7 @@ mod error;
 mod file;
 mod fill;
 mod path;
+mod process;
 mod resolve;
 mod schema;
 mod tagged;
@@ -29,6 +30,7 @@ pub use path::{
     BunchingElement, DelayElement, Discipline, ElementKind, GilbertElliottElement, LossElement, OutagesElement, PathElement, QueueElement,
     ShaperElement,
 };
+pub use process::{FgnSpec, NoiseSpec, Process, ProcessModel, SineSpec};
 pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side, SwingModel, SWING_MAX_HOSTS};
 pub use schema::*;
 pub use values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};

@@ -5,6 +5,7 @@
 //! fills every default in, and that is what a run directory records.
 
 use crate::path::PathElement;
+use crate::process::{FgnSpec, NoiseSpec, SineSpec};
 use crate::tagged::{self, Tagged};
 use crate::values::{choice, Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
 use serde::de::{self, Deserializer, MapAccess};
@@ -270,6 +271,9 @@ impl Tagged for BackgroundSpec {
             ModelName::Poisson => ModelSpec::Poisson(RateSpec::deserialize(d)?),
             ModelName::Greedy => ModelSpec::Greedy(GreedySpec::deserialize(d)?),
             ModelName::Swing => ModelSpec::Swing(SwingSpec::deserialize(d)?),
+            ModelName::Sine => ModelSpec::Sine(SineSpec::deserialize(d)?),
+            ModelName::Fgn => ModelSpec::Fgn(FgnSpec::deserialize(d)?),
+            ModelName::Noise => ModelSpec::Noise(NoiseSpec::deserialize(d)?),
         })
     }
     fn assemble(common: BackgroundCommon, model: ModelSpec) -> Self {
@@ -279,7 +283,7 @@ impl Tagged for BackgroundSpec {
 
 choice! {
     /// The `model` of a background table.
-    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing" }
+    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Sine = "sine", Fgn = "fgn", Noise = "noise" }
 }
 
 /// A background model and its own fields.
@@ -294,6 +298,12 @@ pub enum ModelSpec {
     Greedy(GreedySpec),
     /// Traffic regenerated from a Swing model.
     Swing(SwingSpec),
+    /// A sinusoidal rate (one or two waves), exact per-packet timing.
+    Sine(SineSpec),
+    /// A rate per bin that is fractional Gaussian noise.
+    Fgn(FgnSpec),
+    /// A band-limited white noise rate.
+    Noise(NoiseSpec),
 }
 
 impl ModelSpec {
@@ -303,6 +313,9 @@ impl ModelSpec {
             ModelSpec::Poisson(_) => ModelName::Poisson,
             ModelSpec::Greedy(_) => ModelName::Greedy,
             ModelSpec::Swing(_) => ModelName::Swing,
+            ModelSpec::Sine(_) => ModelName::Sine,
+            ModelSpec::Fgn(_) => ModelName::Fgn,
+            ModelSpec::Noise(_) => ModelName::Noise,
         }
     }
 }
@@ -369,7 +382,7 @@ pub struct RateSpec {
 }
 
 choice! {
-    /// How a cbr or poisson source sends.
+    /// How a cbr, poisson, sine, fgn or noise source sends.
     Transport {
         /// Open loop: every packet on schedule.
         Udp = "udp",

@@ -334,16 +334,15 @@ mod tests {
     }
 
     fn fixture(mode: Mode, nsegs: u64, cwnd: u64) -> Fixture {
+        fixture_with(mode, nsegs, cwnd, LossResponse::Linux)
+    }
+
+    fn fixture_with(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse) -> Fixture {
         let mut sb = Scoreboard::new(1);
         for i in 0..nsegs {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
-        Fixture {
-            r: Recovery::new(mode, 3, LossResponse::Linux),
-            sb,
-            w: Window { cwnd, ssthresh: u64::MAX, mss: M },
-            cc: Cc::new(Algorithm::Reno, true, true),
-        }
+        Fixture { r: Recovery::new(mode, 3, response), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true, true) }
     }
 
     impl Fixture {
@@ -461,5 +460,56 @@ mod tests {
         // (the first slot being the fast retransmit's).
         assert_eq!(f.w.ssthresh, 10 * M);
         assert!((8..=10).contains(&sent), "sent {sent}");
+    }
+
+    #[test]
+    fn ns2_halves_the_window_in_whole_packets_and_leaves_recovery_at_half_of_it() {
+        // cwnd 10.5 segments with 12 outstanding (Limited Transmit sent two more).
+        let mut f = fixture_with(Mode::Reno, 12, 10 * M + M / 2, LossResponse::Ns2);
+        f.cc = Cc::new(Algorithm::Reno, false, false); // per-ACK growth, as ns-2
+        for _ in 0..3 {
+            f.dup();
+        }
+        // ns-2: ssthresh_ = int(10.5 / 2) = 5, not FlightSize 12 / 2 = 6.
+        assert_eq!((f.w.ssthresh, f.w.cwnd), (5 * M, 8 * M));
+        f.ack(1 + 12 * M);
+        // cwnd_ = 10.5 / 2 = 5.25 segments, then this ACK opens it by 1/cwnd_.
+        let half = 5 * M + M / 4;
+        assert_eq!(f.r.phase(), Phase::Open);
+        assert_eq!(f.w.cwnd, half + M * M / half);
+        // The Linux response halves FlightSize and deflates to ssthresh.
+        let mut g = fixture(Mode::Reno, 12, 10 * M + M / 2);
+        for _ in 0..3 {
+            g.dup();
+        }
+        g.ack(1 + 12 * M);
+        assert_eq!((g.w.ssthresh, g.w.cwnd), (6 * M, 6 * M));
+    }
+
+    #[test]
+    fn ns2_reno_waits_for_the_timer_after_a_partial_ack_where_linux_retransmits_again() {
+        for (response, second) in [(LossResponse::Ns2, false), (LossResponse::Linux, true)] {
+            let mut f = fixture_with(Mode::Reno, 10, 10 * M, response);
+            for _ in 0..3 {
+                f.dup();
+            }
+            f.ack(1 + 3 * M); // partial: Reno leaves recovery, segment 3 is lost too
+            let entered = (0..3).fold(false, |e, _| f.dup().entered || e);
+            assert_eq!(entered, second, "{response:?}: a second fast retransmit in one window");
+        }
+    }
+
+    #[test]
+    fn ns2_cuts_ssthresh_at_every_timeout_so_a_repeated_one_leaves_two_segments() {
+        let mut f = fixture_with(Mode::Reno, 10, 20 * M, LossResponse::Ns2);
+        f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!((f.w.cwnd, f.w.ssthresh), (M, 10 * M));
+        f.r.on_rto(Time::ZERO, true, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!((f.w.cwnd, f.w.ssthresh), (M, 2 * M), "half of a one-segment window, at least 2");
+        // Linux keeps the first cut for the whole episode.
+        let mut g = fixture(Mode::Reno, 10, 20 * M);
+        g.r.on_rto(Time::ZERO, false, &mut g.sb, &mut g.w, &mut g.cc);
+        g.r.on_rto(Time::ZERO, true, &mut g.sb, &mut g.w, &mut g.cc);
+        assert_eq!(g.w.ssthresh, 5 * M, "FlightSize 10 / 2, held");
     }
 }

@@ -149,4 +149,19 @@ mod tests {
         r.on_recovery_exit(&mut w, Time::ZERO);
         assert_eq!(w.cwnd, 15 * MSS);
     }
+
+    #[test]
+    fn per_ack_growth_adds_exactly_one_segment_per_window_of_acks() {
+        // 960-byte segments at 45 segments: 960²/43200 = 21.33 bytes per ACK, which
+        // truncated would fall 15 bytes a window short of ns-2's cwnd_ += 1/cwnd_.
+        let mss = 960;
+        let mut r = Reno::new(false);
+        let mut w = Window { cwnd: 45 * mss, ssthresh: 2 * mss, mss };
+        for _ in 0..45 {
+            r.on_ack(&mut w, Time::ZERO, &Ack { acked: mss, srtt: None, abc_limit: 2 * mss });
+        }
+        // Exactly: 45 increments of 1/cwnd as cwnd grows from 45 to 46 segments.
+        let exact: f64 = (0..45).fold(45.0, |c: f64, _| c + 1.0 / c) * mss as f64;
+        assert!((w.cwnd as f64 - exact).abs() < 1.0, "cwnd {} bytes, exact {exact:.1}", w.cwnd);
+    }
 }

@@ -3,12 +3,12 @@
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
 use crate::schema::{
-    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, ModelSpec, PlaybackGranularity, ReverseSpec, Scenario,
-    ServerSide, Structure, TcpSpec, TopologyKind,
+    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, LossResponseSpec, ModelSpec, PlaybackGranularity, ReverseSpec,
+    Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
 };
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
-use tcp::{Algorithm, TcpConfig};
+use tcp::{Algorithm, LossResponse, TcpConfig};
 use units::Dur;
 
 fn link_spec(p: &LinkParams) -> LinkSpec {
@@ -24,7 +24,9 @@ fn link_spec(p: &LinkParams) -> LinkSpec {
 }
 
 fn tcp_spec(c: &TcpConfig) -> TcpSpec {
+    let linux = TcpConfig::default();
     TcpSpec {
+        flavour: None,
         congestion_control: Some(match c.algorithm {
             Algorithm::Tahoe => CongestionControl::Tahoe,
             Algorithm::Reno => CongestionControl::Reno,
@@ -45,6 +47,15 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         min_rto: Some(TimeSpan(c.min_rto)),
         max_rto: Some(TimeSpan(c.max_rto)),
         initial_rto: Some(TimeSpan(c.initial_rto)),
+        // Written only where they leave Linux's behaviour, so the scenarios
+        // recorded before these settings existed read back unchanged.
+        limited_transmit: (c.limited_transmit != linux.limited_transmit).then_some(c.limited_transmit),
+        idle_restart: (c.slow_start_after_idle != linux.slow_start_after_idle).then_some(c.slow_start_after_idle),
+        rto_tick: c.rto_tick.map(TimeSpan),
+        loss_response: (c.loss_response != linux.loss_response).then_some(match c.loss_response {
+            LossResponse::Linux => LossResponseSpec::Linux,
+            LossResponse::Ns2 => LossResponseSpec::Ns2,
+        }),
     }
 }
 

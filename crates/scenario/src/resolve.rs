@@ -7,7 +7,7 @@ use crate::schema::*;
 use crate::values::{BufferSize, QueueSize, RateOrShare, Size};
 use net::QueueLimit;
 use std::path::Path;
-use tcp::{Algorithm, TcpConfig};
+use tcp::{Algorithm, LossResponse, TcpConfig};
 use traffic::background::{Arrivals, RateTransport};
 use units::{Dur, Rate, Time};
 
@@ -287,7 +287,10 @@ fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
 const TCP_BUF_MAX: u64 = 1 << 30;
 
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
-    let mut c = TcpConfig::default();
+    let mut c = match spec.flavour {
+        Some(TcpFlavour::Ns2) => TcpConfig::ns2(),
+        Some(TcpFlavour::Linux) | None => TcpConfig::default(),
+    };
     if let Some(cc) = spec.congestion_control {
         c.algorithm = match cc {
             CongestionControl::Tahoe => Algorithm::Tahoe,
@@ -348,6 +351,24 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     }
     if let Some(d) = spec.initial_rto {
         c.initial_rto = d.0;
+    }
+    if let Some(l) = spec.limited_transmit {
+        c.limited_transmit = l;
+    }
+    if let Some(r) = spec.idle_restart {
+        c.slow_start_after_idle = r;
+    }
+    if let Some(t) = spec.rto_tick {
+        if !(Dur::from_micros(1)..=Dur::from_secs(1)).contains(&t.0) {
+            return Err(err(format!("{field}.rto_tick"), format!("{} is out of range: expected 1us to 1s", t.0)));
+        }
+        c.rto_tick = Some(t.0);
+    }
+    if let Some(r) = spec.loss_response {
+        c.loss_response = match r {
+            LossResponseSpec::Linux => LossResponse::Linux,
+            LossResponseSpec::Ns2 => LossResponse::Ns2,
+        };
     }
     if c.min_rto > c.max_rto {
         return Err(err(format!("{field}.min_rto"), format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto)));

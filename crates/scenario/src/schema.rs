@@ -135,6 +135,10 @@ impl LinkSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    /// The stack whose settings the unset fields take: "linux" (the default) or
+    /// "ns2" (ns-2 2.35's Agent/TCP family with Agent/TCPSink; Reno unless set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavour: Option<TcpFlavour>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion_control: Option<CongestionControl>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,12 +177,25 @@ pub struct TcpSpec {
     pub max_rto: Option<TimeSpan>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_rto: Option<TimeSpan>,
+    /// RFC 3042 Limited Transmit (ns-2's singledup_); default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_transmit: Option<bool>,
+    /// RFC 5681 §4.1 restart from the initial window after an idle RTO; default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_restart: Option<bool>,
+    /// ns-2's coarse-clock RTO estimator with this tick (tcpTick_); unset: RFC 6298.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_tick: Option<TimeSpan>,
+    /// "linux" or "ns2": how ssthresh and fast retransmit respond to a loss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_response: Option<LossResponseSpec>,
 }
 
 impl TcpSpec {
     /// `self` with unset fields taken from `base`.
     pub fn over(&self, base: &TcpSpec) -> TcpSpec {
         TcpSpec {
+            flavour: self.flavour.or(base.flavour),
             congestion_control: self.congestion_control.or(base.congestion_control),
             sack: self.sack.or(base.sack),
             mss: self.mss.or(base.mss),
@@ -194,8 +211,22 @@ impl TcpSpec {
             min_rto: self.min_rto.or(base.min_rto),
             max_rto: self.max_rto.or(base.max_rto),
             initial_rto: self.initial_rto.or(base.initial_rto),
+            limited_transmit: self.limited_transmit.or(base.limited_transmit),
+            idle_restart: self.idle_restart.or(base.idle_restart),
+            rto_tick: self.rto_tick.or(base.rto_tick),
+            loss_response: self.loss_response.or(base.loss_response),
         }
     }
+}
+
+choice! {
+    /// The TCP stack a scenario's unset TCP fields follow.
+    TcpFlavour { Linux = "linux", Ns2 = "ns2" }
+}
+
+choice! {
+    /// How the sender responds to a loss (tcp::LossResponse).
+    LossResponseSpec { Linux = "linux", Ns2 = "ns2" }
 }
 
 choice! {

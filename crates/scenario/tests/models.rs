@@ -246,3 +246,41 @@ fn hystart_can_be_turned_off_for_a_group_and_the_filled_scenario_keeps_it() {
         ScenarioFile::parse("s.toml", Path::new("."), &text.replace("hystart = false", "hystart = true")).unwrap().resolved(None, None).unwrap();
     assert_ne!(r, on, "hystart reaches the resolved TCP settings");
 }
+
+#[test]
+fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
+    let text = format!("{BASE}[tcp]\nflavour = \"ns2\"\nmin_rto = \"1s\"\n[[background]]\nmodel = \"greedy\"\n");
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
+    let (s, r) = f.resolved(None, None).unwrap();
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    for want in [
+        "congestion_control = \"reno\"",
+        "initial_cwnd = 2",
+        "ack_every = 1",
+        "sack = false",
+        "initial_rto = \"3s\"",
+        "min_rto = \"1s\"",
+        "idle_restart = false",
+        "rto_tick = \"10ms\"",
+        "loss_response = \"ns2\"",
+    ] {
+        assert!(filled.contains(want), "{want} missing from\n{filled}");
+    }
+    assert!(!filled.contains("flavour"), "the filled file names the values, not the preset");
+    let (_, r2) = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap();
+    assert_eq!(r, r2, "the filled scenario resolves to the same settings");
+    // Linux's defaults write none of the ns-2 fields.
+    let (s, r) =
+        ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n")).unwrap().resolved(None, None).unwrap();
+    let linux = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    for absent in ["limited_transmit", "idle_restart", "rto_tick", "loss_response"] {
+        assert!(!linux.contains(absent), "{absent} in\n{linux}");
+    }
+}
+
+#[test]
+fn an_rto_tick_out_of_range_is_refused_by_name() {
+    let text = format!("{BASE}[tcp]\nrto_tick = \"2s\"\n[[background]]\nmodel = \"greedy\"\n");
+    let e = ScenarioFile::parse("s.toml", Path::new("."), &text).and_then(|f| f.resolved(None, None).map(|_| ())).unwrap_err().to_string();
+    assert!(e.contains("tcp.rto_tick") && e.contains("1us to 1s"), "{e}");
+}

@@ -6,7 +6,7 @@ use crate::delay::Delay;
 use crate::loss::{Loss, LossModel};
 use crate::outage::Outages;
 use crate::path::{Path, Stage};
-use crate::queue::{DisciplineKind, DropTail, Fifo, Queue, QueueLimit, Red, RedParams, Server, Transmit};
+use crate::queue::{Codel, CodelParams, DisciplineKind, DropTail, Fifo, Pie, PieParams, Queue, QueueLimit, Red, RedParams, Server, Transmit};
 use crate::schedule::{RateSchedule, Schedule};
 use crate::shaper::Shaper;
 use units::{Dur, Rate, Rng};
@@ -21,6 +21,10 @@ pub enum DisciplineSpec {
     ScheduledFifo,
     /// RED as ns-2's Queue/RED, drawing from the random stream `stream`.
     Red { params: RedParams, stream: String },
+    /// CoDel (RFC 8289), decided at dequeue.
+    Codel(CodelParams),
+    /// PIE (RFC 8033), drawing from the random stream `stream`.
+    Pie { params: PieParams, stream: String },
 }
 
 impl DisciplineSpec {
@@ -33,6 +37,8 @@ impl DisciplineSpec {
             DisciplineSpec::Red { params, stream } => {
                 DisciplineKind::Arrival(Box::new(Red::new(params.estimator(rate, delay), limit, params.setbit, Rng::stream(seed, stream))))
             }
+            DisciplineSpec::Codel(p) => DisciplineKind::Dequeue(Box::new(Codel::new(*p, limit))),
+            DisciplineSpec::Pie { params, stream } => DisciplineKind::Arrival(Box::new(Pie::new(*params, limit, Rng::stream(seed, stream)))),
         }
     }
 }

@@ -16,14 +16,18 @@
 //! gated by the token buckets ([`crate::Shaper`]) and outages
 //! ([`crate::Outages`]) that follow the queue in its path.
 
+mod codel;
 mod droptail;
 mod fifo;
+mod pie;
 mod red;
 mod server;
 mod waiting;
 
+pub use codel::{Codel, CodelParams};
 pub use droptail::DropTail;
 pub use fifo::Fifo;
+pub use pie::{Pie, PieParams};
 pub use red::{Red, RedEstimator, RedParams, RedVerdict};
 pub(crate) use server::{Server, Transmit};
 

@@ -6,7 +6,7 @@ use crate::delay::Delay;
 use crate::loss::{Loss, LossModel};
 use crate::outage::Outages;
 use crate::path::{Path, Stage};
-use crate::queue::{DisciplineKind, DropTail, Fifo, Queue, QueueLimit, Server, Transmit};
+use crate::queue::{Codel, CodelParams, DisciplineKind, DropTail, Fifo, Pie, PieParams, Queue, QueueLimit, Red, RedParams, Server, Transmit};
 use crate::schedule::{RateSchedule, Schedule};
 use crate::shaper::Shaper;
 use units::{Dur, Rate, Rng};
@@ -19,6 +19,28 @@ pub enum DisciplineSpec {
     /// Drop-tail served through the scheduled (held, woken) path: the same
     /// behaviour, one wake-up per packet; see [`crate::queue::Fifo`].
     ScheduledFifo,
+    /// RED as ns-2's Queue/RED, drawing from the random stream `stream`.
+    Red { params: RedParams, stream: String },
+    /// CoDel (RFC 8289), decided at dequeue.
+    Codel(CodelParams),
+    /// PIE (RFC 8033), drawing from the random stream `stream`.
+    Pie { params: PieParams, stream: String },
+}
+
+impl DisciplineSpec {
+    /// The discipline for a queue of `limit` sending at `rate` on a link
+    /// of propagation `delay` (what RED's automatic settings read).
+    fn build(&self, limit: QueueLimit, rate: Rate, delay: Dur, seed: u64) -> DisciplineKind {
+        match self {
+            DisciplineSpec::DropTail => DisciplineKind::DropTail(DropTail::new(limit)),
+            DisciplineSpec::ScheduledFifo => DisciplineKind::Dequeue(Box::new(Fifo::new(limit))),
+            DisciplineSpec::Red { params, stream } => {
+                DisciplineKind::Arrival(Box::new(Red::new(params.estimator(rate, delay), limit, params.setbit, Rng::stream(seed, stream))))
+            }
+            DisciplineSpec::Codel(p) => DisciplineKind::Dequeue(Box::new(Codel::new(*p, limit))),
+            DisciplineSpec::Pie { params, stream } => DisciplineKind::Arrival(Box::new(Pie::new(*params, limit, Rng::stream(seed, stream)))),
+        }
+    }
 }
 
 /// A rate, fixed or following a schedule.
@@ -113,10 +135,23 @@ impl PathSpec {
         })
     }
 
+    /// The fixed propagation delay between element `i` and the next queue
+    /// (the link's delay, to a queue that needs it).
+    fn delay_after(&self, i: usize) -> Dur {
+        self.elements[i + 1..]
+            .iter()
+            .take_while(|e| !matches!(e, ElementSpec::Queue { .. }))
+            .map(|e| match e {
+                ElementSpec::Delay(DelaySpec::Fixed(d)) => *d,
+                _ => Dur::ZERO,
+            })
+            .fold(Dur::ZERO, |a, b| a + b)
+    }
+
     /// Builds the elements, each random one on its own stream of `seed`.
     pub fn build(&self, seed: u64) -> Result<Path, SpecError> {
         let mut stages: Vec<Stage> = Vec::with_capacity(self.elements.len());
-        for e in &self.elements {
+        for (i, e) in self.elements.iter().enumerate() {
             let stage = match e {
                 ElementSpec::Loss { model, stream, handshakes: None } => Stage::Loss(Loss::new(model.clone(), Rng::stream(seed, stream))),
                 ElementSpec::Loss { model, stream, handshakes: Some((hs, hs_stream)) } => {
@@ -127,11 +162,9 @@ impl PathSpec {
                         RateSpec::Fixed(r) => Transmit::Rate(*r),
                         RateSpec::Scheduled(s) => Transmit::Schedule(s.clone()),
                     };
-                    let d = match discipline {
-                        DisciplineSpec::DropTail => DisciplineKind::DropTail(DropTail::new(*limit)),
-                        DisciplineSpec::ScheduledFifo => DisciplineKind::Dequeue(Box::new(Fifo::new(*limit))),
-                    };
-                    Stage::Queue(Queue::new(Server::new(transmit), d))
+                    let server = Server::new(transmit);
+                    let d = discipline.build(*limit, server.nominal_rate(), self.delay_after(i), seed);
+                    Stage::Queue(Queue::new(server, d))
                 }
                 ElementSpec::Shaper(s) => {
                     last_queue(&mut stages, "shaper")?.add_shaper(*s);

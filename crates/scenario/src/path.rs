@@ -13,10 +13,11 @@
 //! Elements take packets in order. A shaper or a set of outages gates the
 //! serialiser of the queue before it: packets wait in that queue.
 
+use crate::discipline::{CodelTable, Discipline, Given, PieTable, RedTable};
 use crate::error::ScenarioError;
 use crate::tagged::{self, Tagged};
 use crate::values::{choice, Bandwidth, Fraction, QueueSize, Size, TimeSpan};
-use net::{DelaySpec, DisciplineSpec, ElementSpec, LossModel, PathSpec, QueueLimit, RateSpec};
+use net::{DelaySpec, ElementSpec, LossModel, PathSpec, QueueLimit, RateSpec};
 use serde::{Deserialize, Deserializer, Serialize};
 use units::{Dur, Time};
 
@@ -120,16 +121,22 @@ pub struct QueueElement {
     /// Packets or bytes that may wait (default 100p).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<QueueSize>,
-    /// What decides drops and order (default "droptail").
+    /// What decides drops and order (default "droptail", or the
+    /// discipline whose parameters are given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discipline: Option<Discipline>,
+    /// The discipline's parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<Box<RedTable>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<Box<CodelTable>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pie: Option<Box<PieTable>>,
 }
 
-choice! {
-    /// A queue's discipline.
-    Discipline {
-        /// Drop the arriving packet when the queue is full.
-        DropTail = "droptail",
+impl QueueElement {
+    fn given(&self) -> Given<'_> {
+        Given { discipline: self.discipline, red: self.red.as_deref(), codel: self.codel.as_deref(), pie: self.pie.as_deref() }
     }
 }
 
@@ -230,9 +237,7 @@ pub(crate) fn resolve(elements: &[PathElement], field: &str, stream: &str) -> Re
                     (None, None) => return Err(err(f, "missing required field \"rate\" (or \"rate_schedule\")")),
                 };
                 let limit = q.limit.map_or(QUEUE_LIMIT, queue_limit);
-                let discipline = match q.discipline.unwrap_or(Discipline::DropTail) {
-                    Discipline::DropTail => DisciplineSpec::DropTail,
-                };
+                let discipline = q.given().resolve(&f, stream)?;
                 ElementSpec::Queue { rate, limit, discipline }
             }
             PathElement::Shaper(s) => {
@@ -289,7 +294,8 @@ pub(crate) fn with_defaults(elements: &[PathElement]) -> Vec<PathElement> {
                     QueueLimit::Packets(n) => QueueSize::Packets(n),
                     QueueLimit::Bytes(b) => QueueSize::Bytes(b),
                 }));
-                PathElement::Queue(QueueElement { limit, discipline: Some(q.discipline.unwrap_or(Discipline::DropTail)), ..q.clone() })
+                let discipline = Some(q.given().discipline("").unwrap_or(Discipline::DropTail));
+                PathElement::Queue(QueueElement { limit, discipline, ..q.clone() })
             }
             PathElement::Outages(o) => PathElement::Outages(OutagesElement { from: Some(o.from.unwrap_or(TimeSpan(Dur::ZERO))), ..o.clone() }),
             other => other.clone(),

@@ -79,10 +79,41 @@ pub enum Outcome {
 }
 
 /// Drops by reason, and the first queue's counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PathStats {
     pub drops: [u64; DropReason::ALL.len()],
     pub queue: QueueStats,
+    /// Per class and colour, on a path that counts them ([`Path::count_classes`]).
+    pub classes: Option<Box<ClassCounts>>,
+}
+
+/// The DiffServ classes a path tells apart in its counters (0 to 7: the
+/// class selector; a higher class is counted as 7).
+pub const CLASSES: usize = 8;
+
+/// What left a path and what it dropped, per class and colour (the
+/// colour a packet had when it left or was dropped), drops per reason.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClassCounts {
+    pub delivered: [[u64; 3]; CLASSES],
+    pub drops: [[[u64; DropReason::ALL.len()]; 3]; CLASSES],
+}
+
+impl ClassCounts {
+    #[inline]
+    fn delivered(&mut self, p: &Packet) {
+        self.delivered[(p.class as usize).min(CLASSES - 1)][p.colour.index()] += 1;
+    }
+
+    #[inline]
+    fn dropped(&mut self, p: &Packet, r: DropReason) {
+        self.drops[(p.class as usize).min(CLASSES - 1)][p.colour.index()][r.index()] += 1;
+    }
+
+    /// Classes that carried anything, in order.
+    pub fn used(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..CLASSES).filter(|&c| self.delivered[c].iter().sum::<u64>() + self.drops[c].iter().flatten().sum::<u64>() > 0)
+    }
 }
 
 impl PathStats {
@@ -112,6 +143,7 @@ pub struct Path {
     /// every arrival, it costs the hot path nothing (most links end so).
     tail: Dur,
     drops: [u64; DropReason::ALL.len()],
+    classes: Option<Box<ClassCounts>>,
     released: Vec<Release>,
 }
 
@@ -124,7 +156,13 @@ impl Path {
         if tail > Dur::ZERO || matches!(stages.last(), Some(Stage::Delay(Delay::Fixed(_)))) {
             stages.pop();
         }
-        Path { stages, tail, drops: [0; DropReason::ALL.len()], released: Vec::new() }
+        Path { stages, tail, drops: [0; DropReason::ALL.len()], classes: None, released: Vec::new() }
+    }
+
+    /// Counts what leaves and what is dropped per class and colour from
+    /// now on (the engines count their bottleneck's).
+    pub fn count_classes(&mut self) {
+        self.classes.get_or_insert_with(Default::default);
     }
 
     pub fn stages(&self) -> &[Stage] {
@@ -155,10 +193,16 @@ impl Path {
                 Verdict::Hold => return Outcome::Held,
                 Verdict::Drop(r) => {
                     self.drops[r.index()] += 1;
+                    if let Some(c) = &mut self.classes {
+                        c.dropped(pkt, r);
+                    }
                     return Outcome::Dropped(r, t);
                 }
             }
             i += 1;
+        }
+        if let Some(c) = &mut self.classes {
+            c.delivered(pkt);
         }
         Outcome::Arrive(t + self.tail)
     }
@@ -185,6 +229,9 @@ impl Path {
                     }
                     Release::Drop(p, reason) => {
                         self.drops[reason.index()] += 1;
+                        if let Some(c) = &mut self.classes {
+                            c.dropped(&p, reason);
+                        }
                         out.push((p, Outcome::Dropped(reason, now)));
                     }
                 }
@@ -195,7 +242,7 @@ impl Path {
 
     /// Drops by reason, and the first queue's counters.
     pub fn stats(&self) -> PathStats {
-        PathStats { drops: self.drops, queue: self.queue().map(|q| *q.stats()).unwrap_or_default() }
+        PathStats { drops: self.drops, queue: self.queue().map(|q| *q.stats()).unwrap_or_default(), classes: self.classes.clone() }
     }
 
     /// The first queue of the path, if it has one.

@@ -4,9 +4,11 @@
 use crate::bunching::Bunching;
 use crate::delay::Delay;
 use crate::loss::{Loss, LossModel};
+use crate::marker::{Tswtcm, TswtcmSpec};
 use crate::outage::Outages;
+use crate::path::CustomElement;
 use crate::path::{Path, Stage};
-use crate::queue::{DisciplineKind, DropTail, Fifo, Queue, QueueLimit, Server, Transmit};
+use crate::queue::{CountMode, DisciplineKind, DropTail, Fifo, Queue, QueueLimit, RedCurve, Rio, RioSpec, Server, Transmit, Wrr, WrrClass};
 use crate::schedule::{RateSchedule, Schedule};
 use crate::shaper::Shaper;
 use units::{Dur, Rate, Rng};
@@ -19,6 +21,12 @@ pub enum DisciplineSpec {
     /// Drop-tail served through the scheduled (held, woken) path: the same
     /// behaviour, one wake-up per packet; see [`crate::queue::Fifo`].
     ScheduledFifo,
+    /// Round-robin between classes, `weight` packets a turn, each class
+    /// its own sub-queue and limit ([`crate::queue::Wrr`]).
+    Wrr(Vec<WrrClass>),
+    /// RIO-C on the queue's limit (in packets) and rate
+    /// ([`crate::queue::Rio`]); its drops draw from `stream`.
+    Rio { precedences: Vec<RedCurve>, mean_packet: u32, count: CountMode, stream: String },
 }
 
 /// A rate, fixed or following a schedule.
@@ -62,6 +70,11 @@ pub enum ElementSpec {
         stream: String,
     },
     Delay(DelaySpec),
+    /// The TSWTCM marker (RFC 2859), its draws from `stream`.
+    Tswtcm {
+        spec: TswtcmSpec,
+        stream: String,
+    },
 }
 
 /// Why a path description cannot be built.
@@ -130,6 +143,19 @@ impl PathSpec {
                     let d = match discipline {
                         DisciplineSpec::DropTail => DisciplineKind::DropTail(DropTail::new(*limit)),
                         DisciplineSpec::ScheduledFifo => DisciplineKind::Dequeue(Box::new(Fifo::new(*limit))),
+                        DisciplineSpec::Wrr(classes) => DisciplineKind::Dequeue(Box::new(Wrr::new(classes))),
+                        DisciplineSpec::Rio { precedences, mean_packet, count, stream } => {
+                            let limit = match *limit {
+                                QueueLimit::Packets(n) => n,
+                                QueueLimit::Bytes(b) => (b / (*mean_packet).max(1) as u64).min(u32::MAX as u64) as u32,
+                            };
+                            let nominal = match rate {
+                                RateSpec::Fixed(r) => *r,
+                                RateSpec::Scheduled(s) => s.at(units::Time::ZERO).0,
+                            };
+                            let spec = RioSpec { precedences: precedences.clone(), limit, rate: nominal, mean_packet: *mean_packet, count: *count };
+                            DisciplineKind::Arrival(Box::new(Rio::new(&spec, Rng::stream(seed, stream))))
+                        }
                     };
                     Stage::Queue(Queue::new(Server::new(transmit), d))
                 }
@@ -148,6 +174,7 @@ impl PathSpec {
                 ElementSpec::Bunching { p, stream } => Stage::Bunching(Bunching::new(*p, Rng::stream(seed, stream))),
                 ElementSpec::Delay(DelaySpec::Fixed(d)) => Stage::Delay(Delay::fixed(*d)),
                 ElementSpec::Delay(DelaySpec::Scheduled(s)) => Stage::Delay(Delay::scheduled(s.clone())),
+                ElementSpec::Tswtcm { spec, stream } => Stage::Custom(CustomElement(Box::new(Tswtcm::new(spec.clone(), Rng::stream(seed, stream))))),
             };
             stages.push(stage);
         }

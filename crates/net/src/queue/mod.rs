@@ -18,12 +18,16 @@
 
 mod droptail;
 mod fifo;
+mod rio;
 mod server;
 mod waiting;
+mod wrr;
 
 pub use droptail::DropTail;
 pub use fifo::Fifo;
+pub use rio::{CountMode, RedCurve, Rio, RioSpec};
 pub(crate) use server::{Server, Transmit};
+pub use wrr::{Wrr, WrrClass};
 
 use crate::element::{DropReason, Element, Release, Verdict};
 use crate::packet::Packet;

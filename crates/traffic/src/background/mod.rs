@@ -4,7 +4,9 @@ mod greedy;
 mod rate;
 mod replay;
 mod swing;
+mod web;
 
 pub use greedy::{Greedy, GreedyConfig};
 pub use rate::{Arrivals, RateSource, RateSourceConfig, RateTransport};
 pub use swing::{Structure, SwingConfig, SwingSource};
+pub use web::{FlowSizes, Web, WebConfig};

@@ -113,6 +113,10 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 m.stalls = Some(sw.stalls);
                 m.structure = Some(if sw.whole_sessions { Structure::Sessions } else { Structure::Marginals });
             }
+            (BackgroundModel::Web { name, hosts, sources, start, stop, group, .. }, ModelSpec::Web(_)) => {
+                placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);
+                spec.common.class = Some(group.class);
+            }
             _ => unreachable!("resolve keeps the order and the kind of the background models"),
         }
     }

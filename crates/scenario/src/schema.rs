@@ -239,6 +239,7 @@ impl Tagged for BackgroundSpec {
             ModelName::Poisson => ModelSpec::Poisson(RateSpec::deserialize(d)?),
             ModelName::Greedy => ModelSpec::Greedy(GreedySpec::deserialize(d)?),
             ModelName::Swing => ModelSpec::Swing(SwingSpec::deserialize(d)?),
+            ModelName::Web => ModelSpec::Web(WebSpec::deserialize(d)?),
         })
     }
     fn assemble(common: BackgroundCommon, model: ModelSpec) -> Self {
@@ -248,7 +249,7 @@ impl Tagged for BackgroundSpec {
 
 choice! {
     /// The `model` of a background table.
-    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing" }
+    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Web = "web" }
 }
 
 /// A background model and its own fields.
@@ -263,6 +264,8 @@ pub enum ModelSpec {
     Greedy(GreedySpec),
     /// Traffic regenerated from a Swing model.
     Swing(SwingSpec),
+    /// Web-like flows: Poisson arrivals, a connection each.
+    Web(WebSpec),
 }
 
 impl ModelSpec {
@@ -272,6 +275,7 @@ impl ModelSpec {
             ModelSpec::Poisson(_) => ModelName::Poisson,
             ModelSpec::Greedy(_) => ModelName::Greedy,
             ModelSpec::Swing(_) => ModelName::Swing,
+            ModelSpec::Web(_) => ModelName::Web,
         }
     }
 }
@@ -296,10 +300,14 @@ pub struct BackgroundCommon {
     pub access: Option<LinkSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+    /// The DiffServ class its sources' packets carry (0 to 7; 0, best
+    /// effort, by default): what markers meter and schedulers serve by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
 }
 
 impl tagged::Common for BackgroundCommon {
-    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp"];
+    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp", "class"];
     fn read<'de, A: MapAccess<'de>>(&mut self, field: &str, map: &mut A) -> Result<(), A::Error> {
         match field {
             "name" => self.name = Some(map.next_value()?),
@@ -309,6 +317,7 @@ impl tagged::Common for BackgroundCommon {
             "stop" => self.stop = Some(map.next_value()?),
             "access" => self.access = Some(map.next_value()?),
             "tcp" => self.tcp = Some(map.next_value()?),
+            "class" => self.class = Some(map.next_value()?),
             _ => return Err(de::Error::unknown_field(field, Self::FIELDS)),
         }
         Ok(())
@@ -354,6 +363,44 @@ pub struct GreedySpec {
     /// Flows start at random times within this span after `start`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<TimeSpan>,
+}
+
+/// web: web-like TCP flows, Poisson arrivals, a connection each.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSpec {
+    /// Flow arrivals per second (or `load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows_per_s: Option<f64>,
+    /// Offered load: a rate or a share of the bottleneck, over the mean
+    /// flow size (payload bytes) gives the arrival rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<RateOrShare>,
+    /// Flow-length classes: [size, weight] pairs (or `pareto`, `lognormal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sizes: Option<Vec<(Size, f64)>>,
+    /// Bounded Pareto sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pareto: Option<ParetoSpec>,
+    /// Lognormal sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lognormal: Option<LognormalSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParetoSpec {
+    pub alpha: f64,
+    pub min: Size,
+    pub max: Size,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LognormalSpec {
+    /// The median size (exp(mu)).
+    pub median: Size,
+    pub sigma: f64,
 }
 
 /// swing: traffic regenerated from a model of a trace.

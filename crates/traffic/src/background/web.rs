@@ -6,7 +6,9 @@
 //! A flow opens a connection from a source host, writes its bytes, marks
 //! their end and closes. It is complete when its sink has received every
 //! byte in order: its completion time runs from the connect (the SYN) to
-//! that instant, handshake included.
+//! that instant, handshake included (`completion_s`); `transfer_s` runs
+//! from the handshake's end (what a simulator without handshakes, such as
+//! ns-2's one-way TCP, measures from its first data packet).
 
 use crate::{outbox, App, AppReport, Column, ConnId, Event, HostId, Outbox, Records, Transport};
 use std::collections::HashMap;
@@ -91,6 +93,7 @@ struct Flow {
     bytes: u64,
     class: i64,
     start: Time,
+    connected: Option<Time>,
 }
 
 #[derive(Default)]
@@ -102,6 +105,7 @@ struct Log {
     start_s: Vec<f64>,
     end_s: Vec<f64>,
     completion_s: Vec<f64>,
+    transfer_s: Vec<f64>,
 }
 
 pub struct Web {
@@ -139,7 +143,7 @@ impl Web {
         let (bytes, class) = self.cfg.sizes.draw(&mut self.rng);
         let (src, dst) = self.cfg.pairs[source];
         let conn = tp.connect(src, dst, self.cfg.port);
-        self.flows.insert(conn, Flow { index: self.next_index, source, bytes, class, start: now });
+        self.flows.insert(conn, Flow { index: self.next_index, source, bytes, class, start: now, connected: None });
         self.next_index += 1;
         self.schedule(now, tp);
     }
@@ -153,6 +157,7 @@ impl Web {
         l.start_s.push(f.start.as_secs_f64());
         l.end_s.push(now.as_secs_f64());
         l.completion_s.push((now - f.start).as_secs_f64());
+        l.transfer_s.push(f.connected.map_or(f64::NAN, |c| (now - c).as_secs_f64()));
     }
 }
 
@@ -172,7 +177,8 @@ impl App for Web {
         match ev {
             Event::Timer(ARRIVAL) => self.arrive(tp),
             Event::Connected(conn) => {
-                if let Some(f) = self.flows.get(&conn) {
+                if let Some(f) = self.flows.get_mut(&conn) {
+                    f.connected = Some(tp.now());
                     // The mark carries the flow's own connection id, so the
                     // sink's end can name the flow it completes.
                     let mut out = Outbox::default();
@@ -227,6 +233,8 @@ impl App for Web {
                     ("start_s", Column::F64(l.start_s.clone())),
                     ("end_s", Column::F64(l.end_s.clone())),
                     ("completion_s", Column::F64(l.completion_s.clone())),
+                    // From the handshake's end: the data's own time.
+                    ("transfer_s", Column::F64(l.transfer_s.clone())),
                 ],
             },
             counters: vec![
@@ -289,6 +297,8 @@ mod tests {
         let r = f.report(0);
         let c = r.records.f64("completion_s").expect("completion");
         assert!(!c.is_empty() && c.iter().all(|&x| (x - 0.010).abs() < 1e-9), "{c:?}");
+        let t = r.records.f64("transfer_s").expect("transfer");
+        assert!(t.iter().all(|&x| (x - 0.005).abs() < 1e-9), "{t:?}");
         assert!(f.connections().all(|c| c.ended.is_some()));
     }
 

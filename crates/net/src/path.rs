@@ -242,7 +242,7 @@ impl Path {
 
     /// Drops by reason, and the first queue's counters.
     pub fn stats(&self) -> PathStats {
-        PathStats { drops: self.drops, queue: self.queue().map(|q| *q.stats()).unwrap_or_default(), classes: self.classes.clone() }
+        PathStats { drops: self.drops, queue: self.queue().map(|q| q.stats()).unwrap_or_default(), classes: self.classes.clone() }
     }
 
     /// The first queue of the path, if it has one.

@@ -8,7 +8,10 @@ use crate::marker::{Tswtcm, TswtcmSpec};
 use crate::outage::Outages;
 use crate::path::CustomElement;
 use crate::path::{Path, Stage};
-use crate::queue::{CountMode, DisciplineKind, DropTail, Fifo, Queue, QueueLimit, RedCurve, Rio, RioSpec, Server, Transmit, Wrr, WrrClass};
+use crate::queue::{
+    Codel, CodelParams, CountMode, DisciplineKind, DropTail, Fifo, Pie, PieParams, Queue, QueueLimit, Red, RedCurve, RedParams, Rio, RioSpec, Server,
+    Transmit, Wrr, WrrClass,
+};
 use crate::schedule::{RateSchedule, Schedule};
 use crate::shaper::Shaper;
 use units::{Dur, Rate, Rng};
@@ -21,12 +24,43 @@ pub enum DisciplineSpec {
     /// Drop-tail served through the scheduled (held, woken) path: the same
     /// behaviour, one wake-up per packet; see [`crate::queue::Fifo`].
     ScheduledFifo,
+    /// RED as ns-2's Queue/RED, drawing from the random stream `stream`.
+    Red { params: RedParams, stream: String },
+    /// CoDel (RFC 8289), decided at dequeue.
+    Codel(CodelParams),
+    /// PIE (RFC 8033), drawing from the random stream `stream`.
+    Pie { params: PieParams, stream: String },
     /// Round-robin between classes, `weight` packets a turn, each class
     /// its own sub-queue and limit ([`crate::queue::Wrr`]).
     Wrr(Vec<WrrClass>),
     /// RIO-C on the queue's limit (in packets) and rate
     /// ([`crate::queue::Rio`]); its drops draw from `stream`.
     Rio { precedences: Vec<RedCurve>, mean_packet: u32, count: CountMode, stream: String },
+}
+
+impl DisciplineSpec {
+    /// The discipline for a queue of `limit` sending at `rate` on a link
+    /// of propagation `delay` (what RED's automatic settings read).
+    fn build(&self, limit: QueueLimit, rate: Rate, delay: Dur, seed: u64) -> DisciplineKind {
+        match self {
+            DisciplineSpec::DropTail => DisciplineKind::DropTail(DropTail::new(limit)),
+            DisciplineSpec::ScheduledFifo => DisciplineKind::Dequeue(Box::new(Fifo::new(limit))),
+            DisciplineSpec::Red { params, stream } => {
+                DisciplineKind::Arrival(Box::new(Red::new(params.estimator(rate, delay), limit, params.setbit, Rng::stream(seed, stream))))
+            }
+            DisciplineSpec::Codel(p) => DisciplineKind::Dequeue(Box::new(Codel::new(*p, limit))),
+            DisciplineSpec::Pie { params, stream } => DisciplineKind::Arrival(Box::new(Pie::new(*params, limit, Rng::stream(seed, stream)))),
+            DisciplineSpec::Wrr(classes) => DisciplineKind::Dequeue(Box::new(Wrr::new(classes))),
+            DisciplineSpec::Rio { precedences, mean_packet, count, stream } => {
+                let limit = match limit {
+                    QueueLimit::Packets(n) => n,
+                    QueueLimit::Bytes(b) => (b / (*mean_packet).max(1) as u64).min(u32::MAX as u64) as u32,
+                };
+                let spec = RioSpec { precedences: precedences.clone(), limit, rate, mean_packet: *mean_packet, count: *count };
+                DisciplineKind::Arrival(Box::new(Rio::new(&spec, Rng::stream(seed, stream))))
+            }
+        }
+    }
 }
 
 /// A rate, fixed or following a schedule.
@@ -126,10 +160,23 @@ impl PathSpec {
         })
     }
 
+    /// The fixed propagation delay between element `i` and the next queue
+    /// (the link's delay, to a queue that needs it).
+    fn delay_after(&self, i: usize) -> Dur {
+        self.elements[i + 1..]
+            .iter()
+            .take_while(|e| !matches!(e, ElementSpec::Queue { .. }))
+            .map(|e| match e {
+                ElementSpec::Delay(DelaySpec::Fixed(d)) => *d,
+                _ => Dur::ZERO,
+            })
+            .fold(Dur::ZERO, |a, b| a + b)
+    }
+
     /// Builds the elements, each random one on its own stream of `seed`.
     pub fn build(&self, seed: u64) -> Result<Path, SpecError> {
         let mut stages: Vec<Stage> = Vec::with_capacity(self.elements.len());
-        for e in &self.elements {
+        for (i, e) in self.elements.iter().enumerate() {
             let stage = match e {
                 ElementSpec::Loss { model, stream, handshakes: None } => Stage::Loss(Loss::new(model.clone(), Rng::stream(seed, stream))),
                 ElementSpec::Loss { model, stream, handshakes: Some((hs, hs_stream)) } => {
@@ -140,24 +187,9 @@ impl PathSpec {
                         RateSpec::Fixed(r) => Transmit::Rate(*r),
                         RateSpec::Scheduled(s) => Transmit::Schedule(s.clone()),
                     };
-                    let d = match discipline {
-                        DisciplineSpec::DropTail => DisciplineKind::DropTail(DropTail::new(*limit)),
-                        DisciplineSpec::ScheduledFifo => DisciplineKind::Dequeue(Box::new(Fifo::new(*limit))),
-                        DisciplineSpec::Wrr(classes) => DisciplineKind::Dequeue(Box::new(Wrr::new(classes))),
-                        DisciplineSpec::Rio { precedences, mean_packet, count, stream } => {
-                            let limit = match *limit {
-                                QueueLimit::Packets(n) => n,
-                                QueueLimit::Bytes(b) => (b / (*mean_packet).max(1) as u64).min(u32::MAX as u64) as u32,
-                            };
-                            let nominal = match rate {
-                                RateSpec::Fixed(r) => *r,
-                                RateSpec::Scheduled(s) => s.at(units::Time::ZERO).0,
-                            };
-                            let spec = RioSpec { precedences: precedences.clone(), limit, rate: nominal, mean_packet: *mean_packet, count: *count };
-                            DisciplineKind::Arrival(Box::new(Rio::new(&spec, Rng::stream(seed, stream))))
-                        }
-                    };
-                    Stage::Queue(Queue::new(Server::new(transmit), d))
+                    let server = Server::new(transmit);
+                    let d = discipline.build(*limit, server.nominal_rate(), self.delay_after(i), seed);
+                    Stage::Queue(Queue::new(server, d))
                 }
                 ElementSpec::Shaper(s) => {
                     last_queue(&mut stages, "shaper")?.add_shaper(*s);

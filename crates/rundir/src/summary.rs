@@ -22,11 +22,11 @@ fn round(x: f64) -> Value {
 
 /// A bottleneck direction's figures; its utilisation against the rate of
 /// its first queue, if it has one.
-fn link_summary(m: &Monitor, stats: &net::PathStats, rate: Option<units::Rate>, duration_s: f64) -> Value {
+fn link_summary(m: &Monitor, stats: &net::PathStats, rate: Option<units::Rate>, path: &net::PathSpec, duration_s: f64) -> Value {
     let mean_rate = m.total_bytes as f64 * 8.0 / duration_s;
     let q = &stats.queue;
     let mean_qdelay = if q.accepted_pkts > 0 { q.queue_delay_sum.as_secs_f64() / q.accepted_pkts as f64 } else { 0.0 };
-    json!({
+    let mut v = json!({
         "bytes": m.total_bytes,
         "packets": m.total_pkts,
         "drops": stats.total_drops(),
@@ -37,6 +37,29 @@ fn link_summary(m: &Monitor, stats: &net::PathStats, rate: Option<units::Rate>, 
         "mean_queue_delay_s": round(mean_qdelay),
         "max_queue_packets": q.max_backlog_pkts,
         "classes": stats.classes.as_deref().map_or(Value::Null, class_summary),
+        "overflow_drops": q.drops(net::DropReason::QueueFull),
+        "early_drops": q.drops(net::DropReason::Early),
+        "forced_drops": q.drops(net::DropReason::Forced),
+        "ecn_marks": q.aqm.ecn_marks,
+    });
+    // What an active queue estimates, averaged over the packets it saw.
+    let estimate = match first_discipline(path) {
+        Some(net::DisciplineSpec::Red { params, .. }) => {
+            Some((if params.queue_in_bytes { "red_mean_average_bytes" } else { "red_mean_average_packets" }, q.aqm.mean_estimate()))
+        }
+        Some(net::DisciplineSpec::Pie { .. }) => Some(("pie_mean_probability", q.aqm.mean_estimate())),
+        _ => None,
+    };
+    if let Some((key, mean)) = estimate {
+        v[key] = mean.map_or(Value::Null, round);
+    }
+    v
+}
+
+fn first_discipline(path: &net::PathSpec) -> Option<&net::DisciplineSpec> {
+    path.elements.iter().find_map(|e| match e {
+        net::ElementSpec::Queue { discipline, .. } => Some(discipline),
+        _ => None,
     })
 }
 
@@ -168,8 +191,8 @@ pub fn summary(r: &Resolved, case: Option<&str>, f: &Facts) -> Value {
     }
     let [fwd, rev] = &f.links;
     let links = json!({
-        "bottleneck_fwd": link_summary(fwd.monitor, &fwd.stats, fwd.rate, duration_s),
-        "bottleneck_rev": link_summary(rev.monitor, &rev.stats, rev.rate, duration_s),
+        "bottleneck_fwd": link_summary(fwd.monitor, &fwd.stats, fwd.rate, &r.bottleneck[0], duration_s),
+        "bottleneck_rev": link_summary(rev.monitor, &rev.stats, rev.rate, &r.bottleneck[1], duration_s),
     });
     json!({
         "format": SUMMARY_FORMAT,

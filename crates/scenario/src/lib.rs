@@ -12,6 +12,7 @@
 //! `baseline` names the case the others are compared against.
 
 mod assemble;
+mod discipline;
 mod error;
 mod file;
 mod fill;
@@ -22,12 +23,12 @@ mod tagged;
 mod values;
 
 pub use assemble::{assemble, Assembled, Command, Hosts};
+pub use discipline::{CodelTable, Discipline, PieTable, RedTable};
 pub use error::ScenarioError;
 pub use file::ScenarioFile;
 pub use fill::{to_toml, with_defaults};
 pub use path::{
-    BunchingElement, DelayElement, Discipline, ElementKind, GilbertElliottElement, LossElement, OutagesElement, PathElement, QueueElement,
-    ShaperElement,
+    BunchingElement, DelayElement, ElementKind, GilbertElliottElement, LossElement, OutagesElement, PathElement, QueueElement, ShaperElement,
 };
 pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side, SwingModel, SWING_MAX_HOSTS};
 pub use schema::*;

@@ -13,10 +13,11 @@
 //! Elements take packets in order. A shaper or a set of outages gates the
 //! serialiser of the queue before it: packets wait in that queue.
 
+use crate::discipline::{CodelTable, Discipline, Given, PieTable, RedTable};
 use crate::error::ScenarioError;
 use crate::tagged::{self, Tagged};
 use crate::values::{choice, Bandwidth, Fraction, QueueSize, Size, TimeSpan};
-use net::{DelaySpec, DisciplineSpec, ElementSpec, LossModel, PathSpec, QueueLimit, RateSpec};
+use net::{DelaySpec, ElementSpec, LossModel, PathSpec, QueueLimit, RateSpec};
 use serde::{Deserialize, Deserializer, Serialize};
 use units::{Dur, Time};
 
@@ -124,7 +125,8 @@ pub struct QueueElement {
     /// Packets or bytes that may wait (default 100p).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<QueueSize>,
-    /// What decides drops and order (default "droptail").
+    /// What decides drops and order (default "droptail", or the
+    /// discipline whose parameters are given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discipline: Option<Discipline>,
     /// rio: RED per drop precedence, green first (two or three).
@@ -141,19 +143,18 @@ pub struct QueueElement {
     /// wrr and rr: the classes served, each with its own sub-queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<WrrClassElement>>,
+    /// The discipline's parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<Box<RedTable>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<Box<CodelTable>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pie: Option<Box<PieTable>>,
 }
 
-choice! {
-    /// A queue's discipline.
-    Discipline {
-        /// Drop the arriving packet when the queue is full.
-        DropTail = "droptail",
-        /// RIO-C: RED with In and Out, coupled, per drop precedence.
-        Rio = "rio",
-        /// Weighted round-robin between classes.
-        Wrr = "wrr",
-        /// Round-robin between classes.
-        Rr = "rr",
+impl QueueElement {
+    fn given(&self) -> Given<'_> {
+        Given { discipline: self.discipline, red: self.red.as_deref(), codel: self.codel.as_deref(), pie: self.pie.as_deref() }
     }
 }
 
@@ -316,7 +317,16 @@ pub(crate) fn resolve(elements: &[PathElement], field: &str, stream: &str) -> Re
                     (None, None) => return Err(err(f, "missing required field \"rate\" (or \"rate_schedule\")")),
                 };
                 let limit = q.limit.map_or(QUEUE_LIMIT, queue_limit);
-                let discipline = discipline(q, limit, &f, &stream)?;
+                let discipline = match q.discipline {
+                    Some(d @ (Discipline::Rio | Discipline::Wrr | Discipline::Rr)) => {
+                        q.given().discipline(&f)?;
+                        diffserv(q, d, limit, &f, &stream)?
+                    }
+                    _ => {
+                        no_diffserv_fields(q, &f)?;
+                        q.given().resolve(&f, stream)?
+                    }
+                };
                 ElementSpec::Queue { rate, limit, discipline }
             }
             PathElement::Shaper(s) => {
@@ -355,9 +365,24 @@ pub(crate) fn resolve(elements: &[PathElement], field: &str, stream: &str) -> Re
     Ok(path)
 }
 
-/// A queue's discipline, its own fields checked against it.
-fn discipline(q: &QueueElement, limit: QueueLimit, f: &str, stream: &str) -> Res<DisciplineSpec> {
+/// Fields of rio, wrr and rr on a queue of another discipline.
+fn no_diffserv_fields(q: &QueueElement, f: &str) -> Res<()> {
     let kind = q.discipline.unwrap_or(Discipline::DropTail);
+    for (field, present, wanted) in [
+        ("precedences", q.precedences.is_some(), "\"rio\""),
+        ("mean_packet", q.mean_packet.is_some(), "\"rio\""),
+        ("count", q.count.is_some(), "\"rio\""),
+        ("classes", q.classes.is_some(), "\"wrr\" and \"rr\""),
+    ] {
+        if present {
+            return Err(err(format!("{f}.{field}"), format!("does not apply to discipline \"{kind}\" (only to {wanted})")));
+        }
+    }
+    Ok(())
+}
+
+/// A rio, wrr or rr queue's discipline, its own fields checked against it.
+fn diffserv(q: &QueueElement, kind: Discipline, limit: QueueLimit, f: &str, stream: &str) -> Res<net::DisciplineSpec> {
     let stray = |field: &str, present: bool, wanted: &str| -> Res<()> {
         if present {
             return Err(err(format!("{f}.{field}"), format!("does not apply to discipline \"{kind}\" (only to {wanted})")));
@@ -365,13 +390,11 @@ fn discipline(q: &QueueElement, limit: QueueLimit, f: &str, stream: &str) -> Res
         Ok(())
     };
     let rio = kind == Discipline::Rio;
-    let rr = matches!(kind, Discipline::Wrr | Discipline::Rr);
     stray("precedences", q.precedences.is_some() && !rio, "\"rio\"")?;
     stray("mean_packet", q.mean_packet.is_some() && !rio, "\"rio\"")?;
     stray("count", q.count.is_some() && !rio, "\"rio\"")?;
-    stray("classes", q.classes.is_some() && !rr, "\"wrr\" and \"rr\"")?;
+    stray("classes", q.classes.is_some() && rio, "\"wrr\" and \"rr\"")?;
     Ok(match kind {
-        Discipline::DropTail => DisciplineSpec::DropTail,
         Discipline::Rio => {
             let Some(precs) = &q.precedences else {
                 return Err(err(f, "missing required field \"precedences\" (two or three of {min_th, max_th, max_p}) for discipline \"rio\""));
@@ -402,7 +425,7 @@ fn discipline(q: &QueueElement, limit: QueueLimit, f: &str, stream: &str) -> Res
                 RioCount::Red => net::queue::CountMode::Red,
                 RioCount::Dsred => net::queue::CountMode::Dsred,
             };
-            DisciplineSpec::Rio { precedences: curves, mean_packet: mean_packet as u32, count, stream: stream.to_string() }
+            net::DisciplineSpec::Rio { precedences: curves, mean_packet: mean_packet as u32, count, stream: stream.to_string() }
         }
         Discipline::Wrr | Discipline::Rr => {
             let classes = match &q.classes {
@@ -429,8 +452,9 @@ fn discipline(q: &QueueElement, limit: QueueLimit, f: &str, stream: &str) -> Res
                 };
                 out.push(net::queue::WrrClass { class: c.class, weight, limit: c.limit.map_or(limit, queue_limit) });
             }
-            DisciplineSpec::Wrr(out)
+            net::DisciplineSpec::Wrr(out)
         }
+        other => return Err(err(format!("{f}.discipline"), format!("\"{other}\" is not a DiffServ discipline"))),
     })
 }
 
@@ -479,7 +503,8 @@ pub(crate) fn with_defaults(elements: &[PathElement]) -> Vec<PathElement> {
                     QueueLimit::Packets(n) => QueueSize::Packets(n),
                     QueueLimit::Bytes(b) => QueueSize::Bytes(b),
                 }));
-                PathElement::Queue(QueueElement { limit, discipline: Some(q.discipline.unwrap_or(Discipline::DropTail)), ..q.clone() })
+                let discipline = Some(q.given().discipline("").unwrap_or(Discipline::DropTail));
+                PathElement::Queue(QueueElement { limit, discipline, ..q.clone() })
             }
             PathElement::Outages(o) => PathElement::Outages(OutagesElement { from: Some(o.from.unwrap_or(TimeSpan(Dur::ZERO))), ..o.clone() }),
             other => other.clone(),

@@ -158,3 +158,23 @@ fn web_flows_refuse_bad_values_by_name() {
     check(&format!("{web}flows_per_s = 1\nflow_sizes = [[\"10KB\", 1.0]]\nclass = 8"), &["background[0].class", "0 (best effort) to 7"]);
     check(&format!("{web}flows_per_s = 1e9\nflow_sizes = [[\"10KB\", 1.0]]"), &["background[0].flows_per_s", "at most"]);
 }
+
+#[test]
+fn bad_queue_disciplines() {
+    let q = |rest: &str| format!("duration = \"10s\"\n[topology.bottleneck]\npath = [{{ element = \"queue\", rate = \"10Mbps\", {rest} }}]\n");
+    check(
+        &q("discipline = \"blue\""),
+        &["s.toml", "topology.bottleneck.path[0].discipline", "\"blue\"", "\"droptail\", \"red\", \"codel\", \"pie\""],
+    );
+    check(&q("red = { thresh = 5, maxthresh = 3 }"), &["topology.bottleneck.path[0].red.maxthresh", "not above thresh", "maxthresh > thresh"]);
+    check(&q("red = { q_weight = 1.5 }"), &["path[0].red.q_weight", "1.5", "(0, 1]", "0, -1 or -2"]);
+    check(&q("red = { linterm = 0.5 }"), &["path[0].red.linterm", "1 or more"]);
+    check(&q("red = { thresh = -1 }"), &["path[0].red.thresh", "0 or more"]);
+    check(&q("red = { mean_pktsize = 0 }"), &["path[0].red.mean_pktsize", "1 to 4294967295 bytes"]);
+    check(&q("red = { threshold = 5 }"), &["path[0].red.threshold", "unknown field", "\"thresh\""]);
+    check(&q("discipline = \"codel\", red = { thresh = 5 }"), &["path[0].red", "red parameters on a codel queue"]);
+    check(&q("red = {}, pie = {}"), &["path[0].pie", "one discipline"]);
+    check(&q("codel = { target = \"0ms\" }"), &["path[0].codel.target", "above 0s"]);
+    check(&q("pie = { alpha = -0.1 }"), &["path[0].pie.alpha", "0 or more"]);
+    check(&q("pie = { t_update = \"soon\" }"), &["path[0].pie.t_update", "\"soon\""]);
+}

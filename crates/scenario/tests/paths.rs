@@ -121,3 +121,32 @@ fn a_path_written_out_with_its_defaults_resolves_to_the_same_settings() {
     let (_, r2) = ScenarioFile::parse("f.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap_or_else(|e| panic!("{e}\n{filled}"));
     assert_eq!(r, r2, "{filled}");
 }
+
+#[test]
+fn a_queue_takes_red_codel_or_pie_with_their_parameters_in_ns2_and_rfc_names() {
+    let r = resolved(&format!(
+        r#"{HEAD}path = [
+  {{ element = "queue", rate = "10Mbps", limit = "50p", discipline = "red", red = {{ thresh = 5, maxthresh = 15, q_weight = 0.002, gentle = false, queue_in_bytes = false, bytes = false }} }},
+  {{ element = "delay", delay = "20ms" }},
+]
+[topology.bottleneck.reverse]
+path = [{{ element = "queue", rate = "10Mbps", codel = {{ target = "10ms" }} }}, {{ element = "queue", rate = "10Mbps", discipline = "pie" }}]
+"#
+    ));
+    let ElementSpec::Queue { discipline: DisciplineSpec::Red { params, stream }, .. } = &r.bottleneck[0].elements[0] else { panic!() };
+    let expected = net::queue::RedParams {
+        thresh: 5.0,
+        maxthresh: 15.0,
+        q_weight: 0.002,
+        gentle: false,
+        queue_in_bytes: false,
+        bytes: false,
+        ..Default::default()
+    };
+    assert_eq!((params, stream.as_str()), (&expected, "link/bottleneck/fwd/0"));
+    // A table alone names its discipline; the defaults are the RFC's.
+    let ElementSpec::Queue { discipline: DisciplineSpec::Codel(c), .. } = &r.bottleneck[1].elements[0] else { panic!() };
+    assert_eq!(*c, net::queue::CodelParams { target: Dur::from_millis(10), ..Default::default() });
+    let ElementSpec::Queue { discipline: DisciplineSpec::Pie { params, .. }, .. } = &r.bottleneck[1].elements[1] else { panic!() };
+    assert_eq!(*params, net::queue::PieParams::default());
+}

@@ -16,15 +16,21 @@
 //! gated by the token buckets ([`crate::Shaper`]) and outages
 //! ([`crate::Outages`]) that follow the queue in its path.
 
+mod codel;
 mod droptail;
 mod fifo;
+mod pie;
+mod red;
 mod rio;
 mod server;
 mod waiting;
 mod wrr;
 
+pub use codel::{Codel, CodelParams};
 pub use droptail::DropTail;
 pub use fifo::Fifo;
+pub use pie::{Pie, PieParams};
+pub use red::{Red, RedEstimator, RedParams, RedVerdict};
 pub use rio::{CountMode, RedCurve, Rio, RioSpec};
 pub(crate) use server::{Server, Transmit};
 pub use wrr::{Wrr, WrrClass};
@@ -75,9 +81,31 @@ pub enum Admit {
     Drop(DropReason),
 }
 
+/// What an active discipline counts of its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AqmStats {
+    /// Packets it marked CE instead of dropping.
+    pub ecn_marks: u64,
+    /// Its congestion estimate (RED's average queue, PIE's drop
+    /// probability) summed over the arrivals it saw, and their number.
+    pub estimate_sum: f64,
+    pub arrivals: u64,
+}
+
+impl AqmStats {
+    /// The mean of the estimate at arrivals, if it keeps one.
+    pub fn mean_estimate(&self) -> Option<f64> {
+        (self.arrivals > 0).then(|| self.estimate_sum / self.arrivals as f64)
+    }
+}
+
 /// A discipline that decides at arrival and serves in arrival order.
 pub trait Discipline {
     fn admit(&mut self, now: Time, pkt: &mut Packet, q: &Backlog) -> Admit;
+
+    fn stats(&self) -> AqmStats {
+        AqmStats::default()
+    }
 }
 
 /// A discipline that decides at dequeue.
@@ -90,6 +118,10 @@ pub trait Scheduler {
     fn dequeue(&mut self, now: Time, dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet>;
     /// Packets and bytes held.
     fn backlog(&self) -> (usize, u64);
+
+    fn stats(&self) -> AqmStats {
+        AqmStats::default()
+    }
 }
 
 /// The disciplines a queue can run.
@@ -121,6 +153,16 @@ pub struct QueueStats {
     /// serialiser (not counting their own transmission).
     pub queue_delay_sum: Dur,
     pub max_backlog_pkts: u64,
+    /// Packets the queue dropped, by reason.
+    pub drops: [u64; DropReason::ALL.len()],
+    /// What its discipline counts, if it is an active one.
+    pub aqm: AqmStats,
+}
+
+impl QueueStats {
+    pub fn drops(&self, r: DropReason) -> u64 {
+        self.drops[r.index()]
+    }
 }
 
 #[derive(Debug)]
@@ -169,8 +211,13 @@ impl Queue {
         Queue { server, mode, stats: QueueStats::default() }
     }
 
-    pub fn stats(&self) -> &QueueStats {
-        &self.stats
+    pub fn stats(&self) -> QueueStats {
+        let aqm = match &self.mode {
+            Mode::Fifo { discipline: FifoDiscipline::Other(d), .. } => d.stats(),
+            Mode::Fifo { .. } => AqmStats::default(),
+            Mode::Scheduled { scheduler, .. } => scheduler.stats(),
+        };
+        QueueStats { aqm, ..self.stats }
     }
 
     /// The serialiser's nominal rate (its first, for a schedule).
@@ -224,6 +271,7 @@ impl Queue {
             }
         };
         if let Admit::Drop(r) = admit {
+            self.stats.drops[r.index()] += 1;
             return Verdict::Drop(r);
         }
         if waits {
@@ -248,6 +296,7 @@ impl Queue {
         scheduler.enqueue(now, *pkt, &mut dropped);
         let mut verdict = Verdict::Hold;
         for (p, r) in dropped {
+            self.stats.drops[r.index()] += 1;
             if p.id == pkt.id && verdict == Verdict::Hold {
                 verdict = Verdict::Drop(r);
             } else {
@@ -281,6 +330,9 @@ impl Queue {
             *in_service = Some((p, finish));
         }
         if !dropped.is_empty() {
+            for (_, r) in &dropped {
+                self.stats.drops[r.index()] += 1;
+            }
             pending.extend(dropped.into_iter().map(|(p, r)| Release::Drop(p, r)));
             *pending_at = Some(now);
         }

@@ -1,0 +1,306 @@
+//! RED (Floyd & Jacobson 1993) as ns-2 2.35's Queue/RED computes it: the
+//! average queue at each arrival, the drop probability between the
+//! thresholds (and, gentle, up to twice the upper one), drops spread
+//! evenly by the count since the last one, byte mode, idle-time decay and
+//! ECN marking.
+//!
+//! [`RedEstimator`] holds the average and the drop decision, apart from
+//! any queue, so that disciplines built on RED (RIO) reuse it per class.
+
+use super::{Admit, AqmStats, Backlog, Discipline, QueueLimit};
+use crate::element::DropReason;
+use crate::packet::Packet;
+use units::{Dur, Rate, Rng, Time};
+
+/// RED's parameters as ns-2's Queue/RED names them (`thresh_` is
+/// `thresh`, ...). The defaults are ns-2 2.35's, except `use_mark_p_`
+/// and adaptive RED, which undertow does not have.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedParams {
+    /// `thresh_`, `maxthresh_`: the thresholds on the average, in packets
+    /// (of `mean_pktsize` bytes when the queue is measured in bytes). 0
+    /// asks for ns-2's automatic setting: `thresh` = max(5, half the
+    /// packets the link sends in 5 ms), `maxthresh` = 3 · `thresh`.
+    pub thresh: f64,
+    pub maxthresh: f64,
+    /// `q_weight_`: the average's weight. 0, -1 and -2 ask for ns-2's
+    /// automatic settings (1 - exp(-1/C), 1 - exp(-1/(10·RTT·C)) with RTT
+    /// three times the link's delay and transmission time, at least 0.1 s,
+    /// and 1 - exp(-10/C), for C the link's packets per second).
+    pub q_weight: f64,
+    /// `linterm_`: 1/max_p, max_p the drop probability at `maxthresh`.
+    pub linterm: f64,
+    /// `gentle_`: between `maxthresh` and twice it, the probability rises
+    /// from max_p to 1 instead of jumping to 1.
+    pub gentle: bool,
+    /// `bytes_`: the probability scales with the packet's size over
+    /// `mean_pktsize`, and the count runs in bytes.
+    pub bytes: bool,
+    /// `queue_in_bytes_`: the queue and its average are measured in bytes.
+    pub queue_in_bytes: bool,
+    /// `mean_pktsize_`: bytes of an average packet.
+    pub mean_pktsize: u32,
+    /// `wait_`: wait between drops (p_a = p_b / (2 - count·p_b), 0 until
+    /// count·p_b reaches 1).
+    pub wait: bool,
+    /// `setbit_`: mark ECN-capable packets (CE) instead of dropping them
+    /// early.
+    pub setbit: bool,
+}
+
+impl Default for RedParams {
+    fn default() -> RedParams {
+        RedParams {
+            thresh: 0.0,
+            maxthresh: 0.0,
+            q_weight: -1.0,
+            linterm: 10.0,
+            gentle: true,
+            bytes: true,
+            queue_in_bytes: true,
+            mean_pktsize: 500,
+            wait: true,
+            setbit: false,
+        }
+    }
+}
+
+/// ns-2's target delay for the automatic `thresh` (`targetdelay_`).
+const TARGET_DELAY_S: f64 = 0.005;
+
+impl RedParams {
+    /// The estimator these parameters make for a link of `rate` and
+    /// propagation `delay` (what the automatic settings need). As in
+    /// ns-2, the rate is taken once: a link whose rate changes keeps the
+    /// settings of its first.
+    pub fn estimator(&self, rate: Rate, delay: Dur) -> RedEstimator {
+        // ns-2's "packet time constant": average packets per second.
+        let ptc = rate.as_f64() / (8.0 * self.mean_pktsize as f64);
+        let q_w = match self.q_weight {
+            0.0 => 1.0 - (-1.0 / ptc).exp(),
+            -1.0 => {
+                let rtt = (3.0 * (delay.as_secs_f64() + 1.0 / ptc)).max(0.1);
+                1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
+            }
+            -2.0 => 1.0 - (-10.0 / ptc).exp(),
+            w => w,
+        };
+        let th_min = if self.thresh == 0.0 { (TARGET_DELAY_S * ptc / 2.0).max(5.0) } else { self.thresh };
+        let th_max = if self.maxthresh == 0.0 { 3.0 * th_min } else { self.maxthresh };
+        let scale = if self.queue_in_bytes { self.mean_pktsize as f64 } else { 1.0 };
+        RedEstimator {
+            th_min: th_min * scale,
+            th_max: th_max * scale,
+            q_w,
+            max_p: 1.0 / self.linterm,
+            gentle: self.gentle,
+            bytes: self.bytes,
+            queue_in_bytes: self.queue_in_bytes,
+            mean_pktsize: self.mean_pktsize,
+            wait: self.wait,
+            ptc,
+            ave: 0.0,
+            count: 0,
+            count_bytes: 0,
+            old: false,
+        }
+    }
+}
+
+/// What RED decides for an arriving packet, before the queue's limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedVerdict {
+    Pass,
+    /// A random drop (or mark) between the thresholds.
+    Early,
+    /// The average is past `maxthresh` (twice it, gentle).
+    Forced,
+}
+
+/// RED's average queue and drop decision, as ns-2's REDQueue keeps them.
+#[derive(Clone, Debug)]
+pub struct RedEstimator {
+    /// Thresholds in the queue's unit (packets or bytes).
+    th_min: f64,
+    th_max: f64,
+    q_w: f64,
+    max_p: f64,
+    gentle: bool,
+    bytes: bool,
+    queue_in_bytes: bool,
+    mean_pktsize: u32,
+    wait: bool,
+    /// Packets of `mean_pktsize` the link sends per second: how many an
+    /// idle period counts as.
+    ptc: f64,
+    ave: f64,
+    /// Packets (and bytes) since the last drop.
+    count: u64,
+    count_bytes: u64,
+    /// Whether the last arrival found the average above `thresh`.
+    old: bool,
+}
+
+impl RedEstimator {
+    /// The queue as RED measures it: packets, or bytes with `queue_in_bytes_`.
+    #[inline]
+    pub fn measure(&self, packets: usize, bytes: u64) -> f64 {
+        if self.queue_in_bytes {
+            bytes as f64
+        } else {
+            packets as f64
+        }
+    }
+
+    /// A packet arrives and finds `q` waiting (in the queue's unit), the
+    /// link having been idle for `idle` if it was: the average moves
+    /// towards `q` with weight `q_weight`, after decaying as if
+    /// ⌊idle · C⌋ packets had found the queue empty. Returns the average.
+    pub fn arrive(&mut self, q: f64, idle: Option<Dur>) -> f64 {
+        let m = idle.map_or(0, |d| (self.ptc * d.as_secs_f64()) as i32);
+        self.ave = self.ave * (1.0 - self.q_w).powi(m.saturating_add(1)) + self.q_w * q;
+        self.ave
+    }
+
+    /// The average queue, in the queue's unit.
+    pub fn average(&self) -> f64 {
+        self.ave
+    }
+
+    /// The thresholds in the queue's unit.
+    pub fn thresholds(&self) -> (f64, f64) {
+        (self.th_min, self.th_max)
+    }
+
+    pub fn weight(&self) -> f64 {
+        self.q_w
+    }
+
+    /// p_b: the drop probability the average gives, before the count.
+    pub fn probability(&self) -> f64 {
+        let ave = self.ave;
+        let p = if ave < self.th_min {
+            0.0
+        } else if ave >= self.th_max && self.gentle {
+            // From max_p at maxthresh to 1 at twice maxthresh.
+            (1.0 - self.max_p) * ave / self.th_max + 2.0 * self.max_p - 1.0
+        } else if ave >= self.th_max {
+            1.0
+        } else {
+            self.max_p * (ave - self.th_min) / (self.th_max - self.th_min)
+        };
+        p.min(1.0)
+    }
+
+    /// p_a: p_b spread by the count since the last drop, so that drops
+    /// come at even intervals rather than geometric ones; scaled by the
+    /// packet's size in byte mode.
+    fn spread(&self, p: f64, len: u32) -> f64 {
+        let count = if self.bytes { (self.count_bytes / self.mean_pktsize as u64) as f64 } else { self.count as f64 };
+        let cp = count * p;
+        let mut p = if self.wait {
+            match cp {
+                cp if cp < 1.0 => 0.0,
+                cp if cp < 2.0 => p / (2.0 - cp),
+                _ => 1.0,
+            }
+        } else if cp < 1.0 {
+            p / (1.0 - cp)
+        } else {
+            1.0
+        };
+        if self.bytes && p < 1.0 {
+            p = p * len as f64 / self.mean_pktsize as f64;
+        }
+        p.min(1.0)
+    }
+
+    /// RED's decision for a packet of `len` bytes that found `q` waiting,
+    /// after [`RedEstimator::arrive`]. The count restarts at an early or
+    /// forced drop (or mark); a drop for another reason (the queue's
+    /// limit) should restart it too ([`RedEstimator::dropped`]).
+    pub fn decide(&mut self, q: f64, len: u32, rng: &mut Rng) -> RedVerdict {
+        self.count += 1;
+        self.count_bytes += len as u64;
+        // A queue of at most one packet (one byte) is never dropped from.
+        if self.ave < self.th_min || q <= 1.0 {
+            self.old = false;
+            return RedVerdict::Pass;
+        }
+        let forced_at = if self.gentle { 2.0 * self.th_max } else { self.th_max };
+        if self.ave >= forced_at {
+            self.dropped();
+            return RedVerdict::Forced;
+        }
+        if !self.old {
+            // The average has just crossed thresh: start counting.
+            self.old = true;
+            self.count = 1;
+            self.count_bytes = len as u64;
+            return RedVerdict::Pass;
+        }
+        let p = self.spread(self.probability(), len);
+        if rng.uniform() < p {
+            self.dropped();
+            RedVerdict::Early
+        } else {
+            RedVerdict::Pass
+        }
+    }
+
+    /// A packet was dropped: the count since the last drop restarts.
+    pub fn dropped(&mut self) {
+        self.count = 0;
+        self.count_bytes = 0;
+    }
+}
+
+/// RED in front of a queue of `limit`: a [`Discipline`].
+#[derive(Clone, Debug)]
+pub struct Red {
+    est: RedEstimator,
+    limit: QueueLimit,
+    setbit: bool,
+    rng: Rng,
+    stats: AqmStats,
+}
+
+impl Red {
+    pub fn new(est: RedEstimator, limit: QueueLimit, setbit: bool, rng: Rng) -> Red {
+        Red { est, limit, setbit, rng, stats: AqmStats::default() }
+    }
+
+    pub fn estimator(&self) -> &RedEstimator {
+        &self.est
+    }
+}
+
+impl Discipline for Red {
+    fn admit(&mut self, now: Time, pkt: &mut Packet, q: &Backlog) -> Admit {
+        let qlen = self.est.measure(q.packets, q.bytes);
+        let ave = self.est.arrive(qlen, q.idle_since.map(|t| now.saturating_since(t)));
+        self.stats.estimate_sum += ave;
+        self.stats.arrivals += 1;
+        let verdict = self.est.decide(qlen, pkt.len, &mut self.rng);
+        // A packet that would wait and finds the queue full overflows,
+        // whatever RED said (ns-2 calls this a forced drop too).
+        if q.wait > Dur::ZERO && !self.limit.admits(q.packets, q.bytes, pkt.len) {
+            self.est.dropped();
+            return Admit::Drop(DropReason::QueueFull);
+        }
+        match verdict {
+            RedVerdict::Pass => Admit::Accept,
+            RedVerdict::Early if self.setbit && pkt.ecn_capable => {
+                pkt.ce = true;
+                self.stats.ecn_marks += 1;
+                Admit::Accept
+            }
+            RedVerdict::Early => Admit::Drop(DropReason::Early),
+            RedVerdict::Forced => Admit::Drop(DropReason::Forced),
+        }
+    }
+
+    fn stats(&self) -> AqmStats {
+        self.stats
+    }
+}

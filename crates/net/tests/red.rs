@@ -1,0 +1,194 @@
+//! RED against its definition (Floyd & Jacobson 1993, as ns-2 2.35's
+//! Queue/RED computes it).
+
+use net::queue::{Backlog, Discipline, Red, RedParams, RedVerdict};
+use net::{DisciplineSpec, ElementSpec, Outcome, Packet, Path, PathSpec, QueueLimit, RateSpec};
+use units::{Dur, Rate, Rng, Time};
+
+/// Packet-mode RED with thresholds 5 and 15 packets and max_p 1/10.
+fn params() -> RedParams {
+    RedParams {
+        thresh: 5.0,
+        maxthresh: 15.0,
+        q_weight: 0.002,
+        linterm: 10.0,
+        gentle: false,
+        bytes: false,
+        queue_in_bytes: false,
+        wait: false,
+        ..RedParams::default()
+    }
+}
+
+fn red_path(mbps: u64, p: RedParams, limit: u32) -> Path {
+    let discipline = DisciplineSpec::Red { params: p, stream: "red".into() };
+    PathSpec { elements: vec![ElementSpec::Queue { rate: RateSpec::Fixed(Rate::mbps(mbps)), limit: QueueLimit::Packets(limit), discipline }] }
+        .build(1)
+        .unwrap()
+}
+
+/// The average RED computed for the packet just offered.
+fn offer_and_average(path: &mut Path, t: Time, len: u32) -> (Outcome, f64) {
+    let before = path.stats().queue.aqm.estimate_sum;
+    let o = path.offer(t, &mut Packet::new(0, len));
+    (o, path.stats().queue.aqm.estimate_sum - before)
+}
+
+#[test]
+fn red_average_follows_the_ewma_of_the_queue_with_weight_q_weight() {
+    // 1500 B every 0.5 ms into 12 Mbit/s (1 ms each): arrival k finds
+    // k - 1 - ⌊k/2⌋ packets waiting.
+    let p = RedParams { q_weight: 0.05, thresh: 1000.0, maxthresh: 2000.0, ..params() };
+    let mut path = red_path(12, p, 10_000);
+    let mut expected = 0.0;
+    for k in 0..400u64 {
+        let q = if k == 0 { 0.0 } else { (k - 1 - k / 2) as f64 };
+        expected = expected * 0.95 + 0.05 * q;
+        let (o, ave) = offer_and_average(&mut path, Time(k * 500_000), 1500);
+        assert!(matches!(o, Outcome::Arrive(_)));
+        assert!((ave - expected).abs() < 1e-9 * expected.max(1.0), "arrival {k}: average {ave}, EWMA {expected}");
+    }
+}
+
+#[test]
+fn ns2s_automatic_settings_follow_the_link() {
+    // 10 Mbit/s of 500 B packets: C = 2500 packets/s.
+    let est = RedParams::default().estimator(Rate::mbps(10), Dur::from_millis(20));
+    let c: f64 = 2500.0;
+    let rtt = (3.0 * (0.020 + 1.0 / c)).max(0.1);
+    assert!((est.weight() - (1.0 - (-1.0 / (10.0 * rtt * c)).exp())).abs() < 1e-15);
+    // thresh = max(5, 5 ms of packets / 2) = 6.25 packets, maxthresh 3x, in bytes.
+    assert_eq!(est.thresholds(), (6.25 * 500.0, 18.75 * 500.0));
+    let est = RedParams { q_weight: 0.0, ..params() }.estimator(Rate::mbps(10), Dur::ZERO);
+    assert!((est.weight() - (1.0 - (-1.0 / c).exp())).abs() < 1e-15);
+}
+
+/// Packets between drops with the average held at `q` (weight 1), over
+/// `n` arrivals of `len` bytes: the drop fraction.
+fn drop_fraction(p: RedParams, q: f64, len: u32, n: u64) -> f64 {
+    let mut est = RedParams { q_weight: 1.0, ..p }.estimator(Rate::mbps(10), Dur::ZERO);
+    let mut rng = Rng::stream(7, "red-test");
+    let mut drops = 0;
+    for _ in 0..n {
+        est.arrive(q, None);
+        if est.decide(q, len, &mut rng) != RedVerdict::Pass {
+            drops += 1;
+        }
+    }
+    drops as f64 / n as f64
+}
+
+/// Within four binomial standard deviations of `expected` over `n`.
+fn assert_near(f: f64, expected: f64, n: u64, what: &str) {
+    let sd = (expected * (1.0 - expected) / n as f64).sqrt();
+    assert!((f - expected).abs() < 4.0 * sd, "{what}: {f:.5}, expected {expected:.5} ± {:.5}", 4.0 * sd);
+}
+
+#[test]
+fn early_drops_between_the_thresholds_come_at_the_rate_the_count_makes_of_p_b() {
+    // Average 10: p_b = max_p (10 - 5) / (15 - 5) = 0.05. With
+    // p_a = p_b / (1 - count p_b) the packets between drops are uniform on
+    // 1 .. 1/p_b - 1: mean 1/(2 p_b), a drop fraction of 2 p_b.
+    let est = RedParams { q_weight: 1.0, ..params() }.estimator(Rate::mbps(10), Dur::ZERO);
+    let mut e = est.clone();
+    e.arrive(10.0, None);
+    assert!((e.probability() - 0.05).abs() < 1e-12);
+    let n = 200_000;
+    assert_near(drop_fraction(params(), 10.0, 1500, n), 0.10, n, "drop fraction at p_b = 0.05");
+    // Average 7: p_b = 0.02, fraction 0.04.
+    assert_near(drop_fraction(params(), 7.0, 1500, n), 0.04, n, "drop fraction at p_b = 0.02");
+    // wait_: p_a = p_b / (2 - count p_b) from count 1/p_b: uniform on
+    // 1/p_b .. 2/p_b - 1, mean 1.5/p_b - 0.5 = 29.5 packets at p_b = 0.05.
+    assert_near(drop_fraction(RedParams { wait: true, ..params() }, 10.0, 1500, n), 1.0 / 29.5, n, "drop fraction with wait_");
+    // Below thresh, nothing.
+    assert_eq!(drop_fraction(params(), 4.9, 1500, 10_000), 0.0);
+}
+
+#[test]
+fn gentle_mode_rises_from_max_p_to_one_between_maxthresh_and_twice_it() {
+    let at = |p: RedParams, ave: f64| {
+        let mut e = RedParams { q_weight: 1.0, ..p }.estimator(Rate::mbps(10), Dur::ZERO);
+        e.arrive(ave, None);
+        e
+    };
+    let gentle = RedParams { gentle: true, ..params() };
+    for (ave, p) in [(15.0, 0.1), (22.5, 0.55), (27.0, 0.82)] {
+        assert!((at(gentle, ave).probability() - p).abs() < 1e-12, "gentle p at {ave}");
+    }
+    let mut rng = Rng::stream(1, "t");
+    // Past twice maxthresh gentle RED drops every packet, as forced drops;
+    // plain RED does so from maxthresh.
+    assert_eq!(at(gentle, 30.0).decide(30.0, 1500, &mut rng), RedVerdict::Forced);
+    assert_eq!(at(params(), 15.0).decide(15.0, 1500, &mut rng), RedVerdict::Forced);
+    // Between maxthresh and twice it, gentle drops are early ones, at the
+    // rate p_b = 0.55 makes: packets between drops uniform on 1 .. ⌈1/p_b - 1⌉.
+    let n = 100_000;
+    let f = drop_fraction(gentle, 22.5, 1500, n);
+    // From count 1, p/(1-p) = 1.22: every packet but the one that
+    // crossed thresh.
+    assert_eq!(f, (n - 1) as f64 / n as f64);
+    let f = drop_fraction(gentle, 16.0, 1500, n);
+    // p_b = 0.9·16/15 - 0.8 = 0.16: no drop for n packets with probability
+    // (1 - (n+1) p_b)/(1 - p_b) while positive; the mean gap is their sum.
+    let pb: f64 = 0.9 * 16.0 / 15.0 - 0.8;
+    let mean: f64 = (0..7).map(|k| ((1.0 - (k as f64 + 1.0) * pb) / (1.0 - pb)).max(0.0)).sum();
+    assert_near(f, 1.0 / mean, n, "gentle drop fraction at 16");
+}
+
+#[test]
+fn an_idle_queue_decays_the_average_as_if_small_packets_had_found_it_empty() {
+    // 10 Mbit/s, mean_pktsize 500: C = 2500 packets/s.
+    let p = RedParams { q_weight: 0.01, thresh: 1000.0, maxthresh: 2000.0, mean_pktsize: 500, ..params() };
+    let mut path = red_path(10, p, 10_000);
+    // A burst of 100 packets at once builds the average up.
+    let mut ave = 0.0;
+    for _ in 0..100 {
+        ave = offer_and_average(&mut path, Time::ZERO, 1500).1;
+    }
+    // The burst is served by 100 × 1.2 ms = 120 ms; the queue is then idle
+    // for 80 ms until an arrival at 200 ms: ⌊2500 × 0.08⌋ = 200 packets.
+    let (_, after) = offer_and_average(&mut path, Time(200_000_000), 1500);
+    let expected = ave * 0.99f64.powi(201);
+    assert!((after - expected).abs() < 1e-9 * ave, "after idle {after}, expected {expected}");
+}
+
+#[test]
+fn byte_mode_measures_the_queue_in_bytes_and_drops_large_packets_more() {
+    let bytes = RedParams { queue_in_bytes: true, bytes: true, mean_pktsize: 500, ..params() };
+    let est = bytes.estimator(Rate::mbps(10), Dur::ZERO);
+    assert_eq!(est.thresholds(), (2500.0, 7500.0));
+    assert_eq!(est.measure(3, 4500), 4500.0);
+    // 5000 bytes: p_b = 0.05. A packet of k mean sizes counts k in the
+    // count and k in p: packets between drops uniform on 1 .. 1/(k p_b) - 1,
+    // a drop fraction of 2 k p_b.
+    let n = 200_000;
+    assert_near(drop_fraction(bytes, 5000.0, 500, n), 0.10, n, "500 B packets");
+    assert_near(drop_fraction(bytes, 5000.0, 1000, n), 0.20, n, "1000 B packets");
+}
+
+#[test]
+fn with_setbit_red_marks_ecn_capable_packets_instead_of_dropping_them_early() {
+    let est = RedParams { q_weight: 1.0, ..params() }.estimator(Rate::mbps(10), Dur::ZERO);
+    let mut red = Red::new(est.clone(), QueueLimit::Packets(100), true, Rng::stream(3, "red"));
+    let mut plain = Red::new(est, QueueLimit::Packets(100), false, Rng::stream(3, "red"));
+    let q = Backlog { packets: 10, bytes: 15_000, wait: Dur::from_millis(12), idle_since: None };
+    let (mut marks, mut drops) = (0, 0);
+    for i in 0..20_000 {
+        let mut a = Packet::new(i, 1500);
+        a.ecn_capable = true;
+        let mut b = a;
+        let ra = red.admit(Time::ZERO, &mut a, &q);
+        let rb = plain.admit(Time::ZERO, &mut b, &q);
+        // Same stream, same decisions: each early drop of one is a mark of the other.
+        assert_eq!(ra == net::queue::Admit::Accept && a.ce, rb != net::queue::Admit::Accept);
+        marks += a.ce as u64;
+        drops += (rb != net::queue::Admit::Accept) as u64;
+    }
+    assert_eq!(red.stats().ecn_marks, marks);
+    assert_near(marks as f64 / 20_000.0, 0.10, 20_000, "marks at p_b = 0.05");
+    assert_eq!(marks, drops);
+    // A packet that cannot take a mark is dropped.
+    let mut c = Packet::new(0, 1500);
+    let dropped = (0..100).filter(|_| red.admit(Time::ZERO, &mut c, &q) != net::queue::Admit::Accept).count();
+    assert!(dropped > 0 && !c.ce);
+}

@@ -179,7 +179,7 @@ mod tests {
         for (rate, want) in cases {
             let mut m = Tswtcm::new(spec(1e6, 2e6), rng());
             let got = shares(&mut m, rate, 60.0);
-            let n = (55.0 * rate / 8000.0) as f64;
+            let n = 55.0 * rate / 8000.0;
             for k in 0..3 {
                 let tol = 3.0 * (want[k] * (1.0 - want[k]) / n).sqrt() + 1e-3;
                 assert!((got[k] - want[k]).abs() <= tol, "rate {rate}: {got:?} against {want:?}");

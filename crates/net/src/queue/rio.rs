@@ -158,15 +158,14 @@ impl Rio {
             below += c.waiting;
             coupled[i.min(2)] = below;
         }
-        for i in p..self.precs.len() {
-            let ptc = self.ptc;
-            let c = &mut self.precs[i];
+        let ptc = self.ptc;
+        for (c, &backlog) in self.precs.iter_mut().zip(&coupled).skip(p) {
             let mut m = 0;
             if c.idle {
                 c.idle = false;
                 m = (ptc * now.saturating_since(c.idle_since).as_secs_f64()) as i32;
             }
-            c.avg = c.avg * (1.0 - c.curve.w_q).powi(m + 1) + c.curve.w_q * coupled[i] as f64;
+            c.avg = c.avg * (1.0 - c.curve.w_q).powi(m + 1) + c.curve.w_q * backlog as f64;
         }
     }
 

@@ -83,7 +83,7 @@ pub enum Outcome {
 pub struct PathStats {
     pub drops: [u64; DropReason::ALL.len()],
     pub queue: QueueStats,
-    /// Per class and colour, on a path that counts them ([`Path::count_classes`]).
+    /// Per class (and colour, for drops), on a path that counts them ([`Path::count_classes`]).
     pub classes: Option<Box<ClassCounts>>,
 }
 
@@ -91,18 +91,20 @@ pub struct PathStats {
 /// class selector; a higher class is counted as 7).
 pub const CLASSES: usize = 8;
 
-/// What left a path and what it dropped, per class and colour (the
-/// colour a packet had when it left or was dropped), drops per reason.
+/// What entered a path per class, and what it dropped per class, colour
+/// (the one the packet had when dropped) and reason. Both are counted at
+/// the engine's time whatever the path's elements, so a run's counts do
+/// not depend on which elements hold packets.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClassCounts {
-    pub delivered: [[u64; 3]; CLASSES],
+    pub offered: [u64; CLASSES],
     pub drops: [[[u64; DropReason::ALL.len()]; 3]; CLASSES],
 }
 
 impl ClassCounts {
     #[inline]
-    fn delivered(&mut self, p: &Packet) {
-        self.delivered[(p.class as usize).min(CLASSES - 1)][p.colour.index()] += 1;
+    fn offered(&mut self, p: &Packet) {
+        self.offered[(p.class as usize).min(CLASSES - 1)] += 1;
     }
 
     #[inline]
@@ -112,7 +114,7 @@ impl ClassCounts {
 
     /// Classes that carried anything, in order.
     pub fn used(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..CLASSES).filter(|&c| self.delivered[c].iter().sum::<u64>() + self.drops[c].iter().flatten().sum::<u64>() > 0)
+        (0..CLASSES).filter(|&c| self.offered[c] > 0)
     }
 }
 
@@ -159,8 +161,8 @@ impl Path {
         Path { stages, tail, drops: [0; DropReason::ALL.len()], classes: None, released: Vec::new() }
     }
 
-    /// Counts what leaves and what is dropped per class and colour from
-    /// now on (the engines count their bottleneck's).
+    /// Counts what enters per class and what is dropped per class and
+    /// colour from now on (the fabric counts its bottleneck's).
     pub fn count_classes(&mut self) {
         self.classes.get_or_insert_with(Default::default);
     }
@@ -172,6 +174,9 @@ impl Path {
     /// A packet enters the path at `now`.
     #[inline]
     pub fn offer(&mut self, now: Time, pkt: &mut Packet) -> Outcome {
+        if let Some(c) = &mut self.classes {
+            c.offered(pkt);
+        }
         self.run(0, now, pkt)
     }
 
@@ -200,9 +205,6 @@ impl Path {
                 }
             }
             i += 1;
-        }
-        if let Some(c) = &mut self.classes {
-            c.delivered(pkt);
         }
         Outcome::Arrive(t + self.tail)
     }

@@ -63,28 +63,26 @@ fn first_discipline(path: &net::PathSpec) -> Option<&net::DisciplineSpec> {
     })
 }
 
-/// Per DiffServ class and colour: packets that left the link and drops by
-/// reason; and per class the early-drop fraction (RED's random and forced
-/// drops over all its drops, as ns-2's dsRED counts early drops).
+/// Per DiffServ class: packets offered, drops, and the early-drop fraction
+/// (RED's random and forced drops over all its drops, as ns-2's dsRED
+/// counts early drops); per colour its drops by reason.
 fn class_summary(c: &net::ClassCounts) -> Value {
     let mut out = Map::new();
     for k in c.used() {
         let mut colours = Map::new();
-        let (mut delivered, mut drops, mut early) = (0u64, 0u64, 0u64);
+        let (mut drops, mut early) = (0u64, 0u64);
         for colour in net::Colour::ALL {
-            let d = c.delivered[k][colour.index()];
             let by_reason = &c.drops[k][colour.index()];
             let total: u64 = by_reason.iter().sum();
-            if d + total == 0 {
+            if total == 0 {
                 continue;
             }
             let reasons: Map<String, Value> = net::DropReason::ALL.iter().map(|r| (r.name().to_string(), json!(by_reason[*r as usize]))).collect();
-            colours.insert(colour.name().into(), json!({ "delivered": d, "drops": Value::Object(reasons) }));
-            delivered += d;
+            colours.insert(colour.name().into(), Value::Object(reasons));
             drops += total;
             early += by_reason[net::DropReason::Early as usize] + by_reason[net::DropReason::Forced as usize];
         }
-        let offered = delivered + drops;
+        let offered = c.offered[k];
         out.insert(
             k.to_string(),
             json!({
@@ -92,7 +90,7 @@ fn class_summary(c: &net::ClassCounts) -> Value {
                 "drops": drops,
                 "drop_fraction": round(if offered > 0 { drops as f64 / offered as f64 } else { 0.0 }),
                 "early_drop_fraction": if drops > 0 { round(early as f64 / drops as f64) } else { Value::Null },
-                "colours": Value::Object(colours),
+                "drops_by_colour": Value::Object(colours),
             }),
         );
     }

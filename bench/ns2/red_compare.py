@@ -3,8 +3,10 @@
     python bench/ns2/red_compare.py [--flows 4] [--duration 200] [--seeds 1 2 3] [--variant Newreno] [--delack]
 
 Long TCP flows (FTP over Agent/TCP/<variant> and TCPSink in ns-2; greedy
-background over undertow's `newreno` or `reno` without SACK, timestamps
-or byte counting, an ACK per packet unless --delack) share a 10 Mbit/s,
+background over undertow's `newreno` or `reno` with `flavour = "ns2"`
+(ns-2's loss response and RTO estimator), or with --linux-tcp its own
+defaults, in both cases without SACK, timestamps or byte counting, an ACK
+per packet unless --delack) share a 10 Mbit/s,
 20 ms bottleneck whose queue is RED with thresh 5, maxthresh 15,
 q_weight 0.002, linterm 10, wait, not gentle, in packets, limit 50
 packets; access links 100 Mbit/s, 1 ms. Both sides run `--duration`
@@ -32,8 +34,9 @@ TOLERANCE = 0.10
 RED = "thresh = 5, maxthresh = 15, q_weight = 0.002, linterm = 10, gentle = false, wait = true, bytes = false, queue_in_bytes = false"
 
 
-def scenario(flows: int, duration: int, seed: int, variant: str, delack: bool) -> str:
+def scenario(flows: int, duration: int, seed: int, variant: str, delack: bool, linux: bool = False) -> str:
     cc = variant.lower()
+    flavour = "" if linux else 'flavour = "ns2"\n'
     ack = "ack_every = 2, delack_timeout = \"100ms\", quickack = 0" if delack else "ack_every = 1"
     queue = f'{{ element = "queue", rate = "10Mbps", limit = "50p", discipline = "red", red = {{ {RED} }} }}'
     return f'''name = "red_compare"
@@ -48,7 +51,7 @@ rate = "100Mbps"
 delay = "1ms"
 
 [tcp]
-congestion_control = "{cc}"
+{flavour}congestion_control = "{cc}"
 sack = false
 timestamps = false
 byte_counting = false
@@ -72,9 +75,9 @@ def run_ns2(flows: int, duration: int, seed: int, variant: str, delack: bool, tm
     return {"average": float(kv["ave_mean"]), "early": float(kv["early"]) / arrivals, "forced": float(kv["forced"]) / arrivals}
 
 
-def run_undertow(flows: int, duration: int, seed: int, variant: str, delack: bool, tmp: Path) -> dict[str, float]:
+def run_undertow(flows: int, duration: int, seed: int, variant: str, delack: bool, tmp: Path, linux: bool = False) -> dict[str, float]:
     path = tmp / f"red_{seed}.toml"
-    path.write_text(scenario(flows, duration, seed, variant, delack))
+    path.write_text(scenario(flows, duration, seed, variant, delack, linux))
     out = tmp / f"run_{seed}"
     subprocess.run([str(UNDERTOW), "run", str(path), "-o", str(out), "--overwrite", "-q"], check=True)
     link = json.loads((out / "summary.json").read_text())["links"]["bottleneck_fwd"]
@@ -93,15 +96,17 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--variant", default="Newreno", choices=["Reno", "Newreno"])
     ap.add_argument("--delack", action="store_true")
+    ap.add_argument("--linux-tcp", action="store_true", help="undertow's own TCP defaults instead of flavour = \"ns2\"")
     a = ap.parse_args()
     sides: dict[str, list[dict[str, float]]] = {"ns-2": [], "undertow": []}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for seed in a.seeds:
             sides["ns-2"].append(run_ns2(a.flows, a.duration, seed, a.variant, a.delack, tmp))
-            sides["undertow"].append(run_undertow(a.flows, a.duration, seed, a.variant, a.delack, tmp))
+            sides["undertow"].append(run_undertow(a.flows, a.duration, seed, a.variant, a.delack, tmp, a.linux_tcp))
     mean = {side: {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]} for side, runs in sides.items()}
-    print(f"{a.flows} {a.variant} flows, {a.duration} s, seeds {a.seeds}{', delayed ACKs' if a.delack else ''}")
+    tcp = "undertow's Linux-like TCP" if a.linux_tcp else 'flavour = "ns2"'
+    print(f"{a.flows} {a.variant} flows, {a.duration} s, seeds {a.seeds}{', delayed ACKs' if a.delack else ''}, {tcp}")
     print(f"{'':24}{'ns-2':>12}{'undertow':>12}{'ratio':>8}")
     ok = True
     for key, label in [("average", "RED average (packets)"), ("early", "early drops / arrivals"), ("forced", "forced drops / arrivals")]:

@@ -95,6 +95,8 @@ fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static
         // The cubic module's `hystart` parameter is global, not per network namespace.
         ("hystart", tcp.hystart != d.hystart),
         ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
+        ("rto_tick", tcp.rto_tick != d.rto_tick),
+        ("loss_response", tcp.loss_response != d.loss_response),
     ];
     fixed.iter().filter(|(_, differs)| *differs).map(|(name, _)| (*name, "Linux fixes it; only the simulator can change it")).collect()
 }

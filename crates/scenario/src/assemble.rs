@@ -5,7 +5,7 @@
 
 use crate::{AppModel, BackgroundModel, Group, Resolved, Side, SwingModel};
 use traffic::apps::{HttpApp, HttpConfig};
-use traffic::background::{Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
+use traffic::background::{Arrivals, Greedy, GreedyConfig, RateSource, RateSourceConfig, RateTransport};
 use traffic::background::{Structure, SwingConfig, SwingSource, Web, WebConfig};
 use traffic::plan::{self, HostPlan};
 use traffic::{App, HostId};
@@ -51,6 +51,23 @@ pub struct Command {
     pub client_command: String,
     pub start: Time,
     pub stop: Time,
+}
+
+/// IP and transport header bytes of a rate source's packets, so that they
+/// are `packet_size` (TCP: plus the timestamps option when the hosts use it).
+fn header(transport: RateTransport, group: &Group) -> u32 {
+    match transport {
+        RateTransport::Udp => 28,
+        RateTransport::Tcp => 40 + if group.tcp.timestamps { 12 } else { 0 },
+    }
+}
+
+fn port(transport: RateTransport) -> u16 {
+    if transport == RateTransport::Udp {
+        BG_UDP_PORT
+    } else {
+        BG_TCP_PORT
+    }
 }
 
 fn make(hosts: &mut dyn Hosts, plans: &[HostPlan]) -> Vec<HostId> {
@@ -134,12 +151,7 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
             BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
                 let src = group_hosts(maker, *sources, *hosts, group);
                 let dst = group_hosts(maker, sources.other(), *hosts, group);
-                // IP and transport headers, so that packets are `packet_size`
-                // (TCP: plus the timestamps option when the hosts use it).
-                let header = match transport {
-                    RateTransport::Udp => 28,
-                    RateTransport::Tcp => 40 + if group.tcp.timestamps { 12 } else { 0 },
-                };
+                let header = header(*transport, group);
                 let cfg = RateSourceConfig {
                     name: name.clone(),
                     arrivals: *arrivals,
@@ -148,12 +160,33 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
                     rate_bps: rate.as_f64(),
                     packet_size: *packet_size,
                     header,
-                    port: if *transport == RateTransport::Udp { BG_UDP_PORT } else { BG_TCP_PORT },
+                    port: port(*transport),
                     start: *start,
                     stop: *stop,
                 };
                 apps.push(Box::new(RateSource::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
                 names.push(name.clone());
+            }
+            BackgroundModel::Process(m) => {
+                let src = group_hosts(maker, m.sources, m.hosts, &m.group);
+                let dst = group_hosts(maker, m.sources.other(), m.hosts, &m.group);
+                let cfg = RateSourceConfig {
+                    name: m.name.clone(),
+                    arrivals: Arrivals::Constant,
+                    transport: m.transport,
+                    pairs: src.into_iter().zip(dst).collect(),
+                    rate_bps: m.process.mean(),
+                    packet_size: m.packet_size,
+                    header: header(m.transport, &m.group),
+                    port: port(m.transport),
+                    start: m.start,
+                    stop: m.stop,
+                };
+                // The rate's random parts from a stream of their own, so
+                // that they do not depend on how the hosts draw theirs.
+                let process = m.process.build(&mut Rng::stream(r.seed, &format!("bg/{}/rate", m.name)));
+                apps.push(Box::new(RateSource::paced(cfg, process, Rng::stream(r.seed, &format!("bg/{}", m.name)))));
+                names.push(m.name.clone());
             }
             BackgroundModel::Swing(m) => {
                 let (swing, ipv6) = swing_hosts(maker, m, r.seed);

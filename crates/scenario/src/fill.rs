@@ -3,12 +3,12 @@
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
 use crate::schema::{
-    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, ModelSpec, ReverseSpec, Scenario, ServerSide, Structure,
-    TcpSpec, TopologyKind,
+    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, LossResponseSpec, ModelSpec, ReverseSpec, Scenario,
+    ServerSide, Structure, TcpSpec, TopologyKind,
 };
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
-use tcp::{Algorithm, TcpConfig};
+use tcp::{Algorithm, LossResponse, TcpConfig};
 use units::Dur;
 
 fn link_spec(p: &LinkParams) -> LinkSpec {
@@ -24,7 +24,9 @@ fn link_spec(p: &LinkParams) -> LinkSpec {
 }
 
 fn tcp_spec(c: &TcpConfig) -> TcpSpec {
+    let linux = TcpConfig::default();
     TcpSpec {
+        flavour: None,
         congestion_control: Some(match c.algorithm {
             Algorithm::Tahoe => CongestionControl::Tahoe,
             Algorithm::Reno => CongestionControl::Reno,
@@ -45,6 +47,15 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         min_rto: Some(TimeSpan(c.min_rto)),
         max_rto: Some(TimeSpan(c.max_rto)),
         initial_rto: Some(TimeSpan(c.initial_rto)),
+        // Written only where they leave Linux's behaviour, so the scenarios
+        // recorded before these settings existed read back unchanged.
+        limited_transmit: (c.limited_transmit != linux.limited_transmit).then_some(c.limited_transmit),
+        idle_restart: (c.slow_start_after_idle != linux.slow_start_after_idle).then_some(c.slow_start_after_idle),
+        rto_tick: c.rto_tick.map(TimeSpan),
+        loss_response: (c.loss_response != linux.loss_response).then_some(match c.loss_response {
+            LossResponse::Linux => LossResponseSpec::Linux,
+            LossResponse::Ns2 => LossResponseSpec::Ns2,
+        }),
     }
 }
 
@@ -98,6 +109,10 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
             (BackgroundModel::Rate { name, packet_size, hosts, sources, start, stop, .. }, ModelSpec::Cbr(m) | ModelSpec::Poisson(m)) => {
                 placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);
                 m.packet_size = Some(Size(*packet_size as u64));
+            }
+            (BackgroundModel::Process(p), spec_model) => {
+                placed(&mut spec.common, &p.name, Some(p.hosts), p.sources, p.start, p.stop);
+                crate::process::with_defaults(p, spec_model);
             }
             (BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, .. }, ModelSpec::Greedy(m)) => {
                 placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);

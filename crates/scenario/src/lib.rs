@@ -17,6 +17,7 @@ mod error;
 mod file;
 mod fill;
 mod path;
+mod process;
 mod resolve;
 mod schema;
 mod tagged;
@@ -30,6 +31,7 @@ pub use fill::{to_toml, with_defaults};
 pub use path::{
     BunchingElement, DelayElement, ElementKind, GilbertElliottElement, LossElement, OutagesElement, PathElement, QueueElement, ShaperElement,
 };
+pub use process::{FgnSpec, NoiseSpec, Process, ProcessModel, SineSpec};
 pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, Resolved, Side, SwingModel, SWING_MAX_HOSTS};
 pub use schema::*;
 pub use values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};

@@ -2,11 +2,12 @@
 //! checks that the schema alone cannot express. Built-in defaults live here.
 
 use crate::error::ScenarioError;
+use crate::process::ProcessModel;
 use crate::schema::*;
-use crate::values::{BufferSize, QueueSize, RateOrShare};
+use crate::values::{BufferSize, QueueSize, RateOrShare, Size};
 use net::QueueLimit;
 use std::path::Path;
-use tcp::{Algorithm, TcpConfig};
+use tcp::{Algorithm, LossResponse, TcpConfig};
 use traffic::background::{Arrivals, FlowSizes, RateTransport};
 use units::{Dur, Rate, Time};
 
@@ -60,6 +61,8 @@ pub enum BackgroundModel {
         sizes: FlowSizes,
         group: Group,
     },
+    /// sine, fgn and noise: packets timed by a rate process.
+    Process(ProcessModel),
 }
 
 /// A swing background model, resolved.
@@ -125,6 +128,7 @@ impl BackgroundModel {
         match self {
             BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } | BackgroundModel::Web { name, .. } => name,
             BackgroundModel::Swing(m) => &m.name,
+            BackgroundModel::Process(m) => &m.name,
         }
     }
 }
@@ -173,6 +177,8 @@ pub mod defaults {
     pub const GREEDY_HOSTS: u32 = 1;
     pub const GREEDY_SPREAD: &str = "1s";
     pub const WEB_HOSTS: u32 = 10;
+    /// The bin an fgn rate is held over, seconds.
+    pub const FGN_BIN_S: f64 = 0.01;
     pub const HTTP_REQUEST: u64 = 100;
     pub const HTTP_PORT: u16 = 80;
     pub const SNAPLEN: u64 = 96;
@@ -200,11 +206,16 @@ pub mod limits {
     pub const SWING_SCALE: f64 = 1e6;
     /// The largest sizes file read for an http application.
     pub const SIZES_FILE_BYTES: u64 = 64 << 20;
+    /// Bins of an fgn rate (its generator transforms four times as many
+    /// numbers, in two arrays of twice as many).
+    pub const FGN_BINS: u64 = 1 << 22;
+    /// Samples of a noise rate (a power of two, 20 per period of its cutoff).
+    pub const NOISE_SAMPLES: usize = 1 << 23;
 }
 
 type Res<T> = Result<T, ScenarioError>;
 
-fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+pub(crate) fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     // The file name is filled in by the caller, which knows it.
     ScenarioError::new("", field, msg)
 }
@@ -245,7 +256,10 @@ fn link(spec: &LinkSpec, field: &str) -> Res<LinkParams> {
 const TCP_BUF_MAX: u64 = 1 << 30;
 
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
-    let mut c = TcpConfig::default();
+    let mut c = match spec.flavour {
+        Some(TcpFlavour::Ns2) => TcpConfig::ns2(),
+        Some(TcpFlavour::Linux) | None => TcpConfig::default(),
+    };
     if let Some(cc) = spec.congestion_control {
         c.algorithm = match cc {
             CongestionControl::Tahoe => Algorithm::Tahoe,
@@ -322,6 +336,24 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(d) = spec.initial_rto {
         c.initial_rto = d.0;
     }
+    if let Some(l) = spec.limited_transmit {
+        c.limited_transmit = l;
+    }
+    if let Some(r) = spec.idle_restart {
+        c.slow_start_after_idle = r;
+    }
+    if let Some(t) = spec.rto_tick {
+        if !(Dur::from_micros(1)..=Dur::from_secs(1)).contains(&t.0) {
+            return Err(err(format!("{field}.rto_tick"), format!("{} is out of range: expected 1us to 1s", t.0)));
+        }
+        c.rto_tick = Some(t.0);
+    }
+    if let Some(r) = spec.loss_response {
+        c.loss_response = match r {
+            LossResponseSpec::Linux => LossResponse::Linux,
+            LossResponseSpec::Ns2 => LossResponse::Ns2,
+        };
+    }
     if c.min_rto > c.max_rto {
         return Err(err(format!("{field}.min_rto"), format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto)));
     }
@@ -379,7 +411,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
 }
 
 /// What the traffic models of a scenario resolve against.
-struct Context<'a> {
+pub(crate) struct Context<'a> {
     s: &'a Scenario,
     /// Where relative file names start.
     dir: &'a Path,
@@ -437,15 +469,15 @@ fn bottleneck_link(spec: &LinkSpec, field: &str, name: &str) -> Res<net::PathSpe
 }
 
 /// What every background model resolves alike.
-struct Placed {
-    name: String,
-    group: Group,
+pub(crate) struct Placed {
+    pub name: String,
+    pub group: Group,
     /// As written: each model has its own default.
-    hosts: Option<u32>,
+    pub hosts: Option<u32>,
     /// Where the sources (swing: the model's side A) sit.
-    sources: Side,
-    start: Time,
-    stop: Time,
+    pub sources: Side,
+    pub start: Time,
+    pub stop: Time,
 }
 
 fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundModel> {
@@ -474,6 +506,9 @@ fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundMode
         ModelSpec::Greedy(m) => Ok(greedy_model(m, placed)),
         ModelSpec::Swing(m) => swing_model(at.dir, &f, m, placed).map(BackgroundModel::Swing),
         ModelSpec::Web(m) => web_model(at, &f, m, placed),
+        ModelSpec::Sine(m) => crate::process::sine(at, &f, m, placed).map(BackgroundModel::Process),
+        ModelSpec::Fgn(m) => crate::process::fgn(at, &f, m, placed).map(BackgroundModel::Process),
+        ModelSpec::Noise(m) => crate::process::noise(at, &f, m, placed).map(BackgroundModel::Process),
     }
 }
 
@@ -540,36 +575,44 @@ fn rate_model(at: &Context, f: &str, arrivals: Arrivals, m: &RateSpec, p: Placed
         Transport::Udp => RateTransport::Udp,
         Transport::Tcp => RateTransport::Tcp,
     };
-    let packet_size = m.packet_size.map_or(defaults::PACKET_SIZE, |p| p.0);
-    // At least one payload byte after the headers (TCP timestamps add 12).
-    let min = match transport {
-        RateTransport::Tcp => 41 + if p.group.tcp.timestamps { 12 } else { 0 },
-        RateTransport::Udp => 29,
-    };
-    if !(min..=65535).contains(&packet_size) {
-        return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
-    }
-    let rate = match (m.rate, at.forward_rate) {
-        (RateOrShare::Share(_), None) => {
-            return Err(err(
-                format!("{f}.rate"),
-                "a share of the bottleneck needs a queue in its forward path (its rate): give a rate such as \"10Mbps\"",
-            ))
-        }
-        (r, bottleneck) => r.resolve(bottleneck.unwrap_or(Rate(0))),
-    };
+    let packet_size = packet_size(f, m.packet_size, transport, &p.group)?;
+    let rate = model_rate(at, &format!("{f}.rate"), m.rate)?;
     Ok(BackgroundModel::Rate {
         name: p.name,
         arrivals,
         transport,
         rate,
-        packet_size: packet_size as u32,
+        packet_size,
         hosts: p.hosts.unwrap_or(defaults::RATE_HOSTS),
         sources: p.sources,
         start: p.start,
         stop: p.stop,
         group: p.group,
     })
+}
+
+/// A model's IP packet size: at least one payload byte after the headers
+/// (TCP timestamps add 12).
+pub(crate) fn packet_size(f: &str, size: Option<Size>, transport: RateTransport, group: &Group) -> Res<u32> {
+    let packet_size = size.map_or(defaults::PACKET_SIZE, |p| p.0);
+    let min = match transport {
+        RateTransport::Tcp => 41 + if group.tcp.timestamps { 12 } else { 0 },
+        RateTransport::Udp => 29,
+    };
+    if !(min..=65535).contains(&packet_size) {
+        return Err(err(format!("{f}.packet_size"), format!("{packet_size} bytes is out of range: expected {min}B to 65535B (IP packet size)")));
+    }
+    Ok(packet_size as u32)
+}
+
+/// A traffic model's rate: absolute, or a share of the forward bottleneck.
+pub(crate) fn model_rate(at: &Context, field: &str, r: RateOrShare) -> Res<Rate> {
+    match (r, at.forward_rate) {
+        (RateOrShare::Share(_), None) => {
+            Err(err(field, "a share of the bottleneck needs a queue in its forward path (its rate): give a rate such as \"10Mbps\""))
+        }
+        (r, bottleneck) => Ok(r.resolve(bottleneck.unwrap_or(Rate(0)))),
+    }
 }
 
 fn greedy_model(m: &GreedySpec, p: Placed) -> BackgroundModel {
@@ -791,18 +834,7 @@ fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
         let f = format!("background[{i}]");
         hosts += match b {
             BackgroundModel::Rate { hosts, rate, packet_size, start, stop, .. } => {
-                let packets = rate.as_f64() * (*stop - *start).as_secs_f64() / (8.0 * *packet_size as f64);
-                if packets > limits::SOURCE_PACKETS {
-                    return Err(err(
-                        format!("{f}.rate"),
-                        format!(
-                            "{rate} in {}B packets for {} is {packets:.3e} packets: at most {:.0e} per source (a lower rate, larger packets or a shorter span)",
-                            packet_size,
-                            *stop - *start,
-                            limits::SOURCE_PACKETS
-                        ),
-                    ));
-                }
+                source_packets(&f, *rate, *packet_size, *start, *stop)?;
                 2 * *hosts as u64
             }
             BackgroundModel::Greedy { hosts, .. } => 2 * *hosts as u64,
@@ -815,6 +847,10 @@ fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
                     ));
                 }
                 2 * *hosts as u64
+            }
+            BackgroundModel::Process(m) => {
+                source_packets(&f, units::Rate(m.process.mean() as u64), m.packet_size, m.start, m.stop)?;
+                2 * m.hosts as u64
             }
             BackgroundModel::Swing(m) => m.hosts[0] as u64 + m.hosts[1] as u64,
         };
@@ -829,6 +865,22 @@ fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
         return Err(err(
             "",
             format!("the scenario has {hosts} hosts (background hosts count twice, a source and a sink): at most {}", limits::HOSTS),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a source of more than [`limits::SOURCE_PACKETS`] packets.
+fn source_packets(f: &str, rate: Rate, packet_size: u32, start: Time, stop: Time) -> Res<()> {
+    let packets = rate.as_f64() * (stop - start).as_secs_f64() / (8.0 * packet_size as f64);
+    if packets > limits::SOURCE_PACKETS {
+        return Err(err(
+            format!("{f}.rate"),
+            format!(
+                "{rate} in {packet_size}B packets for {} is {packets:.3e} packets: at most {:.0e} per source (a lower rate, larger packets or a shorter span)",
+                stop - start,
+                limits::SOURCE_PACKETS
+            ),
         ));
     }
     Ok(())

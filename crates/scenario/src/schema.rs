@@ -5,6 +5,7 @@
 //! fills every default in, and that is what a run directory records.
 
 use crate::path::PathElement;
+use crate::process::{FgnSpec, NoiseSpec, SineSpec};
 use crate::tagged::{self, Tagged};
 use crate::values::{choice, Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};
 use serde::de::{self, Deserializer, MapAccess};
@@ -134,6 +135,10 @@ impl LinkSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    /// The stack whose settings the unset fields take: "linux" (the default) or
+    /// "ns2" (ns-2 2.35's Agent/TCP family with Agent/TCPSink; Reno unless set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavour: Option<TcpFlavour>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion_control: Option<CongestionControl>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,12 +176,25 @@ pub struct TcpSpec {
     pub max_rto: Option<TimeSpan>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_rto: Option<TimeSpan>,
+    /// RFC 3042 Limited Transmit (ns-2's singledup_); default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_transmit: Option<bool>,
+    /// RFC 5681 §4.1 restart from the initial window after an idle RTO; default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_restart: Option<bool>,
+    /// ns-2's coarse-clock RTO estimator with this tick (tcpTick_); unset: RFC 6298.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_tick: Option<TimeSpan>,
+    /// "linux" or "ns2": how ssthresh and fast retransmit respond to a loss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_response: Option<LossResponseSpec>,
 }
 
 impl TcpSpec {
     /// `self` with unset fields taken from `base`.
     pub fn over(&self, base: &TcpSpec) -> TcpSpec {
         TcpSpec {
+            flavour: self.flavour.or(base.flavour),
             congestion_control: self.congestion_control.or(base.congestion_control),
             sack: self.sack.or(base.sack),
             mss: self.mss.or(base.mss),
@@ -192,8 +210,22 @@ impl TcpSpec {
             min_rto: self.min_rto.or(base.min_rto),
             max_rto: self.max_rto.or(base.max_rto),
             initial_rto: self.initial_rto.or(base.initial_rto),
+            limited_transmit: self.limited_transmit.or(base.limited_transmit),
+            idle_restart: self.idle_restart.or(base.idle_restart),
+            rto_tick: self.rto_tick.or(base.rto_tick),
+            loss_response: self.loss_response.or(base.loss_response),
         }
     }
+}
+
+choice! {
+    /// The TCP stack a scenario's unset TCP fields follow.
+    TcpFlavour { Linux = "linux", Ns2 = "ns2" }
+}
+
+choice! {
+    /// How the sender responds to a loss (tcp::LossResponse).
+    LossResponseSpec { Linux = "linux", Ns2 = "ns2" }
 }
 
 choice! {
@@ -239,6 +271,9 @@ impl Tagged for BackgroundSpec {
             ModelName::Poisson => ModelSpec::Poisson(RateSpec::deserialize(d)?),
             ModelName::Greedy => ModelSpec::Greedy(GreedySpec::deserialize(d)?),
             ModelName::Swing => ModelSpec::Swing(SwingSpec::deserialize(d)?),
+            ModelName::Sine => ModelSpec::Sine(SineSpec::deserialize(d)?),
+            ModelName::Fgn => ModelSpec::Fgn(FgnSpec::deserialize(d)?),
+            ModelName::Noise => ModelSpec::Noise(NoiseSpec::deserialize(d)?),
             ModelName::Web => ModelSpec::Web(WebSpec::deserialize(d)?),
         })
     }
@@ -249,7 +284,7 @@ impl Tagged for BackgroundSpec {
 
 choice! {
     /// The `model` of a background table.
-    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Web = "web" }
+    ModelName { Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Sine = "sine", Fgn = "fgn", Noise = "noise", Web = "web" }
 }
 
 /// A background model and its own fields.
@@ -264,6 +299,12 @@ pub enum ModelSpec {
     Greedy(GreedySpec),
     /// Traffic regenerated from a Swing model.
     Swing(SwingSpec),
+    /// A sinusoidal rate (one or two waves), exact per-packet timing.
+    Sine(SineSpec),
+    /// A rate per bin that is fractional Gaussian noise.
+    Fgn(FgnSpec),
+    /// A band-limited white noise rate.
+    Noise(NoiseSpec),
     /// Web-like flows: Poisson arrivals, a connection each.
     Web(WebSpec),
 }
@@ -275,6 +316,9 @@ impl ModelSpec {
             ModelSpec::Poisson(_) => ModelName::Poisson,
             ModelSpec::Greedy(_) => ModelName::Greedy,
             ModelSpec::Swing(_) => ModelName::Swing,
+            ModelSpec::Sine(_) => ModelName::Sine,
+            ModelSpec::Fgn(_) => ModelName::Fgn,
+            ModelSpec::Noise(_) => ModelName::Noise,
             ModelSpec::Web(_) => ModelName::Web,
         }
     }
@@ -347,7 +391,7 @@ pub struct RateSpec {
 }
 
 choice! {
-    /// How a cbr or poisson source sends.
+    /// How a cbr, poisson, sine, fgn or noise source sends.
     Transport {
         /// Open loop: every packet on schedule.
         Udp = "udp",

@@ -150,3 +150,18 @@ path = [{{ element = "queue", rate = "10Mbps", codel = {{ target = "10ms" }} }},
     let ElementSpec::Queue { discipline: DisciplineSpec::Pie { params, .. }, .. } = &r.bottleneck[1].elements[1] else { panic!() };
     assert_eq!(*params, net::queue::PieParams::default());
 }
+
+#[test]
+fn a_queue_discipline_written_out_with_its_defaults_resolves_to_the_same_settings() {
+    let text = format!(
+        r#"{HEAD}path = [{{ element = "queue", rate = "10Mbps", red = {{ thresh = 5, linterm = 50, mean_pktsize = "1KB" }} }}]
+[topology.bottleneck.reverse]
+path = [{{ element = "queue", rate = "10Mbps", pie = {{ max_burst = "0s" }} }}, {{ element = "queue", rate = "1Mbps", codel = {{}} }}]
+"#
+    );
+    let (s, r) = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap().resolved(None, None).unwrap();
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    assert!(filled.contains("discipline = \"red\"") && filled.contains("discipline = \"codel\""), "{filled}");
+    let (_, r2) = ScenarioFile::parse("f.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap_or_else(|e| panic!("{e}\n{filled}"));
+    assert_eq!(r, r2, "{filled}");
+}

@@ -15,6 +15,24 @@ pub enum Algorithm {
     Cubic,
 }
 
+/// What the sender does when it detects a loss, beyond the algorithm's own rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LossResponse {
+    /// RFC 5681/6582 as Linux does it: ssthresh from FlightSize, cut once per loss
+    /// episode (a repeated timeout keeps it), a new fast retransmit as soon as the
+    /// previous recovery has ended.
+    #[default]
+    Linux,
+    /// ns-2 2.35's `Agent/TCP` family (`tcp.cc` `slowdown`, `tcp-reno.cc`
+    /// `dupack_action`, `bug_fix_` true): ssthresh = half the congestion window in
+    /// whole packets (at least 2), cut again at every timeout (a repeated one gives
+    /// 2); a fast retransmit needs an ACK beyond everything sent when the previous
+    /// fast retransmit or timeout happened, so Reno's further losses in one window
+    /// wait for the timer; the fast retransmit restarts the timer and abandons the
+    /// RTT measurement; the ACK that ends fast recovery also grows the window.
+    Ns2,
+}
+
 /// Per-endpoint settings. `Default` gives Linux-like values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -76,6 +94,11 @@ pub struct TcpConfig {
     /// detection, `tcp_cubic.c`), as Linux does by default. Off: slow start runs until
     /// a loss or ssthresh.
     pub hystart: bool,
+    /// `None`: RFC 6298's estimator (nanoseconds, a sample per ACK). `Some(tick)`: ns-2's
+    /// coarse-clock estimator (`tcpTick_`): one timed segment per round trip, measured
+    /// in ticks, backoff kept until a timed segment is acknowledged.
+    pub rto_tick: Option<Dur>,
+    pub loss_response: LossResponse,
 }
 
 impl Default for TcpConfig {
@@ -105,6 +128,38 @@ impl Default for TcpConfig {
             limited_transmit: true,
             slow_start_after_idle: true,
             hystart: true,
+            rto_tick: None,
+            loss_response: LossResponse::Linux,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// ns-2 2.35's `Agent/TCP/Reno` with `Agent/TCPSink` and the defaults it ships
+    /// (`ns-default.tcl`): one ACK per segment, no SACK, no timestamps, no quick
+    /// ACKs, an initial window of 2 (`windowInit_`), per-ACK growth counted in
+    /// packets, Limited Transmit (`singledup_`), the 10 ms tick RTO estimator
+    /// starting at 3 s (`rtxcur_init_`) with `minrto_` 200 ms and `maxrto_` 60 s,
+    /// ns-2's loss response, no restart after idle. Neither has HyStart or pacing,
+    /// and ns-2's `maxburst_` 0 is no limit, as here. ns-2's `window_` is a packet
+    /// count: set `rcv_buf` to window_ × MSS.
+    pub fn ns2() -> TcpConfig {
+        TcpConfig {
+            algorithm: Algorithm::Reno,
+            sack: false,
+            timestamps: false,
+            quickack: 0,
+            ack_every: 1,
+            initial_cwnd: 2,
+            byte_counting: false,
+            limited_transmit: true,
+            slow_start_after_idle: false,
+            min_rto: Dur::from_millis(200),
+            max_rto: Dur::from_secs(60),
+            initial_rto: Dur::from_secs(3),
+            rto_tick: Some(Dur::from_millis(10)),
+            loss_response: LossResponse::Ns2,
+            ..TcpConfig::default()
         }
     }
 }

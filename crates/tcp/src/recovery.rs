@@ -23,7 +23,7 @@
 
 use crate::cc::{Ack, Cc, CongestionControl, Window};
 use crate::send::Scoreboard;
-use crate::Algorithm;
+use crate::{Algorithm, LossResponse};
 use units::{Dur, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,10 +94,15 @@ pub(crate) struct Recovery {
     prr_delivered: u64,
     prr_out: u64,
     recover_fs: u64,
+    /// ns-2's loss response (see `LossResponse::Ns2`).
+    ns2: bool,
+    /// ns-2: the window fast recovery ends with, half the window at entry to the byte
+    /// (`precision_reduce_`: cwnd_ = windowd() / 2, while ssthresh_ is its integer part).
+    half_cwnd: u64,
 }
 
 impl Recovery {
-    pub fn new(mode: Mode, dupthresh: u32) -> Self {
+    pub fn new(mode: Mode, dupthresh: u32, response: LossResponse) -> Self {
         Recovery {
             mode,
             phase: Phase::Open,
@@ -108,6 +113,8 @@ impl Recovery {
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
+            ns2: response == LossResponse::Ns2,
+            half_cwnd: 0,
         }
     }
 
@@ -183,9 +190,14 @@ impl Recovery {
         // RFC 5681 eq. (4) / RFC 6675 (4.2) FlightSize: all data outstanding, SACKed or not.
         // (ns-3 uses pipe here, which is smaller by the SACKed segments that revealed the
         // loss; FlightSize reproduces the Mathis rate with and without SACK.)
-        cc.on_loss(w, now, sb.outstanding());
+        cc.on_loss(w, now, if self.ns2 { whole_packets(w.cwnd, w.mss) } else { sb.outstanding() });
         self.recover = sb.nxt();
         o.entered = true;
+        if self.ns2 {
+            // ns-2's bug_fix_: the next fast retransmit needs an ACK beyond `recover`.
+            self.fr_floor = self.recover + 1;
+            self.half_cwnd = (w.cwnd / 2).max(w.mss);
+        }
         match self.mode {
             Mode::Tahoe => {
                 w.cwnd = w.mss;
@@ -215,14 +227,14 @@ impl Recovery {
         match self.mode {
             Mode::Reno => {
                 if a.acked > 0 {
-                    self.exit(now, w, cc);
+                    self.exit(now, a, w, cc);
                 } else if a.dup {
                     w.cwnd += w.mss; // inflate: a segment has left the network
                 }
             }
             Mode::NewReno => {
                 if a.acked > 0 && sb.una() >= self.recover {
-                    self.exit(now, w, cc); // full ACK
+                    self.exit(now, a, w, cc); // full ACK
                 } else if a.acked > 0 {
                     sb.mark_head_lost();
                     o.retransmit_head = true;
@@ -234,7 +246,7 @@ impl Recovery {
             }
             Mode::Sack => {
                 if sb.una() >= self.recover {
-                    self.exit(now, w, cc);
+                    self.exit(now, a, w, cc);
                 } else {
                     self.prr(a.delivered, sb, w);
                 }
@@ -243,9 +255,16 @@ impl Recovery {
         }
     }
 
-    fn exit(&mut self, now: Time, w: &mut Window, cc: &mut Cc) {
+    fn exit(&mut self, now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc) {
         cc.on_recovery_exit(w, now);
         self.phase = Phase::Open;
+        if self.ns2 {
+            if self.mode != Mode::Sack {
+                w.cwnd = self.half_cwnd;
+            }
+            // ns-2 handles the ACK that ends recovery as any new ACK: it opens cwnd.
+            grow(now, a, w, cc, 2 * w.mss);
+        }
     }
 
     /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt.
@@ -270,15 +289,29 @@ impl Recovery {
     /// ssthresh is reduced once per loss episode: not again for a repeated timeout (RFC 5681
     /// §3.1 note) nor for a timeout during fast recovery or the slow start after an earlier
     /// one, whose outstanding data is no measure of the path (Linux tcp_enter_loss).
+    ///
+    /// ns-2 instead halves the congestion window at every timeout (its deflated value in
+    /// fast recovery), so a repeated timeout leaves ssthresh at 2 segments.
     pub fn on_rto(&mut self, now: Time, repeated: bool, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
-        let same_episode = repeated || self.phase != Phase::Open;
-        cc.on_rto(w, now, sb.outstanding(), sb.nxt(), same_episode);
+        if self.ns2 {
+            let cwnd = if self.phase == Phase::Recovery { w.ssthresh } else { w.cwnd };
+            cc.on_rto(w, now, whole_packets(cwnd, w.mss), sb.nxt(), false);
+        } else {
+            let same_episode = repeated || self.phase != Phase::Open;
+            cc.on_rto(w, now, sb.outstanding(), sb.nxt(), same_episode);
+        }
         sb.mark_all_lost();
         self.recover = sb.nxt();
         self.fr_floor = self.recover + 1;
         self.phase = Phase::Loss;
         self.dupacks = 0;
     }
+}
+
+/// The amount whose half (`cc::half_flight`) is ns-2's `int(window() / 2)`: the window
+/// in whole packets, rounded down to an even number.
+fn whole_packets(cwnd: u64, mss: u64) -> u64 {
+    cwnd / mss / 2 * 2 * mss
 }
 
 fn grow(now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
@@ -305,7 +338,12 @@ mod tests {
         for i in 0..nsegs {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
-        Fixture { r: Recovery::new(mode, 3), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true, true) }
+        Fixture {
+            r: Recovery::new(mode, 3, LossResponse::Linux),
+            sb,
+            w: Window { cwnd, ssthresh: u64::MAX, mss: M },
+            cc: Cc::new(Algorithm::Reno, true, true),
+        }
     }
 
     impl Fixture {

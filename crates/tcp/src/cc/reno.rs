@@ -9,6 +9,10 @@ pub(crate) struct Reno {
     /// RFC 3465 congestion-avoidance byte counter.
     bytes_acked: u64,
     byte_counting: bool,
+    /// Per-ACK growth: the remainder of SMSS*SMSS not yet added (in units of 1/cwnd
+    /// bytes), so the window grows by exactly one SMSS per window of ACKs, as ns-2's
+    /// `cwnd_ += 1/cwnd_` in packets does, not by a truncated share of it.
+    frac: u64,
 }
 
 impl Default for Reno {
@@ -19,7 +23,7 @@ impl Default for Reno {
 
 impl Reno {
     pub(crate) fn new(byte_counting: bool) -> Reno {
-        Reno { bytes_acked: 0, byte_counting }
+        Reno { bytes_acked: 0, byte_counting, frac: 0 }
     }
 }
 
@@ -30,8 +34,11 @@ impl CongestionControl for Reno {
             return;
         }
         if !self.byte_counting {
-            // RFC 5681 equation (3), per ACK: cwnd += SMSS*SMSS/cwnd (at least 1 byte).
-            w.cwnd += (w.mss * w.mss / w.cwnd).max(1);
+            // RFC 5681 equation (3), per ACK: cwnd += SMSS*SMSS/cwnd, the fraction of a
+            // byte carried to the next ACK.
+            let num = w.mss * w.mss + self.frac;
+            self.frac = num % w.cwnd;
+            w.cwnd += num / w.cwnd;
             return;
         }
         // RFC 3465 §2.1: one SMSS per cwnd bytes acknowledged.
@@ -45,6 +52,7 @@ impl CongestionControl for Reno {
     fn on_loss(&mut self, w: &mut Window, _now: Time, flight: u64) {
         w.ssthresh = half_flight(w, flight);
         self.bytes_acked = 0;
+        self.frac = 0;
     }
 
     fn on_rto(&mut self, w: &mut Window, _now: Time, flight: u64, _nxt: u64, repeated: bool) {
@@ -53,6 +61,7 @@ impl CongestionControl for Reno {
         }
         w.cwnd = w.mss; // loss window LW = 1 segment
         self.bytes_acked = 0;
+        self.frac = 0;
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _now: Time) {
@@ -62,6 +71,7 @@ impl CongestionControl for Reno {
     fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
         w.cwnd = w.cwnd.min(iw);
         self.bytes_acked = 0;
+        self.frac = 0;
     }
 }
 

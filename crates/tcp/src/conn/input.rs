@@ -4,7 +4,7 @@
 use super::{Notify, State, Tcp};
 use crate::cc::{CongestionControl, Sample, Window};
 use crate::recovery::{AckInfo, Mode, Recovery};
-use crate::{Flags, SackBlocks, Segment, SynOptions};
+use crate::{Flags, LossResponse, SackBlocks, Segment, SynOptions};
 use units::Time;
 
 /// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
@@ -79,11 +79,11 @@ impl Tcp {
         let iw = if self.syn_retransmitted { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
         self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
         self.grow_sndbuf();
-        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh);
+        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh, self.cfg.loss_response);
         if self.syn_retransmitted {
             self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         } else {
-            self.rtt.sample(now - self.syn_sent_at);
+            self.rtt.sample_syn(self.syn_sent_at, now);
         }
         self.rto_at = None;
         self.last_send = now;
@@ -128,9 +128,8 @@ impl Tcp {
         if ack > una {
             let a = self.sb.ack(ack);
             acked = a.bytes;
-            if let Some(t) = a.rtt_from {
-                self.rtt.sample(now - t);
-                let s = Sample { rtt: now - t, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
+            if let Some(rtt) = self.rtt.on_ack(now, ack, a.rtt_from) {
+                let s = Sample { rtt, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
                 self.cc.on_rtt_sample(&mut self.w, now, &s);
             }
             self.rto_count = 0;
@@ -160,6 +159,11 @@ impl Tcp {
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
         self.stats.fast_recoveries += o.entered as u64;
+        if o.entered && self.cfg.loss_response == LossResponse::Ns2 {
+            // ns-2's reset_rtx_timer(1, 0) at a fast retransmit.
+            self.rtt.cancel_timing();
+            self.rto_at = Some(now + self.rtt.rto());
+        }
         if acked > 0 {
             // RFC 6298 5.2/5.3.
             if self.sb.outstanding() == 0 {
@@ -244,6 +248,7 @@ impl Tcp {
                 let repeated = self.rto_count > 0;
                 self.rto_count += 1;
                 self.rec.on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
+                self.rtt.cancel_timing();
                 self.rtt.back_off(); // RFC 6298 5.5
                                      // 5.4: retransmit the earliest unacknowledged segment, whatever its size.
                 if let Some(idx) = self.sb.head_retransmittable() {

@@ -7,7 +7,7 @@ mod output;
 use crate::cc::{Cc, Window};
 use crate::recovery::{Mode, Recovery};
 use crate::recv::Receiver;
-use crate::rtt::RttEstimator;
+use crate::rtt::Rto;
 use crate::send::Scoreboard;
 use crate::{Flags, Segment, TcpConfig};
 use units::{Dur, Time};
@@ -110,7 +110,7 @@ pub struct Tcp {
     w: Window,
     cc: Cc,
     rec: Recovery,
-    rtt: RttEstimator,
+    rtt: Rto,
     rto_at: Option<Time>,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
@@ -148,8 +148,8 @@ impl Tcp {
             snd_wl2: 0,
             w: Window { cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64, ssthresh: cfg.initial_ssthresh, mss: mss as u64 },
             cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
-            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh),
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh, cfg.loss_response),
+            rtt: Rto::new(cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_at: None,
             rto_count: 0,
             syn_rtx: 0,

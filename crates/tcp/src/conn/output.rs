@@ -91,6 +91,7 @@ impl Tcp {
         let seq = self.sb.nxt();
         let end = seq + len + fin as u64;
         self.sb.on_send(seq, end, now, fin);
+        self.rtt.on_send(now, end);
         self.fin_sent |= fin;
         self.rec.on_sent(end - seq);
         self.emit_data(now, seq, len, fin, false, out);

@@ -1,6 +1,7 @@
 //! Background traffic models: the traffic the foreground competes with.
 
 mod greedy;
+pub mod process;
 mod rate;
 mod replay;
 mod swing;

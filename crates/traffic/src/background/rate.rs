@@ -1,4 +1,5 @@
-//! Constant-bit-rate and Poisson sources, over UDP or TCP.
+//! Constant-bit-rate and Poisson sources, and sources whose packets a
+//! rate process times (sine, fgn, noise), over UDP or TCP.
 //!
 //! Each source host sends to its own sink host across the bottleneck, and
 //! the hosts share the model's mean rate equally. Over UDP every packet is
@@ -9,6 +10,7 @@
 //! as a sleeping writer thread would do. So the TCP variants fall behind
 //! when the path is congested: they are responsive.
 
+use super::process::{Pacer, RateProcess};
 use crate::{App, AppReport, ConnId, Event, HostId, Transport};
 use std::collections::HashMap;
 use units::{Dur, Rng, Time};
@@ -30,11 +32,14 @@ pub enum RateTransport {
 #[derive(Clone, Debug)]
 pub struct RateSourceConfig {
     pub name: String,
+    /// How packets are spaced (a source timed by a rate process, made
+    /// by [`RateSource::paced`], ignores it).
     pub arrivals: Arrivals,
     pub transport: RateTransport,
     /// (source, sink) host pairs.
     pub pairs: Vec<(HostId, HostId)>,
-    /// Mean rate of the whole model, in IP-layer bits per second.
+    /// Mean rate of the whole model, in IP-layer bits per second (of a
+    /// paced source: what staggers its connections' opening).
     pub rate_bps: f64,
     /// IP packet size.
     pub packet_size: u32,
@@ -48,6 +53,8 @@ pub struct RateSourceConfig {
 pub struct RateSource {
     cfg: RateSourceConfig,
     rng: Rng,
+    /// A rate process's packet times, instead of the arrivals' gaps.
+    pacer: Option<Pacer>,
     /// Mean gap per host, ns.
     gap_ns: f64,
     /// Next scheduled send per host (CBR keeps exact fractional times).
@@ -70,6 +77,7 @@ impl RateSource {
         RateSource {
             cfg,
             rng,
+            pacer: None,
             gap_ns,
             next_ns: vec![0.0; n],
             conns: vec![None; n],
@@ -80,6 +88,13 @@ impl RateSource {
             sent_bytes: 0,
             sent_writes: 0,
         }
+    }
+
+    /// A source whose packets leave where `process`'s integral reaches
+    /// each packet's bits (see [`super::process`]).
+    pub fn paced(cfg: RateSourceConfig, process: Box<dyn RateProcess>, rng: Rng) -> RateSource {
+        let pacer = Pacer::new(process, cfg.pairs.len(), cfg.packet_size, cfg.start);
+        RateSource { pacer: Some(pacer), ..RateSource::new(cfg, rng) }
     }
 
     fn payload(&self) -> u32 {
@@ -95,7 +110,10 @@ impl RateSource {
 
     /// Schedules host `i`'s next send `gap` after `from_ns`.
     fn schedule(&mut self, i: usize, from_ns: f64, tp: &mut dyn Transport) {
-        let at = from_ns + self.gap();
+        let at = match &mut self.pacer {
+            Some(p) => p.after(i, from_ns).unwrap_or(f64::INFINITY),
+            None => from_ns + self.gap(),
+        };
         self.next_ns[i] = at;
         if at < self.cfg.stop.0 as f64 {
             tp.set_timer(Time(at.ceil() as u64), i as u64);
@@ -104,11 +122,15 @@ impl RateSource {
 
     fn first(&mut self, i: usize, tp: &mut dyn Transport) {
         let base = tp.now().0.max(self.cfg.start.0) as f64;
-        let phase = match self.cfg.arrivals {
-            Arrivals::Constant => self.rng.uniform() * self.gap_ns,
-            Arrivals::Poisson => self.rng.exponential(self.gap_ns),
+        self.next_ns[i] = match &mut self.pacer {
+            Some(p) => p.first(i, base).unwrap_or(f64::INFINITY),
+            None => {
+                base + match self.cfg.arrivals {
+                    Arrivals::Constant => self.rng.uniform() * self.gap_ns,
+                    Arrivals::Poisson => self.rng.exponential(self.gap_ns),
+                }
+            }
         };
-        self.next_ns[i] = base + phase;
         if self.next_ns[i] < self.cfg.stop.0 as f64 {
             tp.set_timer(Time(self.next_ns[i].ceil() as u64), i as u64);
         }
@@ -224,15 +246,19 @@ impl App for RateSource {
     }
 
     fn report(&self) -> AppReport {
-        let kind = match (self.cfg.arrivals, self.cfg.transport) {
-            (Arrivals::Constant, RateTransport::Udp) => "cbr-udp",
-            (Arrivals::Constant, RateTransport::Tcp) => "cbr-tcp",
-            (Arrivals::Poisson, RateTransport::Udp) => "poisson-udp",
-            (Arrivals::Poisson, RateTransport::Tcp) => "poisson-tcp",
+        let kind = match (&self.pacer, self.cfg.arrivals, self.cfg.transport) {
+            (Some(p), _, t) => p.process().kinds()[(t == RateTransport::Tcp) as usize],
+            (None, Arrivals::Constant, RateTransport::Udp) => "cbr-udp",
+            (None, Arrivals::Constant, RateTransport::Tcp) => "cbr-tcp",
+            (None, Arrivals::Poisson, RateTransport::Udp) => "poisson-udp",
+            (None, Arrivals::Poisson, RateTransport::Tcp) => "poisson-tcp",
         };
         let mut counters = vec![("sent_bytes", self.sent_bytes as f64), ("writes", self.sent_writes as f64)];
         if self.cfg.transport == RateTransport::Tcp {
             counters.push(("blocked_s", self.blocked_total.as_secs_f64()));
+        }
+        if let Some(p) = &self.pacer {
+            counters.extend(p.process().counters());
         }
         AppReport { name: self.cfg.name.clone(), kind, metric: None, counters, ..Default::default() }
     }
@@ -344,6 +370,58 @@ mod tests {
             assert!(gaps(&t).iter().all(|g| g.abs_diff(2_000_000) <= 1), "{:?}", gaps(&t));
         }
         assert_eq!(f.counter(0, "blocked_s"), 0.0);
+    }
+
+    /// The seed's sine background, m = A = 4 Mbit/s at 0.7 Hz from phase 1,
+    /// from 1 s to 3 s.
+    fn sine() -> Box<dyn RateProcess> {
+        let wave = crate::background::process::Wave { amplitude: 4e6, frequency: 0.7, phase: 1.0 };
+        Box::new(crate::background::process::Sine::new(4e6, vec![wave]))
+    }
+
+    #[test]
+    fn a_sine_over_udp_sends_each_packet_where_the_integral_of_the_rate_reaches_its_bits() {
+        let mut f = Fake::loopback(Dur::ZERO);
+        let cfg = RateSourceConfig { rate_bps: 4e6, ..config(Arrivals::Constant, RateTransport::Udp) };
+        f.add(RateSource::paced(cfg, sine(), Rng::stream(1, "rate-test")));
+        f.start();
+        f.run_until(at(5.0));
+        let p = sine();
+        // Packet j of the model (either host's) at F(t) = j·8000 bits from
+        // the start, to the nanosecond its timer is rounded up to.
+        let sent = f.datagrams();
+        let t: Vec<f64> = sent.iter().map(|d| (d.at - at(1.0)).as_secs_f64()).collect();
+        assert_eq!(t.len(), (p.bits(2.0) / 8000.0).floor() as usize);
+        for (j, &tj) in t.iter().enumerate() {
+            let due = crate::background::process::time_of(p.as_ref(), 0.0, (j + 1) as f64 * 8000.0).expect("due");
+            assert!(tj >= due - 1e-10 && tj < due + 1.1e-9, "{j}: {tj} {due}");
+        }
+        // The hosts take turns.
+        assert!(sent.iter().enumerate().all(|(j, d)| d.from == [1, 2][j % 2] && d.payload == 972));
+        assert_eq!(f.report(0).kind, "sine-udp");
+    }
+
+    #[test]
+    fn a_sine_over_tcp_writes_one_packets_payload_at_each_scheduled_time() {
+        let mut f = Fake::loopback(Dur::from_millis(1));
+        let cfg = RateSourceConfig { pairs: vec![(1, 101)], rate_bps: 4e6, ..config(Arrivals::Constant, RateTransport::Tcp) };
+        f.add(RateSource::paced(cfg, sine(), Rng::stream(1, "rate-test")));
+        f.start();
+        f.run_until(at(5.0));
+        let w = writes(&f, 1);
+        assert!(w.iter().all(|&(_, b, took)| b == 948 && took == 948));
+        // The first write is the first packet due once the connection is
+        // up, and every write after it the next packet.
+        let p = sine();
+        let secs = |t: Time| (t - at(1.0)).as_secs_f64();
+        let up = f.connections().next().expect("a connection").established.expect("established");
+        let k0 = (p.bits(secs(up)) / 8000.0).ceil();
+        for (j, &(t, _, _)) in w.iter().enumerate() {
+            let due = crate::background::process::time_of(p.as_ref(), 0.0, (k0 + j as f64) * 8000.0).expect("due");
+            assert!((secs(t) - due).abs() < 1.1e-9, "{j}: {} {due}", secs(t));
+        }
+        assert_eq!(w.len() as f64, (p.bits(2.0) / 8000.0).floor() - k0 + 1.0);
+        assert_eq!(f.report(0).kind, "sine-tcp");
     }
 
     #[test]

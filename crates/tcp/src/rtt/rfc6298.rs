@@ -1,4 +1,4 @@
-//! Retransmission timeout estimation (RFC 6298).
+//! Retransmission timeout estimation (RFC 6298): a sample from every ACK that Karn allows.
 
 use units::Dur;
 

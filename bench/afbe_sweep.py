@@ -41,9 +41,11 @@ TOLERANCE = 0.15
 CLASSES = {"af": 1, "be": 0}
 
 
-def scenario(load: float, af_share: float, stop: float, end: float) -> str:
+def scenario(load: float, af_share: float, stop: float, end: float, flavour: str | None = None) -> str:
     """The example's setting with the two clouds' web flows at this point."""
     text = EXAMPLE.read_text()
+    if flavour:
+        text = text.replace("[tcp]\n", f'[tcp]\nflavour = "{flavour}"\n', 1)
     head = text[: text.index("[cases.")]
     head = re.sub(r'^duration\s*=\s*"[^"]*"', f'duration = "{end}s"', head, count=1, flags=re.M)
     sizes = ", ".join(f'["{b}B", 1]' for b in SIZES)
@@ -54,10 +56,10 @@ def scenario(load: float, af_share: float, stop: float, end: float) -> str:
     return head
 
 
-def run_undertow(load: float, af_share: float, seed: int, stop: float, end: float, out: Path) -> dict:
+def run_undertow(load: float, af_share: float, seed: int, stop: float, end: float, out: Path, flavour: str | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "afbe.toml"
-        f.write_text(scenario(load, af_share, stop, end))
+        f.write_text(scenario(load, af_share, stop, end, flavour))
         subprocess.run([str(UNDERTOW), "run", str(f), "-o", str(out), "--overwrite", "-q", "--seed", str(seed)], check=True)
     summary = json.loads((out / "summary.json").read_text())
     res: dict = {"completion": {}, "transfer": {}}
@@ -112,13 +114,14 @@ def main() -> int:
     p.add_argument("--stop", type=float, default=180.0, help="no new flow after this (s)")
     p.add_argument("--end", type=float, default=200.0, help="the run's end (s)")
     p.add_argument("--ns2", action="store_true", help="run ns-2's diffserv module on the same setting")
+    p.add_argument("--tcp-flavour", help="undertow's [tcp] flavour (e.g. ns2)")
     p.add_argument("-o", "--output", type=Path, default=Path("runs/afbe"))
     args = p.parse_args()
     rows = []
     for share in [float(x) for x in args.af_shares.split(",")]:
         for load in [float(x) for x in args.loads.split(",")]:
             tag = f"load{load:g}_af{share:g}"
-            u = run_undertow(load, share, args.seed, args.stop, args.end, args.output / tag)
+            u = run_undertow(load, share, args.seed, args.stop, args.end, args.output / tag, args.tcp_flavour)
             n = run_ns2(load, share, args.seed, args.stop, args.end) if args.ns2 else None
             print(f"\nload {load:g}, AF share {share:g}")
             print(f"{'class':<6}{'bytes':>7}{'completion s':>14}{'transfer s':>12}" + (f"{'ns-2 s':>10}{'ratio':>7}" if n else ""))

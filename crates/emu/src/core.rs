@@ -257,8 +257,8 @@ impl Core {
             match ev {
                 Ev::Arrive { path, buf } => self.arrive(t, path, buf),
                 Ev::Resume { path, buf, stage } => {
-                    let mut m = self.bufs[buf as usize].meta;
-                    let next = self.fabric.resume(t, path, stage, &mut m);
+                    let (src, mut m) = (self.bufs[buf as usize].src, self.bufs[buf as usize].meta);
+                    let next = self.fabric.resume(t, path, stage, src, &mut m);
                     self.next(t, buf, next);
                 }
                 Ev::Wake { path } => self.wake(t, path),

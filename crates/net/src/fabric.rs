@@ -77,6 +77,9 @@ pub struct Attachment {
     pub beyond: Option<u32>,
     /// Its uplink starts with the loss of what it sends.
     pub loses: bool,
+    /// The DiffServ class of what it sends (`Packet::class`), stamped on
+    /// its packets at each path they enter.
+    pub class: u8,
 }
 
 /// What the engine does next with a packet.
@@ -139,8 +142,10 @@ impl Fabric {
         let fwd = f.add_path("bottleneck/fwd".into(), bottleneck[0].clone(), NodeRef::Router(1))?;
         let rev = f.add_path("bottleneck/rev".into(), bottleneck[1].clone(), NodeRef::Router(0))?;
         debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
-        f.paths[fwd as usize].monitor = Some(0);
-        f.paths[rev as usize].monitor = Some(1);
+        for (path, monitor) in [(fwd, 0), (rev, 1)] {
+            f.paths[path as usize].monitor = Some(monitor);
+            f.paths[path as usize].path.count_classes();
+        }
         Ok(f)
     }
 
@@ -162,7 +167,7 @@ impl Fabric {
             Some(b) => Some(self.add_path(format!("h{id}/beyond"), b, NodeRef::Router(side.other().router()))?),
             None => None,
         };
-        self.hosts.push(Attachment { side, uplink, downlink, beyond, loses });
+        self.hosts.push(Attachment { side, uplink, downlink, beyond, loses, class: 0 });
         // The host's own router sends down its access link, the other across
         // the bottleneck towards the host's side.
         let across = if side == Side::Left { BOTTLENECK_REV } else { BOTTLENECK_FWD };
@@ -171,10 +176,17 @@ impl Fabric {
         Ok(id)
     }
 
+    /// What `host` sends carries DiffServ class `class` (0, best effort,
+    /// unless set).
+    pub fn set_class(&mut self, host: HostId, class: u8) {
+        self.hosts[host as usize].class = class;
+    }
+
     /// `host` sends a packet at `now`.
     #[inline]
     pub fn send(&mut self, now: Time, host: HostId, pkt: &mut Packet) -> Next {
         let h = self.hosts[host as usize];
+        pkt.class = h.class;
         let next = self.offer(now, h.uplink, pkt);
         if h.loses && matches!(next, Next::Dropped { reason: DropReason::Loss, .. }) {
             self.losses.before_link += 1;
@@ -192,6 +204,7 @@ impl Fabric {
             NodeRef::Host(host) => Next::Deliver { host },
             NodeRef::Router(r) => {
                 let pkt = &mut meta();
+                pkt.class = self.hosts[src as usize].class;
                 // Past the observed link, a packet takes its sender's path
                 // beyond it, if it has one, before it is routed on.
                 if slot.monitor.is_some() {
@@ -218,8 +231,10 @@ impl Fabric {
         next(path, o)
     }
 
-    /// A packet that was to resume at element `stage` of `path` reached it.
-    pub fn resume(&mut self, now: Time, path: u32, stage: u32, pkt: &mut Packet) -> Next {
+    /// A packet from `src` that was to resume at element `stage` of `path`
+    /// reached it.
+    pub fn resume(&mut self, now: Time, path: u32, stage: u32, src: HostId, pkt: &mut Packet) -> Next {
+        pkt.class = self.hosts[src as usize].class;
         let o = self.paths[path as usize].path.resume(now, stage, pkt);
         next(path, o)
     }

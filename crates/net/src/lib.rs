@@ -19,6 +19,8 @@
 //!   the serialiser of the queue before them;
 //! - [`schedule`]: rates and delays that follow a schedule (a time-varying
 //!   link);
+//! - [`marker`]: the TSWTCM marker (RFC 2859), which colours packets by
+//!   a rate profile;
 //! - [`bunching`]: packets delivered in pairs;
 //! - [`delay`]: propagation delay.
 //!
@@ -37,6 +39,7 @@ pub mod delay;
 pub mod element;
 pub mod fabric;
 pub mod loss;
+pub mod marker;
 pub mod monitor;
 pub mod outage;
 pub mod packet;
@@ -50,8 +53,8 @@ pub use element::{DropReason, Element, Release, Verdict};
 pub use fabric::{Fabric, HostId, Next, Side};
 pub use loss::{Loss, LossModel};
 pub use outage::Outages;
-pub use packet::Packet;
-pub use path::{Outcome, Path, PathStats, Stage};
+pub use packet::{Colour, Packet};
+pub use path::{ClassCounts, Outcome, Path, PathStats, Stage};
 pub use queue::{QueueLimit, QueueStats};
 pub use schedule::{RateSchedule, Schedule};
 pub use shaper::Shaper;

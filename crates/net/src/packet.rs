@@ -15,8 +15,11 @@ pub struct Packet {
     /// A label of the packet's flow (its addresses and ports), for
     /// per-flow disciplines and markers.
     pub flow: u32,
-    /// Its class or drop precedence: 0 unless a marker or the sender set it.
+    /// Its DiffServ class (the codepoint's class: 0 best effort), as its
+    /// sending host sets it; schedulers between classes serve by it.
     pub class: u8,
+    /// Its drop precedence ([`Colour`]): green unless a marker coloured it.
+    pub colour: Colour,
     /// A SYN or SYN/ACK: a loss element may lose handshakes at a rate of
     /// their own.
     pub handshake: bool,
@@ -32,10 +35,49 @@ pub struct Packet {
     pub enqueued_at: Time,
 }
 
+/// A drop precedence, as a marker colours a packet (RFC 2597's low,
+/// medium and high; RFC 2859's green, yellow and red). One byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Colour {
+    #[default]
+    Green = 0,
+    Yellow = 1,
+    Red = 2,
+}
+
+impl Colour {
+    pub const ALL: [Colour; 3] = [Colour::Green, Colour::Yellow, Colour::Red];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name used in scenarios and summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Colour::Green => "green",
+            Colour::Yellow => "yellow",
+            Colour::Red => "red",
+        }
+    }
+}
+
 impl Packet {
     /// A packet of `len` bytes with handle `id`, everything else unset.
     pub fn new(id: u32, len: u32) -> Packet {
-        Packet { id, len, flow: 0, class: 0, handshake: false, ecn_capable: false, ce: false, queued: false, tx: Dur::ZERO, enqueued_at: Time::ZERO }
+        Packet {
+            id,
+            len,
+            flow: 0,
+            class: 0,
+            colour: Colour::Green,
+            handshake: false,
+            ecn_capable: false,
+            ce: false,
+            queued: false,
+            tx: Dur::ZERO,
+            enqueued_at: Time::ZERO,
+        }
     }
 
     /// The flow label both engines give a packet between hosts `src` and
@@ -43,5 +85,18 @@ impl Packet {
     #[inline]
     pub fn flow_of(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
         src ^ dst.rotate_left(16) ^ (sport as u32) << 8 ^ dport as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_stays_five_words_with_its_class_and_colour() {
+        // The simulator copies one per element offer: the colour fits in
+        // the padding beside the other one-byte fields.
+        assert_eq!(std::mem::size_of::<Packet>(), 40);
+        assert_eq!(std::mem::size_of::<Colour>(), 1);
     }
 }

@@ -79,10 +79,43 @@ pub enum Outcome {
 }
 
 /// Drops by reason, and the first queue's counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PathStats {
     pub drops: [u64; DropReason::ALL.len()],
     pub queue: QueueStats,
+    /// Per class (and colour, for drops), on a path that counts them ([`Path::count_classes`]).
+    pub classes: Option<Box<ClassCounts>>,
+}
+
+/// The DiffServ classes a path tells apart in its counters (0 to 7: the
+/// class selector; a higher class is counted as 7).
+pub const CLASSES: usize = 8;
+
+/// What entered a path per class, and what it dropped per class, colour
+/// (the one the packet had when dropped) and reason. Both are counted at
+/// the engine's time whatever the path's elements, so a run's counts do
+/// not depend on which elements hold packets.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClassCounts {
+    pub offered: [u64; CLASSES],
+    pub drops: [[[u64; DropReason::ALL.len()]; 3]; CLASSES],
+}
+
+impl ClassCounts {
+    #[inline]
+    fn offered(&mut self, p: &Packet) {
+        self.offered[(p.class as usize).min(CLASSES - 1)] += 1;
+    }
+
+    #[inline]
+    fn dropped(&mut self, p: &Packet, r: DropReason) {
+        self.drops[(p.class as usize).min(CLASSES - 1)][p.colour.index()][r.index()] += 1;
+    }
+
+    /// Classes that carried anything, in order.
+    pub fn used(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..CLASSES).filter(|&c| self.offered[c] > 0)
+    }
 }
 
 impl PathStats {
@@ -112,6 +145,7 @@ pub struct Path {
     /// every arrival, it costs the hot path nothing (most links end so).
     tail: Dur,
     drops: [u64; DropReason::ALL.len()],
+    classes: Option<Box<ClassCounts>>,
     released: Vec<Release>,
 }
 
@@ -124,7 +158,13 @@ impl Path {
         if tail > Dur::ZERO || matches!(stages.last(), Some(Stage::Delay(Delay::Fixed(_)))) {
             stages.pop();
         }
-        Path { stages, tail, drops: [0; DropReason::ALL.len()], released: Vec::new() }
+        Path { stages, tail, drops: [0; DropReason::ALL.len()], classes: None, released: Vec::new() }
+    }
+
+    /// Counts what enters per class and what is dropped per class and
+    /// colour from now on (the fabric counts its bottleneck's).
+    pub fn count_classes(&mut self) {
+        self.classes.get_or_insert_with(Default::default);
     }
 
     pub fn stages(&self) -> &[Stage] {
@@ -134,6 +174,9 @@ impl Path {
     /// A packet enters the path at `now`.
     #[inline]
     pub fn offer(&mut self, now: Time, pkt: &mut Packet) -> Outcome {
+        if let Some(c) = &mut self.classes {
+            c.offered(pkt);
+        }
         self.run(0, now, pkt)
     }
 
@@ -155,6 +198,9 @@ impl Path {
                 Verdict::Hold => return Outcome::Held,
                 Verdict::Drop(r) => {
                     self.drops[r.index()] += 1;
+                    if let Some(c) = &mut self.classes {
+                        c.dropped(pkt, r);
+                    }
                     return Outcome::Dropped(r, t);
                 }
             }
@@ -185,6 +231,9 @@ impl Path {
                     }
                     Release::Drop(p, reason) => {
                         self.drops[reason.index()] += 1;
+                        if let Some(c) = &mut self.classes {
+                            c.dropped(&p, reason);
+                        }
                         out.push((p, Outcome::Dropped(reason, now)));
                     }
                 }
@@ -195,7 +244,7 @@ impl Path {
 
     /// Drops by reason, and the first queue's counters.
     pub fn stats(&self) -> PathStats {
-        PathStats { drops: self.drops, queue: self.queue().map(|q| q.stats()).unwrap_or_default() }
+        PathStats { drops: self.drops, queue: self.queue().map(|q| q.stats()).unwrap_or_default(), classes: self.classes.clone() }
     }
 
     /// The first queue of the path, if it has one.

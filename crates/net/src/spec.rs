@@ -4,9 +4,14 @@
 use crate::bunching::Bunching;
 use crate::delay::Delay;
 use crate::loss::{Loss, LossModel};
+use crate::marker::{Tswtcm, TswtcmSpec};
 use crate::outage::Outages;
+use crate::path::CustomElement;
 use crate::path::{Path, Stage};
-use crate::queue::{Codel, CodelParams, DisciplineKind, DropTail, Fifo, Pie, PieParams, Queue, QueueLimit, Red, RedParams, Server, Transmit};
+use crate::queue::{
+    Codel, CodelParams, CountMode, DisciplineKind, DropTail, Fifo, Pie, PieParams, Queue, QueueLimit, Red, RedCurve, RedParams, Rio, RioSpec, Server,
+    Transmit, Wrr, WrrClass,
+};
 use crate::schedule::{RateSchedule, Schedule};
 use crate::shaper::Shaper;
 use units::{Dur, Rate, Rng};
@@ -25,6 +30,12 @@ pub enum DisciplineSpec {
     Codel(CodelParams),
     /// PIE (RFC 8033), drawing from the random stream `stream`.
     Pie { params: PieParams, stream: String },
+    /// Round-robin between classes, `weight` packets a turn, each class
+    /// its own sub-queue and limit ([`crate::queue::Wrr`]).
+    Wrr(Vec<WrrClass>),
+    /// RIO-C on the queue's limit (in packets) and rate
+    /// ([`crate::queue::Rio`]); its drops draw from `stream`.
+    Rio { precedences: Vec<RedCurve>, mean_packet: u32, count: CountMode, stream: String },
 }
 
 impl DisciplineSpec {
@@ -39,6 +50,15 @@ impl DisciplineSpec {
             }
             DisciplineSpec::Codel(p) => DisciplineKind::Dequeue(Box::new(Codel::new(*p, limit))),
             DisciplineSpec::Pie { params, stream } => DisciplineKind::Arrival(Box::new(Pie::new(*params, limit, Rng::stream(seed, stream)))),
+            DisciplineSpec::Wrr(classes) => DisciplineKind::Dequeue(Box::new(Wrr::new(classes))),
+            DisciplineSpec::Rio { precedences, mean_packet, count, stream } => {
+                let limit = match limit {
+                    QueueLimit::Packets(n) => n,
+                    QueueLimit::Bytes(b) => (b / (*mean_packet).max(1) as u64).min(u32::MAX as u64) as u32,
+                };
+                let spec = RioSpec { precedences: precedences.clone(), limit, rate, mean_packet: *mean_packet, count: *count };
+                DisciplineKind::Arrival(Box::new(Rio::new(&spec, Rng::stream(seed, stream))))
+            }
         }
     }
 }
@@ -84,6 +104,11 @@ pub enum ElementSpec {
         stream: String,
     },
     Delay(DelaySpec),
+    /// The TSWTCM marker (RFC 2859), its draws from `stream`.
+    Tswtcm {
+        spec: TswtcmSpec,
+        stream: String,
+    },
 }
 
 /// Why a path description cannot be built.
@@ -181,6 +206,7 @@ impl PathSpec {
                 ElementSpec::Bunching { p, stream } => Stage::Bunching(Bunching::new(*p, Rng::stream(seed, stream))),
                 ElementSpec::Delay(DelaySpec::Fixed(d)) => Stage::Delay(Delay::fixed(*d)),
                 ElementSpec::Delay(DelaySpec::Scheduled(s)) => Stage::Delay(Delay::scheduled(s.clone())),
+                ElementSpec::Tswtcm { spec, stream } => Stage::Custom(CustomElement(Box::new(Tswtcm::new(spec.clone(), Rng::stream(seed, stream))))),
             };
             stages.push(stage);
         }

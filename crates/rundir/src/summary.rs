@@ -36,6 +36,7 @@ fn link_summary(m: &Monitor, stats: &net::PathStats, rate: Option<units::Rate>, 
         "utilization": rate.map_or(Value::Null, |r| round(mean_rate / r.as_f64())),
         "mean_queue_delay_s": round(mean_qdelay),
         "max_queue_packets": q.max_backlog_pkts,
+        "classes": stats.classes.as_deref().map_or(Value::Null, class_summary),
         "overflow_drops": q.drops(net::DropReason::QueueFull),
         "early_drops": q.drops(net::DropReason::Early),
         "forced_drops": q.drops(net::DropReason::Forced),
@@ -60,6 +61,62 @@ fn first_discipline(path: &net::PathSpec) -> Option<&net::DisciplineSpec> {
         net::ElementSpec::Queue { discipline, .. } => Some(discipline),
         _ => None,
     })
+}
+
+/// Per DiffServ class: packets offered, drops, and the early-drop fraction
+/// (RED's random and forced drops over all its drops, as ns-2's dsRED
+/// counts early drops); per colour its drops by reason.
+fn class_summary(c: &net::ClassCounts) -> Value {
+    let mut out = Map::new();
+    for k in c.used() {
+        let mut colours = Map::new();
+        let (mut drops, mut early) = (0u64, 0u64);
+        for colour in net::Colour::ALL {
+            let by_reason = &c.drops[k][colour.index()];
+            let total: u64 = by_reason.iter().sum();
+            if total == 0 {
+                continue;
+            }
+            let reasons: Map<String, Value> = net::DropReason::ALL.iter().map(|r| (r.name().to_string(), json!(by_reason[*r as usize]))).collect();
+            colours.insert(colour.name().into(), Value::Object(reasons));
+            drops += total;
+            early += by_reason[net::DropReason::Early as usize] + by_reason[net::DropReason::Forced as usize];
+        }
+        let offered = c.offered[k];
+        out.insert(
+            k.to_string(),
+            json!({
+                "offered": offered,
+                "drops": drops,
+                "drop_fraction": round(if offered > 0 { drops as f64 / offered as f64 } else { 0.0 }),
+                "early_drop_fraction": if drops > 0 { round(early as f64 / drops as f64) } else { Value::Null },
+                "drops_by_colour": Value::Object(colours),
+            }),
+        );
+    }
+    Value::Object(out)
+}
+
+/// A metric per flow-length class, for records with a `class` column
+/// (web flows): count, mean and median, keyed by class with its size.
+fn by_class(rep: &AppReport, metric: &str) -> Option<Value> {
+    let class = rep.records.i64("class")?;
+    let vals = rep.records.f64(metric)?;
+    let bytes = rep.records.i64("bytes");
+    let mut keys: Vec<i64> = class.to_vec();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut out = Map::new();
+    for k in keys {
+        let v: Vec<f64> = class.iter().zip(vals).filter(|(c, _)| **c == k).map(|(_, v)| *v).collect();
+        let size = bytes.and_then(|b| class.iter().position(|c| *c == k).map(|i| b[i]));
+        let d = describe(&v)?;
+        out.insert(
+            k.to_string(),
+            json!({"bytes": if k >= 0 { json!(size) } else { Value::Null }, "count": d.count, "mean": round(d.mean), "p50": round(d.p50), "p90": round(d.p90)}),
+        );
+    }
+    Some(Value::Object(out))
 }
 
 /// A bottleneck direction as a run saw it.
@@ -108,6 +165,9 @@ pub fn summary(r: &Resolved, case: Option<&str>, f: &Facts) -> Value {
                     o.insert("count".into(), json!(0));
                 }
             }
+        }
+        if let Some(b) = rep.metric.and_then(|m| by_class(rep, m)) {
+            o.insert("by_class".into(), b);
         }
         let counters: Map<String, Value> = rep.counters.iter().map(|(k, v)| (k.to_string(), round(*v))).collect();
         o.insert("counters".into(), Value::Object(counters));

@@ -6,7 +6,7 @@
 use crate::{AppModel, BackgroundModel, Group, Resolved, Side, SwingModel};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Arrivals, Greedy, GreedyConfig, Playback, PlaybackConfig, RateSource, RateSourceConfig, RateTransport};
-use traffic::background::{Structure, SwingConfig, SwingSource};
+use traffic::background::{Structure, SwingConfig, SwingSource, Web, WebConfig};
 use traffic::plan::{self, HostPlan};
 use traffic::{App, HostId};
 use units::{Rng, Time};
@@ -67,7 +67,10 @@ fn make(hosts: &mut dyn Hosts, plans: &[HostPlan]) -> Vec<HostId> {
 
 /// `n` hosts on `side` sharing `group`'s access link and TCP settings.
 fn group_hosts(hosts: &mut dyn Hosts, side: Side, n: u32, group: &Group) -> Vec<HostId> {
-    let plans = plan::group(hosts.next_host(), side, n, &group.access, &group.tcp);
+    let mut plans = plan::group(hosts.next_host(), side, n, &group.access, &group.tcp);
+    for p in &mut plans {
+        p.class = group.class;
+    }
     make(hosts, &plans)
 }
 
@@ -220,6 +223,23 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
                 };
                 apps.push(Box::new(Playback::new(cfg)));
                 names.push(m.name.clone());
+            }
+            BackgroundModel::Web { name, hosts, sources, start, stop, flows_per_s, sizes, group } => {
+                let src = group_hosts(maker, *sources, *hosts, group);
+                // The sinks are best effort: only the flows' data carries the class.
+                let sink_group = Group { class: 0, ..group.clone() };
+                let dst = group_hosts(maker, sources.other(), *hosts, &sink_group);
+                let cfg = WebConfig {
+                    name: name.clone(),
+                    pairs: src.into_iter().zip(dst).collect(),
+                    port: BG_TCP_PORT,
+                    flows_per_s: *flows_per_s,
+                    sizes: sizes.clone(),
+                    start: *start,
+                    stop: *stop,
+                };
+                apps.push(Box::new(Web::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
+                names.push(name.clone());
             }
             BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, group } => {
                 let src = group_hosts(maker, *sources, *hosts, group);

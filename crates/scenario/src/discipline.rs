@@ -26,6 +26,12 @@ choice! {
         Codel = "codel",
         /// PIE (RFC 8033).
         Pie = "pie",
+        /// RIO-C: RED with In and Out, coupled, per drop precedence.
+        Rio = "rio",
+        /// Weighted round-robin between classes.
+        Wrr = "wrr",
+        /// Round-robin between classes.
+        Rr = "rr",
     }
 }
 
@@ -134,6 +140,9 @@ impl Given<'_> {
             Discipline::Red => DisciplineSpec::Red { params: red(self.red.cloned().unwrap_or_default(), &format!("{f}.red"))?, stream },
             Discipline::Codel => DisciplineSpec::Codel(codel(self.codel.cloned().unwrap_or_default(), &format!("{f}.codel"))?),
             Discipline::Pie => DisciplineSpec::Pie { params: pie(self.pie.cloned().unwrap_or_default(), &format!("{f}.pie"))?, stream },
+            d @ (Discipline::Rio | Discipline::Wrr | Discipline::Rr) => {
+                return Err(err(format!("{f}.discipline"), format!("\"{d}\" takes its own fields, not a table (see docs/queues.md)")))
+            }
         })
     }
 }

@@ -139,8 +139,12 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 m.offset = Some(TimeSpan(pb.offset));
                 m.speed = Some(pb.speed);
             }
+            (BackgroundModel::Web { name, hosts, sources, start, stop, .. }, ModelSpec::Web(_)) => {
+                placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);
+            }
             _ => unreachable!("resolve keeps the order and the kind of the background models"),
         }
+        spec.common.class = Some(model.group().class);
     }
     for (spec, model) in f.apps.iter_mut().zip(&r.apps) {
         let side = |s: &Side| Some(if *s == Side::Left { ServerSide::Left } else { ServerSide::Right });

@@ -39,6 +39,8 @@ pub enum PathElement {
     Bunching(BunchingElement),
     /// Propagation delay.
     Delay(DelayElement),
+    /// The time sliding window three colour marker (RFC 2859).
+    Tswtcm(TswtcmElement),
 }
 
 choice! {
@@ -51,6 +53,7 @@ choice! {
         Outages = "outages",
         Bunching = "bunching",
         Delay = "delay",
+        Tswtcm = "tswtcm",
     }
 }
 
@@ -74,6 +77,7 @@ impl Tagged for PathElement {
             ElementKind::Outages => PathElement::Outages(OutagesElement::deserialize(d)?),
             ElementKind::Bunching => PathElement::Bunching(BunchingElement::deserialize(d)?),
             ElementKind::Delay => PathElement::Delay(DelayElement::deserialize(d)?),
+            ElementKind::Tswtcm => PathElement::Tswtcm(TswtcmElement::deserialize(d)?),
         })
     }
     fn assemble((): (), e: PathElement) -> Self {
@@ -125,6 +129,20 @@ pub struct QueueElement {
     /// discipline whose parameters are given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discipline: Option<Discipline>,
+    /// rio: RED per drop precedence, green first (two or three).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precedences: Option<Vec<RioPrecedence>>,
+    /// rio: a typical packet's size, for the averages' decay over idle
+    /// time (default 1000B, ns-2's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_packet: Option<Size>,
+    /// rio: how drops are spaced: "red" (Floyd-Jacobson, the default) or
+    /// "dsred" (ns-2 2.35's dsRED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<RioCount>,
+    /// wrr and rr: the classes served, each with its own sub-queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<WrrClassElement>>,
     /// The discipline's parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red: Option<Box<RedTable>>,
@@ -138,6 +156,68 @@ impl QueueElement {
     fn given(&self) -> Given<'_> {
         Given { discipline: self.discipline, red: self.red.as_deref(), codel: self.codel.as_deref(), pie: self.pie.as_deref() }
     }
+}
+
+choice! {
+    /// How RIO spaces its drops.
+    RioCount { Red = "red", Dsred = "dsred" }
+}
+
+/// One drop precedence of a rio queue.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RioPrecedence {
+    /// Thresholds on the average, in packets.
+    pub min_th: f64,
+    pub max_th: f64,
+    /// Drop probability at max_th.
+    pub max_p: f64,
+    /// The average's weight (default 0.002).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_q: Option<f64>,
+}
+
+/// One class of a wrr or rr queue.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WrrClassElement {
+    /// The DiffServ class (0 to 7) its packets carry; a class not listed
+    /// waits with the last listed.
+    pub class: u8,
+    /// Packets served a turn (wrr; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
+    /// Its sub-queue's limit (default the queue's limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<QueueSize>,
+}
+
+choice! {
+    /// A drop precedence.
+    ColourName { Green = "green", Yellow = "yellow", Red = "red" }
+}
+
+/// tswtcm: colours packets by a rate profile.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TswtcmElement {
+    /// Committed target rate (CTR).
+    pub cir: Bandwidth,
+    /// Peak target rate (PTR; default the CIR: two colours).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pir: Option<Bandwidth>,
+    /// The rate estimator's window (default 1s, ns-2's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<TimeSpan>,
+    /// A profile per flow instead of one for the aggregate (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_flow: Option<bool>,
+    /// The class it meters (default every class).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    /// The colour of packets of other classes (default red).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<ColourName>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -237,7 +317,16 @@ pub(crate) fn resolve(elements: &[PathElement], field: &str, stream: &str) -> Re
                     (None, None) => return Err(err(f, "missing required field \"rate\" (or \"rate_schedule\")")),
                 };
                 let limit = q.limit.map_or(QUEUE_LIMIT, queue_limit);
-                let discipline = q.given().resolve(&f, stream)?;
+                let discipline = match q.discipline {
+                    Some(d @ (Discipline::Rio | Discipline::Wrr | Discipline::Rr)) => {
+                        q.given().discipline(&f)?;
+                        diffserv(q, d, limit, &f, &stream)?
+                    }
+                    _ => {
+                        no_diffserv_fields(q, &f)?;
+                        q.given().resolve(&f, stream)?
+                    }
+                };
                 ElementSpec::Queue { rate, limit, discipline }
             }
             PathElement::Shaper(s) => {
@@ -260,6 +349,7 @@ pub(crate) fn resolve(elements: &[PathElement], field: &str, stream: &str) -> Re
                 }
             }
             PathElement::Bunching(b) => ElementSpec::Bunching { p: b.share.0, stream },
+            PathElement::Tswtcm(t) => tswtcm(t, &f, stream)?,
             PathElement::Delay(d) => ElementSpec::Delay(match (&d.delay, &d.delay_schedule) {
                 (Some(t), None) if d.period.is_none() => DelaySpec::Fixed(t.0),
                 (Some(_), None) => return Err(err(format!("{f}.period"), "a period repeats a delay_schedule, and this delay is fixed")),
@@ -273,6 +363,125 @@ pub(crate) fn resolve(elements: &[PathElement], field: &str, stream: &str) -> Re
     // A gate needs a queue before it: the path's own check, with the field named.
     path.build(0).map_err(|e| err(field, e.to_string()))?;
     Ok(path)
+}
+
+/// Fields of rio, wrr and rr on a queue of another discipline.
+fn no_diffserv_fields(q: &QueueElement, f: &str) -> Res<()> {
+    let kind = q.discipline.unwrap_or(Discipline::DropTail);
+    for (field, present, wanted) in [
+        ("precedences", q.precedences.is_some(), "\"rio\""),
+        ("mean_packet", q.mean_packet.is_some(), "\"rio\""),
+        ("count", q.count.is_some(), "\"rio\""),
+        ("classes", q.classes.is_some(), "\"wrr\" and \"rr\""),
+    ] {
+        if present {
+            return Err(err(format!("{f}.{field}"), format!("does not apply to discipline \"{kind}\" (only to {wanted})")));
+        }
+    }
+    Ok(())
+}
+
+/// A rio, wrr or rr queue's discipline, its own fields checked against it.
+fn diffserv(q: &QueueElement, kind: Discipline, limit: QueueLimit, f: &str, stream: &str) -> Res<net::DisciplineSpec> {
+    let stray = |field: &str, present: bool, wanted: &str| -> Res<()> {
+        if present {
+            return Err(err(format!("{f}.{field}"), format!("does not apply to discipline \"{kind}\" (only to {wanted})")));
+        }
+        Ok(())
+    };
+    let rio = kind == Discipline::Rio;
+    stray("precedences", q.precedences.is_some() && !rio, "\"rio\"")?;
+    stray("mean_packet", q.mean_packet.is_some() && !rio, "\"rio\"")?;
+    stray("count", q.count.is_some() && !rio, "\"rio\"")?;
+    stray("classes", q.classes.is_some() && rio, "\"wrr\" and \"rr\"")?;
+    Ok(match kind {
+        Discipline::Rio => {
+            let Some(precs) = &q.precedences else {
+                return Err(err(f, "missing required field \"precedences\" (two or three of {min_th, max_th, max_p}) for discipline \"rio\""));
+            };
+            if !(2..=3).contains(&precs.len()) {
+                return Err(err(format!("{f}.precedences"), format!("has {}: expected two or three drop precedences, green first", precs.len())));
+            }
+            let mut curves = Vec::new();
+            for (i, p) in precs.iter().enumerate() {
+                let g = format!("{f}.precedences[{i}]");
+                let w_q = p.w_q.unwrap_or(0.002);
+                if !(p.min_th.is_finite() && p.max_th.is_finite() && 0.0 <= p.min_th && p.min_th < p.max_th) {
+                    return Err(err(g, format!("min_th {} and max_th {}: expected 0 <= min_th < max_th (packets)", p.min_th, p.max_th)));
+                }
+                if !(p.max_p > 0.0 && p.max_p <= 1.0) {
+                    return Err(err(format!("{g}.max_p"), format!("{} is out of range: expected above 0 and at most 1", p.max_p)));
+                }
+                if !(w_q > 0.0 && w_q <= 1.0) {
+                    return Err(err(format!("{g}.w_q"), format!("{w_q} is out of range: expected above 0 and at most 1")));
+                }
+                curves.push(net::queue::RedCurve { min_th: p.min_th, max_th: p.max_th, max_p: p.max_p, w_q });
+            }
+            let mean_packet = q.mean_packet.map_or(1000, |s| s.0);
+            if !(20..=65535).contains(&mean_packet) {
+                return Err(err(format!("{f}.mean_packet"), format!("{mean_packet} bytes is out of range: expected 20B to 65535B")));
+            }
+            let count = match q.count.unwrap_or(RioCount::Red) {
+                RioCount::Red => net::queue::CountMode::Red,
+                RioCount::Dsred => net::queue::CountMode::Dsred,
+            };
+            net::DisciplineSpec::Rio { precedences: curves, mean_packet: mean_packet as u32, count, stream: stream.to_string() }
+        }
+        Discipline::Wrr | Discipline::Rr => {
+            let classes = match &q.classes {
+                Some(c) if !c.is_empty() => c,
+                _ => {
+                    return Err(err(f, format!("missing required field \"classes\" (a list of {{class, weight, limit}}) for discipline \"{kind}\"")))
+                }
+            };
+            let mut out: Vec<net::queue::WrrClass> = Vec::new();
+            for (i, c) in classes.iter().enumerate() {
+                let g = format!("{f}.classes[{i}]");
+                if c.class > 7 {
+                    return Err(err(format!("{g}.class"), format!("{} is out of range: expected a DiffServ class from 0 to 7", c.class)));
+                }
+                if out.iter().any(|o| o.class == c.class) {
+                    return Err(err(format!("{g}.class"), format!("class {} is listed twice", c.class)));
+                }
+                let weight = match (kind, c.weight) {
+                    (Discipline::Rr, Some(w)) if w != 1 => {
+                        return Err(err(format!("{g}.weight"), "rr serves every class one packet a turn: use discipline \"wrr\" for weights"))
+                    }
+                    (_, Some(0)) => return Err(err(format!("{g}.weight"), "must be at least 1")),
+                    (_, w) => w.unwrap_or(1),
+                };
+                out.push(net::queue::WrrClass { class: c.class, weight, limit: c.limit.map_or(limit, queue_limit) });
+            }
+            net::DisciplineSpec::Wrr(out)
+        }
+        other => return Err(err(format!("{f}.discipline"), format!("\"{other}\" is not a DiffServ discipline"))),
+    })
+}
+
+fn tswtcm(t: &TswtcmElement, f: &str, stream: String) -> Res<ElementSpec> {
+    let cir = t.cir.0.as_f64();
+    let pir = t.pir.map_or(cir, |p| p.0.as_f64());
+    if pir < cir {
+        return Err(err(
+            format!("{f}.pir"),
+            format!("{} is below the cir ({}): expected pir >= cir", t.pir.map(|p| p.0).unwrap_or_default(), t.cir.0),
+        ));
+    }
+    let window = t.window.map_or(Dur::from_secs(1), |w| w.0);
+    if window == Dur::ZERO {
+        return Err(err(format!("{f}.window"), "must be above 0s"));
+    }
+    if let Some(k) = t.class.filter(|&k| k > 7) {
+        return Err(err(format!("{f}.class"), format!("{k} is out of range: expected a DiffServ class from 0 to 7")));
+    }
+    let others = match t.others.unwrap_or(ColourName::Red) {
+        ColourName::Green => net::Colour::Green,
+        ColourName::Yellow => net::Colour::Yellow,
+        ColourName::Red => net::Colour::Red,
+    };
+    let scope = if t.per_flow.unwrap_or(false) { net::marker::Scope::PerFlow } else { net::marker::Scope::Aggregate };
+    let spec = net::marker::TswtcmSpec { ctr_bps: cir, ptr_bps: pir, window, scope, class: t.class, others };
+    Ok(ElementSpec::Tswtcm { spec, stream })
 }
 
 pub(crate) fn queue_limit(q: QueueSize) -> QueueLimit {

@@ -8,7 +8,7 @@ use crate::values::{BufferSize, QueueSize, RateOrShare, Size};
 use net::QueueLimit;
 use std::path::Path;
 use tcp::{Algorithm, LossResponse, TcpConfig};
-use traffic::background::{Arrivals, RateTransport};
+use traffic::background::{Arrivals, FlowSizes, RateTransport};
 use units::{Dur, Rate, Time};
 
 /// A link as a scenario names it: rate, delay, drop-tail queue, loss (the
@@ -20,6 +20,8 @@ pub use traffic::plan::LinkParams;
 pub struct Group {
     pub access: LinkParams,
     pub tcp: TcpConfig,
+    /// The DiffServ class of what its hosts send.
+    pub class: u8,
 }
 
 /// Left or right of the bottleneck (the host plans own it).
@@ -50,6 +52,16 @@ pub enum BackgroundModel {
     },
     Swing(SwingModel),
     Playback(PlaybackModel),
+    Web {
+        name: String,
+        hosts: u32,
+        sources: Side,
+        start: Time,
+        stop: Time,
+        flows_per_s: f64,
+        sizes: FlowSizes,
+        group: Group,
+    },
     /// sine, fgn and noise: packets timed by a rate process.
     Process(ProcessModel),
 }
@@ -136,10 +148,20 @@ pub enum AppModel {
 impl BackgroundModel {
     pub fn name(&self) -> &str {
         match self {
-            BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } => name,
+            BackgroundModel::Rate { name, .. } | BackgroundModel::Greedy { name, .. } | BackgroundModel::Web { name, .. } => name,
             BackgroundModel::Swing(m) => &m.name,
             BackgroundModel::Playback(m) => &m.name,
             BackgroundModel::Process(m) => &m.name,
+        }
+    }
+
+    /// The access, TCP settings and class of the model's hosts.
+    pub fn group(&self) -> &Group {
+        match self {
+            BackgroundModel::Rate { group, .. } | BackgroundModel::Greedy { group, .. } | BackgroundModel::Web { group, .. } => group,
+            BackgroundModel::Swing(m) => &m.group,
+            BackgroundModel::Playback(m) => &m.group,
+            BackgroundModel::Process(m) => &m.group,
         }
     }
 }
@@ -189,6 +211,7 @@ pub mod defaults {
     pub const GREEDY_SPREAD: &str = "1s";
     /// One host: the seed's TCP playback used a single connection.
     pub const PLAYBACK_HOSTS: u32 = 1;
+    pub const WEB_HOSTS: u32 = 10;
     /// The bin an fgn rate is held over, seconds.
     pub const FGN_BIN_S: f64 = 0.01;
     pub const HTTP_REQUEST: u64 = 100;
@@ -209,6 +232,8 @@ pub mod limits {
     pub const SERIES_BINS: u64 = 20_000_000;
     /// Packets a cbr or poisson source sends in its active span.
     pub const SOURCE_PACKETS: f64 = 1e9;
+    /// Flows of one web model (each a connection and a record).
+    pub const WEB_FLOWS: f64 = 1e8;
     /// Sessions and UDP flows a swing model starts per trace-length period
     /// (all are scheduled when the period begins).
     pub const SWING_SESSIONS_PER_PERIOD: f64 = 1e6;
@@ -384,7 +409,7 @@ fn group(s: &Scenario, access: &Option<LinkSpec>, tcp_spec: &Option<TcpSpec>, fi
     let a_field = if access.is_some() { format!("{field}.access") } else { "topology.access".to_string() };
     let t = tcp_spec.clone().unwrap_or_default().over(&s.tcp);
     let t_field = if tcp_spec.is_some() { format!("{field}.tcp") } else { "tcp".to_string() };
-    Ok(Group { access: link(&a, &a_field)?, tcp: tcp(&t, &t_field)? })
+    Ok(Group { access: link(&a, &a_field)?, tcp: tcp(&t, &t_field)?, class: 0 })
 }
 
 fn span(start: Option<crate::TimeSpan>, stop: Option<crate::TimeSpan>, duration: Dur, field: &str) -> Res<(Time, Time)> {
@@ -500,7 +525,13 @@ fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundMode
     let f = format!("background[{i}]");
     let c = &bg.common;
     let name = c.name.clone().unwrap_or_else(|| format!("{}{i}", bg.model.kind()));
-    let group = group(at.s, &c.access, &c.tcp, &f)?;
+    let mut group = group(at.s, &c.access, &c.tcp, &f)?;
+    group.class = match c.class {
+        Some(k) if k > 7 => {
+            return Err(err(format!("{f}.class"), format!("{k} is out of range: expected a DiffServ class from 0 (best effort) to 7")))
+        }
+        k => k.unwrap_or(0),
+    };
     let sources = match c.direction {
         None | Some(Direction::Forward) => Side::Left,
         Some(Direction::Reverse) => Side::Right,
@@ -516,10 +547,69 @@ fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundMode
         ModelSpec::Greedy(m) => Ok(greedy_model(m, placed)),
         ModelSpec::Swing(m) => swing_model(at.dir, &f, m, placed).map(BackgroundModel::Swing),
         ModelSpec::Playback(m) => crate::playback::resolve(at.dir, &f, m, placed).map(BackgroundModel::Playback),
+        ModelSpec::Web(m) => web_model(at, &f, m, placed),
         ModelSpec::Sine(m) => crate::process::sine(at, &f, m, placed).map(BackgroundModel::Process),
         ModelSpec::Fgn(m) => crate::process::fgn(at, &f, m, placed).map(BackgroundModel::Process),
         ModelSpec::Noise(m) => crate::process::noise(at, &f, m, placed).map(BackgroundModel::Process),
     }
+}
+
+fn web_sizes(f: &str, m: &WebSpec) -> Res<FlowSizes> {
+    let finite = |x: f64| x.is_finite();
+    match (&m.flow_sizes, &m.pareto, &m.lognormal) {
+        (Some(c), None, None) => {
+            if c.is_empty() {
+                return Err(err(format!("{f}.flow_sizes"), "is empty: expected [size, weight] pairs such as [[\"1460B\", 1.0]]"));
+            }
+            for (i, (size, w)) in c.iter().enumerate() {
+                if size.0 == 0 || !finite(*w) || *w <= 0.0 {
+                    return Err(err(format!("{f}.flow_sizes[{i}]"), "expected a size of at least 1 byte and a weight above 0"));
+                }
+            }
+            Ok(FlowSizes::Classes(c.iter().map(|(s, w)| (s.0, *w)).collect()))
+        }
+        (None, Some(p), None) => {
+            if !finite(p.alpha) || p.alpha <= 0.0 || p.min.0 == 0 || p.max.0 <= p.min.0 {
+                return Err(err(format!("{f}.pareto"), "expected alpha above 0 and 0 < min < max"));
+            }
+            Ok(FlowSizes::BoundedPareto { alpha: p.alpha, min: p.min.0 as f64, max: p.max.0 as f64 })
+        }
+        (None, None, Some(l)) => {
+            if l.median.0 == 0 || !finite(l.sigma) || l.sigma < 0.0 || l.sigma > 10.0 {
+                return Err(err(format!("{f}.lognormal"), "expected a median of at least 1 byte and sigma from 0 to 10"));
+            }
+            Ok(FlowSizes::Lognormal { mu: (l.median.0 as f64).ln(), sigma: l.sigma })
+        }
+        (None, None, None) => Err(err(f, "missing the flow sizes: give flow_sizes, pareto or lognormal")),
+        _ => Err(err(f, "give one of flow_sizes, pareto and lognormal")),
+    }
+}
+
+fn web_model(at: &Context, f: &str, m: &WebSpec, p: Placed) -> Res<BackgroundModel> {
+    let sizes = web_sizes(f, m)?;
+    let flows_per_s = match (m.flows_per_s, m.load) {
+        (Some(r), None) if r.is_finite() && r > 0.0 => r,
+        (Some(r), None) => return Err(err(format!("{f}.flows_per_s"), format!("{r} is out of range: expected flows per second above 0"))),
+        (None, Some(RateOrShare::Share(_))) if at.forward_rate.is_none() => {
+            return Err(err(
+                format!("{f}.load"),
+                "a share of the bottleneck needs a queue in its forward path (its rate): give a rate such as \"10Mbps\"",
+            ))
+        }
+        (None, Some(l)) => l.resolve(at.forward_rate.unwrap_or(Rate(0))).as_f64() / (8.0 * sizes.mean()),
+        (None, None) => return Err(err(f, "missing the arrival rate: give flows_per_s or load")),
+        (Some(_), Some(_)) => return Err(err(f, "give either flows_per_s or load, not both")),
+    };
+    Ok(BackgroundModel::Web {
+        name: p.name,
+        hosts: p.hosts.unwrap_or(defaults::WEB_HOSTS),
+        sources: p.sources,
+        start: p.start,
+        stop: p.stop,
+        flows_per_s,
+        sizes,
+        group: p.group,
+    })
 }
 
 fn rate_model(at: &Context, f: &str, arrivals: Arrivals, m: &RateSpec, p: Placed) -> Res<BackgroundModel> {
@@ -790,6 +880,16 @@ fn check_load(background: &[BackgroundModel], apps: &[AppModel]) -> Res<()> {
                 2 * *hosts as u64
             }
             BackgroundModel::Greedy { hosts, .. } => 2 * *hosts as u64,
+            BackgroundModel::Web { hosts, flows_per_s, start, stop, .. } => {
+                let flows = flows_per_s * (*stop - *start).as_secs_f64();
+                if flows > limits::WEB_FLOWS {
+                    return Err(err(
+                        format!("{f}.flows_per_s"),
+                        format!("{flows:.3e} flows in the run: at most {:.0e} (a lower rate or a shorter span)", limits::WEB_FLOWS),
+                    ));
+                }
+                2 * *hosts as u64
+            }
             BackgroundModel::Process(m) => {
                 source_packets(&f, units::Rate(m.process.mean() as u64), m.packet_size, m.start, m.stop)?;
                 2 * m.hosts as u64

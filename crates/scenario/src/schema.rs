@@ -276,6 +276,7 @@ impl Tagged for BackgroundSpec {
             ModelName::Sine => ModelSpec::Sine(SineSpec::deserialize(d)?),
             ModelName::Fgn => ModelSpec::Fgn(FgnSpec::deserialize(d)?),
             ModelName::Noise => ModelSpec::Noise(NoiseSpec::deserialize(d)?),
+            ModelName::Web => ModelSpec::Web(WebSpec::deserialize(d)?),
         })
     }
     fn assemble(common: BackgroundCommon, model: ModelSpec) -> Self {
@@ -287,7 +288,7 @@ choice! {
     /// The `model` of a background table.
     ModelName {
         Cbr = "cbr", Poisson = "poisson", Greedy = "greedy", Swing = "swing", Playback = "playback", Sine = "sine", Fgn = "fgn",
-        Noise = "noise"
+        Noise = "noise", Web = "web"
     }
 }
 
@@ -311,6 +312,8 @@ pub enum ModelSpec {
     Fgn(FgnSpec),
     /// A band-limited white noise rate.
     Noise(NoiseSpec),
+    /// Web-like flows: Poisson arrivals, a connection each.
+    Web(WebSpec),
 }
 
 impl ModelSpec {
@@ -324,6 +327,7 @@ impl ModelSpec {
             ModelSpec::Sine(_) => ModelName::Sine,
             ModelSpec::Fgn(_) => ModelName::Fgn,
             ModelSpec::Noise(_) => ModelName::Noise,
+            ModelSpec::Web(_) => ModelName::Web,
         }
     }
 }
@@ -348,10 +352,14 @@ pub struct BackgroundCommon {
     pub access: Option<LinkSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+    /// The DiffServ class its sources' packets carry (0 to 7; 0, best
+    /// effort, by default): what markers meter and schedulers serve by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
 }
 
 impl tagged::Common for BackgroundCommon {
-    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp"];
+    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp", "class"];
     fn read<'de, A: MapAccess<'de>>(&mut self, field: &str, map: &mut A) -> Result<(), A::Error> {
         match field {
             "name" => self.name = Some(map.next_value()?),
@@ -361,6 +369,7 @@ impl tagged::Common for BackgroundCommon {
             "stop" => self.stop = Some(map.next_value()?),
             "access" => self.access = Some(map.next_value()?),
             "tcp" => self.tcp = Some(map.next_value()?),
+            "class" => self.class = Some(map.next_value()?),
             _ => return Err(de::Error::unknown_field(field, Self::FIELDS)),
         }
         Ok(())
@@ -406,6 +415,44 @@ pub struct GreedySpec {
     /// Flows start at random times within this span after `start`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<TimeSpan>,
+}
+
+/// web: web-like TCP flows, Poisson arrivals, a connection each.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSpec {
+    /// Flow arrivals per second (or `load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows_per_s: Option<f64>,
+    /// Offered load: a rate or a share of the bottleneck, over the mean
+    /// flow size (payload bytes) gives the arrival rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<RateOrShare>,
+    /// Flow-length classes: [size, weight] pairs (or `pareto`, `lognormal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sizes: Option<Vec<(Size, f64)>>,
+    /// Bounded Pareto sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pareto: Option<ParetoSpec>,
+    /// Lognormal sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lognormal: Option<LognormalSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParetoSpec {
+    pub alpha: f64,
+    pub min: Size,
+    pub max: Size,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LognormalSpec {
+    /// The median size (exp(mu)).
+    pub median: Size,
+    pub sigma: f64,
 }
 
 /// swing: traffic regenerated from a model of a trace.

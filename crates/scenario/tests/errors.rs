@@ -111,6 +111,54 @@ fn filled_scenario_round_trips() {
     }
 }
 
+/// A bottleneck path of `elements` (TOML inline tables) on BASE's duration.
+fn path(elements: &str) -> String {
+    format!("duration = \"10s\"\n[topology.bottleneck]\npath = [{elements}]\n")
+}
+
+#[test]
+fn diffserv_elements_and_disciplines_refuse_bad_values_by_name() {
+    let q = r#"{ element = "queue", rate = "10Mbps""#;
+    check(&path(&format!("{q}, discipline = \"rio\" }}")), &["topology.bottleneck.path[0]", "\"precedences\"", "\"rio\""]);
+    check(
+        &path(&format!("{q}, discipline = \"rio\", precedences = [{{ min_th = 5, max_th = 15, max_p = 0.1 }}] }}")),
+        &["path[0].precedences", "two or three"],
+    );
+    let two = "[{ min_th = 40, max_th = 70, max_p = 0.02 }, { min_th = 30, max_th = 10, max_p = 0.1 }]";
+    check(&path(&format!("{q}, discipline = \"rio\", precedences = {two} }}")), &["path[0].precedences[1]", "min_th < max_th"]);
+    let p = "[{ min_th = 40, max_th = 70, max_p = 0.02 }, { min_th = 10, max_th = 40, max_p = 1.5 }]";
+    check(&path(&format!("{q}, discipline = \"rio\", precedences = {p} }}")), &["path[0].precedences[1].max_p", "1.5", "at most 1"]);
+    check(&path(&format!("{q}, precedences = {p} }}")), &["path[0].precedences", "does not apply to discipline \"droptail\""]);
+    check(&path(&format!("{q}, discipline = \"wrr\" }}")), &["path[0]", "\"classes\""]);
+    check(&path(&format!("{q}, discipline = \"wrr\", classes = [{{ class = 1, weight = 0 }}] }}")), &["path[0].classes[0].weight", "at least 1"]);
+    check(&path(&format!("{q}, discipline = \"rr\", classes = [{{ class = 1, weight = 3 }}] }}")), &["path[0].classes[0].weight", "\"wrr\""]);
+    check(&path(&format!("{q}, discipline = \"wrr\", classes = [{{ class = 9 }}] }}")), &["path[0].classes[0].class", "0 to 7"]);
+    check(&path(&format!("{q}, discipline = \"wrr\", classes = [{{ class = 1 }}, {{ class = 1 }}] }}")), &["path[0].classes[1].class", "twice"]);
+    check(&path(&format!("{q}, discipline = \"fq\" }}")), &["path[0].discipline", "\"fq\"", "\"rio\""]);
+    check(&path(r#"{ element = "tswtcm", cir = "5Mbps", pir = "2Mbps" }"#), &["path[0].pir", "expected pir >= cir"]);
+    check(&path(r#"{ element = "tswtcm", cir = "5Mbps", window = "0s" }"#), &["path[0].window", "above 0s"]);
+    check(&path(r#"{ element = "tswtcm", cir = "5Mbps", others = "blue" }"#), &["path[0].others", "\"blue\"", "\"red\""]);
+    check(&path(r#"{ element = "tswtcm" }"#), &["path[0]", "\"cir\""]);
+}
+
+#[test]
+fn web_flows_refuse_bad_values_by_name() {
+    let web = format!("{BASE}[[background]]\nmodel = \"web\"\n");
+    check(&format!("{web}flows_per_s = 10"), &["background[0]", "flow_sizes, pareto or lognormal"]);
+    check(&format!("{web}flow_sizes = [[\"10KB\", 1.0]]"), &["background[0]", "flows_per_s or load"]);
+    check(&format!("{web}flows_per_s = 10\nload = \"50%\"\nflow_sizes = [[\"10KB\", 1.0]]"), &["background[0]", "not both"]);
+    check(&format!("{web}flows_per_s = -1\nflow_sizes = [[\"10KB\", 1.0]]"), &["background[0].flows_per_s", "above 0"]);
+    check(&format!("{web}flows_per_s = 1\nflow_sizes = [[\"10KB\", 0.0]]"), &["background[0].flow_sizes[0]", "weight above 0"]);
+    check(&format!("{web}flows_per_s = 1\nflow_sizes = []"), &["background[0].flow_sizes", "is empty"]);
+    check(&format!("{web}flows_per_s = 1\npareto = {{ alpha = 1.2, min = \"10KB\", max = \"1KB\" }}"), &["background[0].pareto", "min < max"]);
+    check(
+        &format!("{web}flows_per_s = 1\npareto = {{ alpha = 1.2, min = \"1KB\", max = \"10KB\" }}\nlognormal = {{ median = \"1KB\", sigma = 1 }}"),
+        &["background[0]", "one of flow_sizes, pareto and lognormal"],
+    );
+    check(&format!("{web}flows_per_s = 1\nflow_sizes = [[\"10KB\", 1.0]]\nclass = 8"), &["background[0].class", "0 (best effort) to 7"]);
+    check(&format!("{web}flows_per_s = 1e9\nflow_sizes = [[\"10KB\", 1.0]]"), &["background[0].flows_per_s", "at most"]);
+}
+
 #[test]
 fn bad_queue_disciplines() {
     let q = |rest: &str| format!("duration = \"10s\"\n[topology.bottleneck]\npath = [{{ element = \"queue\", rate = \"10Mbps\", {rest} }}]\n");

@@ -43,7 +43,7 @@ fn an_unknown_field_is_refused_with_the_fields_of_its_model_only() {
     let text = format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"1Mbps\"\nbogus = 1");
     check(
         &text,
-        &["background[0].bogus: unknown field \"bogus\"; allowed fields are \"model\", \"name\", \"hosts\", \"direction\", \"start\", \"stop\", \"access\", \"tcp\", \"transport\", \"rate\", \"packet_size\""],
+        &["background[0].bogus: unknown field \"bogus\"; allowed fields are \"model\", \"name\", \"hosts\", \"direction\", \"start\", \"stop\", \"access\", \"tcp\", \"class\", \"transport\", \"rate\", \"packet_size\""],
     );
     refuses(&text, "\"spread\"");
     check(

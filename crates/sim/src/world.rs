@@ -245,7 +245,8 @@ impl World {
     /// A packet reaches an element of `path` that sees it at its own time.
     pub fn resume(&mut self, path: u32, pkt: u32, stage: u32) {
         let mut m = self.meta(pkt);
-        let next = self.fabric.resume(self.now, path, stage, &mut m);
+        let src = self.pkts.get(pkt).src;
+        let next = self.fabric.resume(self.now, path, stage, src, &mut m);
         self.next(pkt, next);
     }
 

@@ -51,6 +51,8 @@ pub struct HostPlan {
     pub loses: bool,
     pub tcp: TcpConfig,
     pub ipv6: bool,
+    /// The DiffServ class of what it sends (0: best effort).
+    pub class: u8,
 }
 
 /// `n` hosts on `side` sharing a group's access link and TCP settings;
@@ -66,6 +68,7 @@ pub fn group(first: HostId, side: Side, n: u32, access: &LinkParams, tcp: &TcpCo
             loses: false,
             tcp: tcp.clone(),
             ipv6: false,
+            class: 0,
         })
         .collect()
 }
@@ -226,6 +229,7 @@ fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, far_rtt: f64, outages: Optio
         loses,
         tcp,
         ipv6: t.ipv6,
+        class: 0,
     }
 }
 

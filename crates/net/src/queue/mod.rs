@@ -21,15 +21,19 @@ mod droptail;
 mod fifo;
 mod pie;
 mod red;
+mod rio;
 mod server;
 mod waiting;
+mod wrr;
 
 pub use codel::{Codel, CodelParams};
 pub use droptail::DropTail;
 pub use fifo::Fifo;
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedEstimator, RedParams, RedVerdict};
+pub use rio::{CountMode, RedCurve, Rio, RioSpec};
 pub(crate) use server::{Server, Transmit};
+pub use wrr::{Wrr, WrrClass};
 
 use crate::element::{DropReason, Element, Release, Verdict};
 use crate::packet::Packet;

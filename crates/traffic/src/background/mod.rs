@@ -6,8 +6,10 @@ pub mod process;
 mod rate;
 mod replay;
 mod swing;
+mod web;
 
 pub use greedy::{Greedy, GreedyConfig};
 pub use playback::{Granularity, Playback, PlaybackConfig, PlaybackTrace, PlaybackTransport, TracePacket};
 pub use rate::{Arrivals, RateSource, RateSourceConfig, RateTransport};
 pub use swing::{Structure, SwingConfig, SwingSource};
+pub use web::{FlowSizes, Web, WebConfig};

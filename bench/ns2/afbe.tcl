@@ -1,0 +1,114 @@
+# The AF/BE study's setting (examples/afbe.toml) in ns-2 2.35's diffserv
+# module: web-like Reno flows from an AF cloud node and a BE cloud node
+# through a bottleneck whose dsRED edge queue marks AF with TSW2CM (one
+# profile for the AF aggregate) and runs RIO-C on two precedences.
+#
+#   ns afbe.tcl LOAD AF_SHARE SEED STOP END
+#
+# prints one line per completed flow, "flow CLOUD BYTES START COMPLETION",
+# COMPLETION from the first data packet to the ACK of the last (ns-2's
+# one-way TCP has no handshake), then the queue's per-codepoint statistics
+# ("stats CP TOTAL TX LDROPS EDROPS").
+
+set load [lindex $argv 0]
+set afshare [lindex $argv 1]
+set seed [lindex $argv 2]
+set stop [lindex $argv 3]
+set end [lindex $argv 4]
+
+set rate 10e6
+set sizes {1 3 6 10 20 45 90}
+set pkt 1000
+
+set ns [new Simulator]
+set A [$ns node]
+set B [$ns node]
+set S [$ns node]
+set R [$ns node]
+set D [$ns node]
+$ns simplex-link $A $S 100Mb 1ms DropTail
+$ns simplex-link $S $A 100Mb 1ms DropTail
+$ns simplex-link $B $S 100Mb 1ms DropTail
+$ns simplex-link $S $B 100Mb 1ms DropTail
+$ns simplex-link $S $R 10Mb 20ms dsRED/edge
+$ns simplex-link $R $S 10Mb 20ms DropTail
+$ns simplex-link $R $D 100Mb 1ms DropTail
+$ns simplex-link $D $R 100Mb 1ms DropTail
+foreach l [list [$ns link $A $S] [$ns link $S $A] [$ns link $B $S] [$ns link $S $B] [$ns link $R $S] [$ns link $R $D] [$ns link $D $R]] {
+    [$l queue] set limit_ 1000
+}
+
+set q [[$ns link $S $R] queue]
+$q meanPktSize [expr $pkt + 40]
+$q set numQueues_ 1
+$q setNumPrec 2
+$q setMREDMode RIO-C
+$q set limit_ 100
+# AF (code point 10) metered against half the bottleneck; out of profile 11.
+$q addPolicyEntry [$A id] -1 TSW2CM 10 [expr $rate / 2] 1.0
+$q addPolicyEntry [$B id] -1 Null 0
+$q addPolicerEntry TSW2CM 10 11
+$q addPolicerEntry Null 0
+$q addPHBEntry 10 0 0
+$q addPHBEntry 11 0 1
+$q addPHBEntry 0 0 1
+$q configQ 0 0 40 70 0.02
+$q configQ 0 1 10 40 0.1
+
+Agent/TCP set packetSize_ $pkt
+Agent/TCP set window_ 20
+Agent/TCP set windowInit_ 2
+Agent/TCP set minrto_ 0.2
+Agent/TCP set maxrto_ 60
+
+set rng [new RNG]
+$rng seed $seed
+set mean_bytes 0
+foreach n $sizes { set mean_bytes [expr $mean_bytes + $n * $pkt] }
+set mean_bytes [expr double($mean_bytes) / [llength $sizes]]
+
+Agent/TCP instproc done {} {
+    global ns info
+    set now [$ns now]
+    set i $info($self)
+    puts "flow [lindex $i 0] [lindex $i 1] [lindex $i 2] [expr $now - [lindex $i 2]]"
+}
+
+proc start_flow {cloud node n} {
+    global ns D info
+    set tcp [new Agent/TCP/Reno]
+    set sink [new Agent/TCPSink]
+    $ns attach-agent $node $tcp
+    $ns attach-agent $D $sink
+    $ns connect $tcp $sink
+    set info($tcp) [list $cloud [expr $n * 1000] [$ns now]]
+    $tcp advanceby $n
+}
+
+# Poisson arrivals per cloud at its share of the offered load.
+foreach {cloud node share} [list af $A $afshare be $B [expr 1.0 - $afshare]] {
+    set lambda [expr $load * $share * $rate / (8.0 * $mean_bytes)]
+    if {$lambda <= 0} continue
+    set gap [new RandomVariable/Exponential]
+    $gap set avg_ [expr 1.0 / $lambda]
+    $gap use-rng $rng
+    set pick [new RandomVariable/Uniform]
+    $pick set min_ 0
+    $pick set max_ [llength $sizes]
+    $pick use-rng $rng
+    set t [$gap value]
+    while {$t < $stop} {
+        set k [expr int([$pick value])]
+        if {$k >= [llength $sizes]} { set k [expr [llength $sizes] - 1] }
+        $ns at $t "start_flow $cloud $node [lindex $sizes $k]"
+        set t [expr $t + [$gap value]]
+    }
+}
+
+proc finish {} {
+    global q
+    $q printStats
+    exit 0
+}
+$ns at $end "finish"
+$ns run

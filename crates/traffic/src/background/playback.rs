@@ -19,6 +19,7 @@
 //! Trace packets are spread over the hosts by flow: flow `f` goes from
 //! source host `f mod hosts` (see [`PlaybackTrace`]).
 
+use crate::timers::{split, token};
 use crate::{App, AppReport, ConnId, Event, HostId, Transport};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -94,7 +95,7 @@ pub struct PlaybackConfig {
 /// run of bytes before it, exactly, unless the run is shorter than a few bytes.
 const MARK_MIN: u64 = 16;
 
-/// Timer kinds, in the token's upper half; the lower half is a host.
+/// Timer kinds (`timers::token`); the slot is a host.
 const UDP_NEXT: u64 = 0;
 const CONNECT: u64 = 1;
 const WRITE: u64 = 2;
@@ -188,7 +189,7 @@ impl Playback {
                 return;
             }
             if at > tp.now() {
-                tp.set_timer(at, UDP_NEXT << 32);
+                tp.set_timer(at, token(UDP_NEXT, 0));
                 return;
             }
             let (src, dst) = self.cfg.pairs[p.flow as usize % n];
@@ -207,7 +208,7 @@ impl Playback {
             Some(&(at, _)) => {
                 let due = w.origin + w.lag + at;
                 if due < self.cfg.stop {
-                    tp.set_timer(due, WRITE << 32 | i as u64);
+                    tp.set_timer(due, token(WRITE, i as u64));
                 }
             }
             None => self.finish(i, tp),
@@ -283,10 +284,10 @@ impl App for Playback {
                     tp.listen(dst, self.cfg.port);
                     // A host with nothing to play opens no connection.
                     if !self.writers[i].bins.is_empty() {
-                        tp.set_timer(self.cfg.start, CONNECT << 32 | i as u64);
+                        tp.set_timer(self.cfg.start, token(CONNECT, i as u64));
                     }
                 }
-                tp.set_timer(self.cfg.stop, STOP << 32);
+                tp.set_timer(self.cfg.stop, token(STOP, 0));
             }
         }
     }
@@ -294,8 +295,9 @@ impl App for Playback {
     fn on_event(&mut self, ev: Event, tp: &mut dyn Transport) {
         match ev {
             Event::Timer(t) => {
-                let i = (t & 0xffff_ffff) as usize;
-                match t >> 32 {
+                let (kind, i) = split(t);
+                let i = i as usize;
+                match kind {
                     UDP_NEXT => self.send_due(tp),
                     CONNECT => {
                         let (src, dst) = self.cfg.pairs[i];

@@ -11,9 +11,13 @@
 //! when the path is congested: they are responsive.
 
 use super::process::{Pacer, RateProcess};
+use crate::timers::{split, token};
 use crate::{App, AppReport, ConnId, Event, HostId, Transport};
 use std::collections::HashMap;
 use units::{Dur, Rng, Time};
+
+/// Timer kinds (`timers::token`): a host's next send (the slot alone), its connect.
+const CONNECT: u64 = 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrivals {
@@ -192,7 +196,7 @@ impl App for RateSource {
                     // Connections open at the start time, staggered over one
                     // mean gap; sending starts when each handshake completes.
                     let at = self.cfg.start + Dur((self.rng.uniform() * self.gap_ns) as u64);
-                    tp.set_timer(at, (1 << 32) | i as u64);
+                    tp.set_timer(at, token(CONNECT, i as u64));
                     let _ = src;
                 }
             }
@@ -201,8 +205,8 @@ impl App for RateSource {
 
     fn on_event(&mut self, ev: Event, tp: &mut dyn Transport) {
         match ev {
-            Event::Timer(t) if t >> 32 == 1 => {
-                let i = (t & 0xffff_ffff) as usize;
+            Event::Timer(t) if split(t).0 == CONNECT => {
+                let i = split(t).1 as usize;
                 let (src, dst) = self.cfg.pairs[i];
                 let c = tp.connect(src, dst, self.cfg.port);
                 self.conns[i] = Some(c);

@@ -326,6 +326,53 @@ hosts = 1000
     assert abs(emu_pairs / sim_pairs - 1) < 0.1, (sim_pairs, emu_pairs)
 
 
+def test_ipv6_hosts_of_a_model_cross_the_core_as_ipv6_and_only_between_the_runs_addresses(tmp_path):
+    """web-reddit-tls is an IPv6 trace: its virtual hosts get addresses in
+    the emulator's unique-local prefix, their packets cross the core, and
+    nothing else (no router solicitation) reaches it."""
+    from conftest import traces_dir
+
+    model = tmp_path / "reddit.json"
+    r = subprocess.run([*UNDERTOW, "extract", str(traces_dir() / "web-reddit-tls.pcap"), "-o", str(model), "-q"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    scenario = tmp_path / "v6.toml"
+    scenario.write_text(f"""
+duration = "10s"
+[topology.bottleneck]
+rate = "100Mbps"
+delay = "5ms"
+queue = "200p"
+[output]
+pcap = true
+[[background]]
+model = "swing"
+name = "swing"
+file = {json.dumps(str(model))}
+session_scale = 20.0
+hosts = 100
+""")
+    runs = {}
+    for engine in ("sim", "emu"):
+        r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", engine, "-o", str(tmp_path / engine), "-q"],
+                           capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stderr
+        runs[engine] = json.loads((tmp_path / engine / "summary.json").read_text())
+    emu = runs["emu"]["engine"]
+    assert emu["tun_dropped"] == 0 and emu["unroutable"] == 0 and emu["write_errors"] == 0
+    sim_pairs, emu_pairs = (runs[e]["apps"]["swing"]["counters"]["pairs"] for e in ("sim", "emu"))
+    assert emu_pairs > 500 and abs(emu_pairs / sim_pairs - 1) < 0.15, (sim_pairs, emu_pairs)
+    # The core's capture, extracted again: every host is one of the run's
+    # IPv6 addresses, the left side's in its own /64.
+    again = tmp_path / "again.json"
+    r = subprocess.run([*UNDERTOW, "extract", str(tmp_path / "emu" / "bottleneck.pcap"), "-o", str(again), "-q"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    hosts = json.loads(again.read_text())["hosts"]
+    assert len(hosts) > 100
+    assert all(h["addr"].startswith(("fd75:7400:0:1::", "fd75:7400:0:2::")) for h in hosts), hosts[:3]
+
+
 def test_a_model_regenerated_through_the_emulator_meets_the_realism_targets(tmp_path, ynet_model):
     """Swing through real Linux TCP: the model's traffic from a thousand
     virtual hosts a side, captured by the core, re-extracted and compared

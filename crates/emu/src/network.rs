@@ -114,7 +114,7 @@ fn make_space(tag: &str, p: &SpacePlan) -> io::Result<Space> {
         ns.sysctl(&format!("net.ipv6.conf.{TUN}.router_solicitations"), "0")?;
     }
     let (v4, v6) = (addr::V4_NET, addr::V6_NET);
-    let mut lines = vec!["link set lo up".to_string(), format!("link set {TUN} mtu 1500 txqueuelen {TUN_TXQUEUELEN} up")];
+    let mut lines = vec!["link set lo up".to_string(), format!("link set {TUN} mtu {} txqueuelen {TUN_TXQUEUELEN} up", net::MTU)];
     for a in &p.addrs {
         match a {
             IpAddr::V4(_) => lines.push(format!("address add {a}/32 dev {TUN}")),

@@ -15,6 +15,7 @@ pub mod build;
 pub mod capture;
 pub mod driver;
 pub mod engine;
+mod ip;
 pub mod output;
 mod packet;
 pub mod topology;

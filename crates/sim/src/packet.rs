@@ -1,5 +1,6 @@
 //! Packets in flight, kept in a slab so events carry a 4-byte index.
 
+use crate::ip::Fragment;
 use tcp::Segment;
 use traffic::HostId;
 
@@ -8,7 +9,12 @@ pub const UDP_HEADER: u32 = 8;
 #[derive(Clone, Copy, Debug)]
 pub enum Body {
     Tcp(Segment),
-    Udp { payload: u32 },
+    /// A UDP datagram's payload bytes; `frag` if the datagram was larger
+    /// than the MTU and this packet is one piece of it.
+    Udp {
+        payload: u32,
+        frag: Option<Fragment>,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -3,6 +3,7 @@
 
 use crate::capture::Capture;
 use crate::engine::{Ev, EventQueue};
+use crate::ip::{self, Fragment, Reassembly};
 use crate::packet::{Body, Pkt, Slab, UDP_HEADER};
 use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::fabric::{Fabric, Next};
@@ -158,6 +159,10 @@ pub struct World {
     pub conn_log: ConnLog,
     /// What elements let go when woken, reused.
     released: Vec<(Packet, Next)>,
+    /// The number of the next datagram cut into fragments, and the
+    /// receivers' fragments of incomplete ones.
+    next_datagram: u32,
+    reassembly: Reassembly,
 }
 
 impl World {
@@ -185,6 +190,8 @@ impl World {
             app_tcp: Vec::new(),
             conn_log: ConnLog::default(),
             released: Vec::new(),
+            next_datagram: 0,
+            reassembly: Reassembly::default(),
         }
     }
 
@@ -302,10 +309,16 @@ impl World {
                     self.counters.stray_segments += 1;
                 }
             }
-            Body::Udp { payload } => match self.udp.get(&(p.dst, p.dport)) {
-                Some(&app) => self.pending.push_back((app, Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload })),
-                None => self.counters.stray_datagrams += 1,
-            },
+            Body::Udp { payload, frag } => {
+                let ipv6 = self.hosts[p.dst as usize].ipv6;
+                if frag.is_some_and(|f| !self.reassembly.arrived(self.now, p.src, p.dst, f, ipv6)) {
+                    return;
+                }
+                match self.udp.get(&(p.dst, p.dport)) {
+                    Some(&app) => self.pending.push_back((app, Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload })),
+                    None => self.counters.stray_datagrams += 1,
+                }
+            }
         }
     }
 
@@ -524,9 +537,20 @@ impl World {
         self.udp.insert((host, port), app);
     }
 
+    /// Sends a datagram, in fragments if it is larger than the MTU.
     pub fn send_udp(&mut self, from: HostId, sport: u16, to: HostId, dport: u16, payload: u32) {
-        let size = self.hosts[from as usize].ip_header() + UDP_HEADER + payload;
-        self.inject(from, Pkt { src: from, dst: to, sport, dport, size, body: Body::Udp { payload } });
+        let ip = self.hosts[from as usize].ip_header();
+        let udp_len = UDP_HEADER + payload;
+        if ip + udp_len <= net::MTU {
+            self.inject(from, Pkt { src: from, dst: to, sport, dport, size: ip + udp_len, body: Body::Udp { payload, frag: None } });
+            return;
+        }
+        let (datagram, count) = (self.next_datagram, ip::fragment_sizes(ip, udp_len).count() as u16);
+        self.next_datagram = self.next_datagram.wrapping_add(1);
+        for (index, (size, offset)) in ip::fragment_sizes(ip, udp_len).enumerate() {
+            let frag = Some(Fragment { datagram, index: index as u16, count, offset });
+            self.inject(from, Pkt { src: from, dst: to, sport, dport, size, body: Body::Udp { payload, frag } });
+        }
     }
 
     pub fn write(&mut self, id: ConnId, bytes: u64) -> u64 {

@@ -8,7 +8,8 @@
 //! instantiates plans: the simulator as simulated hosts and paths, the
 //! emulator as addresses in namespaces behind its core.
 
-use net::{DelaySpec, DisciplineSpec, ElementSpec, LossModel, PathSpec, QueueLimit, RateSpec};
+use net::{DelaySpec, DisciplineSpec, ElementSpec, Fabric, LineSpec, LossModel, PathSpec, QueueLimit, RateSpec, SpecError};
+use std::sync::Arc;
 use tcp::TcpConfig;
 use units::{Dur, Rate, Rng, Time};
 
@@ -35,8 +36,26 @@ impl LinkParams {
     }
 }
 
+/// A line the hosts of a group share (a scenario's `line = {...}`): a
+/// drop-tail queue at `rate` each way between their access links and their
+/// router.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LineParams {
+    pub rate: Rate,
+    pub queue: QueueLimit,
+}
+
+impl LineParams {
+    /// The line named `name`.
+    pub fn spec(&self, name: String) -> LineSpec {
+        let path = |dir: &str| PathSpec::link(self.rate, Dur::ZERO, self.queue, 0.0, &format!("line/{name}/{dir}"));
+        LineSpec { up: path("up"), down: path("down"), name }
+    }
+}
+
 /// One host: where it sits, its access paths, what it sends meets beyond
-/// the observed link, its TCP settings and address family.
+/// the observed link, the line it shares, its TCP settings and address
+/// family.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostPlan {
     pub side: Side,
@@ -53,12 +72,31 @@ pub struct HostPlan {
     pub ipv6: bool,
     /// The DiffServ class of what it sends (0: best effort).
     pub class: u8,
+    /// The line it shares with other hosts of its side, if any (hosts of a
+    /// plan that name one line share it).
+    pub line: Option<Arc<LineSpec>>,
 }
 
-/// `n` hosts on `side` sharing a group's access link and TCP settings;
-/// `first` is the number the first of them will have (its paths' random
-/// streams are named for it).
-pub fn group(first: HostId, side: Side, n: u32, access: &LinkParams, tcp: &TcpConfig) -> Vec<HostPlan> {
+impl HostPlan {
+    /// Makes this host's paths in `fabric` (its access, its path beyond
+    /// the link, its line) and returns its number: what either engine
+    /// does with a plan's network.
+    pub fn attach(&self, fabric: &mut Fabric) -> Result<HostId, SpecError> {
+        let id = fabric.add_host(self.side, self.up.clone(), self.down.clone(), self.beyond.clone(), self.loses)?;
+        fabric.set_class(id, self.class);
+        if let Some(l) = &self.line {
+            fabric.join_line(id, l)?;
+        }
+        Ok(id)
+    }
+}
+
+/// `n` hosts on `side`, each with the group's access link and TCP
+/// settings, and behind one `line` of their own if given; `first` is the
+/// number the first of them will have (its paths' random streams, and
+/// the line, are named for it).
+pub fn group(first: HostId, side: Side, n: u32, access: &LinkParams, tcp: &TcpConfig, line: Option<LineParams>) -> Vec<HostPlan> {
+    let line = line.map(|l| Arc::new(l.spec(format!("h{first}"))));
     (first..first + n)
         .map(|id| HostPlan {
             side,
@@ -69,6 +107,7 @@ pub fn group(first: HostId, side: Side, n: u32, access: &LinkParams, tcp: &TcpCo
             tcp: tcp.clone(),
             ipv6: false,
             class: 0,
+            line: line.clone(),
         })
         .collect()
 }
@@ -230,6 +269,7 @@ fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, far_rtt: f64, outages: Optio
         tcp,
         ipv6: t.ipv6,
         class: 0,
+        line: None,
     }
 }
 

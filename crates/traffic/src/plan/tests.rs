@@ -67,11 +67,27 @@ fn outages_of(p: &PathSpec) -> Option<Outages> {
 #[test]
 fn a_group_is_n_hosts_on_one_side_each_with_the_groups_link_named_for_it() {
     let a = LinkParams { loss: 0.01, ..access() };
-    let hosts = group(7, Side::Right, 3, &a, &TcpConfig::default());
+    let hosts = group(7, Side::Right, 3, &a, &TcpConfig::default(), None);
     assert_eq!(hosts.len(), 3);
-    assert!(hosts.iter().all(|h| h.side == Side::Right && h.beyond.is_none() && !h.loses && !h.ipv6));
+    assert!(hosts.iter().all(|h| h.side == Side::Right && h.beyond.is_none() && !h.loses && !h.ipv6 && h.line.is_none()));
     assert_eq!(hosts[1].up, PathSpec::link(a.rate, a.delay, a.queue, 0.01, "link/h8/up"));
     assert_eq!(hosts[2].down, PathSpec::link(a.rate, a.delay, a.queue, 0.01, "link/h9/down"));
+}
+
+#[test]
+fn a_group_with_a_line_puts_its_hosts_behind_one_line_named_for_its_first() {
+    let line = LineParams { rate: Rate::mbps(8), queue: QueueLimit::Packets(50) };
+    let hosts = group(7, Side::Left, 3, &access(), &TcpConfig::default(), Some(line));
+    let l = hosts[0].line.clone().expect("a line");
+    assert!(hosts.iter().all(|h| h.line.as_deref() == Some(&*l)));
+    assert_eq!(l.name, "h7");
+    assert_eq!(queue_of(&l.up), (Rate::mbps(8), QueueLimit::Packets(50)));
+    assert_eq!((queue_of(&l.down), delay_of(&l.down)), ((Rate::mbps(8), QueueLimit::Packets(50)), Dur::ZERO));
+    // Attached, the three share one line's paths.
+    let mut f = Fabric::dumbbell(&[access().path("b"), access().path("b")], 1).unwrap();
+    let ids: Vec<HostId> = hosts.iter().map(|h| h.attach(&mut f).unwrap()).collect();
+    assert_eq!(f.lines.len(), 1);
+    assert!(ids.iter().all(|&i| f.hosts[i as usize].line == Some(0)));
 }
 
 #[test]

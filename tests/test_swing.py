@@ -25,7 +25,7 @@ def test_every_shared_trace_extracts_and_inspects(tmp_path, name):
     r = cli("extract", str(traces_dir() / name), "-o", str(out))
     assert r.returncode == 0, r.stderr
     m = json.loads(out.read_text())
-    assert m["format"] == "undertow.swing-model/1"
+    assert m["format"] == "undertow.swing-model/2"
     assert m["traces"][0]["packets"] > 0
     link = m["link"]["dirs"]
     assert sum(d["bytes"] for d in link) > 0

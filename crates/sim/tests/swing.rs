@@ -113,6 +113,24 @@ fn access_links_follow_the_host_tuples_and_knobs() {
 }
 
 #[test]
+fn virtual_hosts_of_a_trace_line_send_through_one_line_in_the_simulator() {
+    // The model's two servers on one 2 Mbit/s line: both virtual servers
+    // are behind one line of the fabric, whose up path carries what they
+    // send and is observed by no monitor.
+    let mut m = model();
+    m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 2e6)];
+    let b = run_model(&m, "", "20s");
+    let f = &b.world.fabric;
+    assert_eq!(f.lines.len(), 1);
+    let servers: Vec<_> = f.hosts.iter().filter(|h| h.side == net::Side::Right).collect();
+    assert!(servers.len() == 2 && servers.iter().all(|h| h.line == Some(0)));
+    let up = f.lines[0].up as usize;
+    assert_eq!(access(&b, up as u32).rate, units::Rate::mbps(2));
+    let carried = f.paths[up].path.stats().queue.accepted_pkts;
+    assert!(carried > 100 && f.paths[up].monitor.is_none(), "{carried}");
+}
+
+#[test]
 fn knobs_scale_sessions_and_responses_and_remove_think_time() {
     let base = run("", "20s");
     let more = run("session_scale = 2.0", "20s");

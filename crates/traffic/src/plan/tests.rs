@@ -111,6 +111,62 @@ fn a_virtual_host_copies_its_trace_hosts_rtt_capacity_and_queue() {
     assert!(!client.up.elements.iter().any(|e| matches!(e, ElementSpec::Loss { .. })));
 }
 
+/// The example model with its two side-B servers on one 5 Mbit/s line.
+fn with_a_line() -> swing::Model {
+    let mut m = four_sessions();
+    m.lines =
+        vec![swing::Line { side: swing::Side::B, hosts: vec!["192.0.2.1".into(), "192.0.2.2".into()], rate_bps: 5e6, back_to_back: 10, faster: 0 }];
+    m.check().unwrap();
+    m
+}
+
+#[test]
+fn virtual_hosts_of_a_trace_line_share_one_line_at_its_rate() {
+    let (m, a, tcp) = (with_a_line(), access(), TcpConfig::default());
+    let [side_a, side_b] = swing(&knobs(&m, &a, &tcp), 1, 0);
+    assert!(side_a[0].line.is_none());
+    let l = side_b[0].line.clone().expect("a line");
+    assert!(Arc::ptr_eq(&l, side_b[1].line.as_ref().unwrap()), "one line for both");
+    assert_eq!(l.name, "sw/0/0");
+    // Its queue: twice the bandwidth-delay product of its hosts' median RTT
+    // (50 ms: 3000 of 4000 bytes) plus side A's (10 ms), plus one.
+    let bdp: f64 = 5e6 * (0.050 + 0.010) / (1500.0 * 8.0);
+    assert_eq!(queue_of(&l.up), (Rate::mbps(5), QueueLimit::Packets((1.0 + 2.0 * bdp).ceil() as u32)));
+    assert_eq!(l.down, l.up);
+    // The servers keep their faster access links of their own; one below
+    // the line's rate is raised to it.
+    let mut m = with_a_line();
+    m.hosts[2].capacity_bps = Some(1e6);
+    let [_, side_b] = swing(&SwingPlan { hosts: [1, 8], ..knobs(&m, &a, &tcp) }, 1, 0);
+    let rates: std::collections::BTreeSet<u64> = side_b.iter().map(|h| queue_of(&h.up).0 .0).collect();
+    assert_eq!(rates.into_iter().collect::<Vec<_>>(), [5_000_000, 100_000_000]);
+    // The same trace hosts are drawn as without the line, and their delays
+    // lose the line's serialisation of a SYN too (60 bytes at 5 Mbit/s).
+    let (plain, with) = (four_sessions(), with_a_line());
+    let p = SwingPlan { hosts: [1, 8], ..knobs(&plain, &a, &tcp) };
+    let w = SwingPlan { model: &with, ..p };
+    for (x, y) in swing(&p, 1, 0)[1].iter().zip(&swing(&w, 1, 0)[1]) {
+        assert_eq!(queue_of(&x.up), queue_of(&y.up));
+        assert_eq!(delay_of(&x.up) - delay_of(&y.up), Dur::from_micros(96));
+    }
+}
+
+#[test]
+fn more_virtual_hosts_make_more_lines_each_as_full_as_the_traces() {
+    let (m, a, tcp) = (with_a_line(), access(), TcpConfig::default());
+    // 20 virtual servers drawn from a line of 2 trace hosts: 10 lines of 2.
+    let [_, side_b] = swing(&SwingPlan { hosts: [1, 20], ..knobs(&m, &a, &tcp) }, 1, 0);
+    let mut per_line: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for h in &side_b {
+        *per_line.entry(h.line.as_ref().expect("every server copies a host of the line").name.clone()).or_default() += 1;
+    }
+    assert_eq!(per_line.len(), 10);
+    assert!(per_line.values().all(|&n| n == 2), "{per_line:?}");
+    // One virtual server: one line all the same (of one host).
+    let [_, side_b] = swing(&SwingPlan { hosts: [1, 1], ..knobs(&m, &a, &tcp) }, 1, 0);
+    assert!(side_b[0].line.is_some());
+}
+
 #[test]
 fn highburst_and_the_access_cap_set_every_hosts_delay_and_rate() {
     let (m, a, tcp) = (four_sessions(), access(), TcpConfig::default());

@@ -249,29 +249,37 @@ fn few_faster(back_to_back: u64, faster: u64) -> bool {
     faster as f64 <= MAX_FASTER_SHARE * (faster + back_to_back) as f64
 }
 
-/// The highest rate within `MIN_LINE_BPS..=MAX_LINE_BPS` that at least
-/// `MIN_BACK_TO_BACK` of `rates` lie within `TIGHT` of, with the rates of
-/// that window (back to back) and those above `FASTER` times it; None when
-/// no rate has so many near it.
+/// The line `rates` show, if any: from the highest rate within
+/// `MIN_LINE_BPS..=MAX_LINE_BPS` that at least `MIN_BACK_TO_BACK` of them
+/// lie within `TIGHT` of, down to `FASTER` below it, the rate the most lie
+/// within `TIGHT` of (a few stray gaps above a busy line's own, which a
+/// faster link after it moves by the difference of two packets' times
+/// there, are not its rate); its window's rates are back to back, its
+/// median the rate, and those above `FASTER` times it faster. None when no
+/// rate has so many near it.
 pub(crate) fn evidence(rates: &[f32]) -> Option<Evidence> {
     let mut r: Vec<f64> = rates.iter().map(|&x| x as f64).filter(|x| !x.is_nan()).collect();
     r.sort_unstable_by(|a, b| b.total_cmp(a));
     // In descending order, how many are above `x`, and how many at least `x`.
     let above = |x: f64| r.partition_point(|&y| y > x);
     let at_least = |x: f64| r.partition_point(|&y| y >= x);
-    for &x in &r {
-        if x > MAX_LINE_BPS {
-            continue;
-        }
-        if x < MIN_LINE_BPS {
-            break;
-        }
-        let window = &r[above(x * TIGHT)..at_least(x / TIGHT)];
-        if window.len() as u64 >= MIN_BACK_TO_BACK {
-            return Some(Evidence { rate_bps: window[window.len() / 2], back_to_back: window.len() as u64, faster: above(x * FASTER) as u64 });
+    let near = |x: f64| (above(x * TIGHT), at_least(x / TIGHT));
+    let in_range = |x: &f64| (MIN_LINE_BPS..=MAX_LINE_BPS).contains(x);
+    let top = r.iter().copied().filter(in_range).find(|&x| {
+        let (hi, lo) = near(x);
+        (lo - hi) as u64 >= MIN_BACK_TO_BACK
+    })?;
+    // The densest window from there down (the highest of equals).
+    let (mut best, mut most) = (top, 0);
+    for &x in r.iter().filter(|&&x| x <= top && x >= top / FASTER && in_range(&x)) {
+        let (hi, lo) = near(x);
+        if lo - hi > most {
+            (best, most) = (x, lo - hi);
         }
     }
-    None
+    let (hi, lo) = near(best);
+    let window = &r[hi..lo];
+    Some(Evidence { rate_bps: window[window.len() / 2], back_to_back: window.len() as u64, faster: above(window[window.len() / 2] * FASTER) as u64 })
 }
 
 /// A line found: its hosts and what the cross-host rates among them show.
@@ -399,6 +407,16 @@ mod tests {
         let rates: Vec<f32> = (1..=400).map(|i| (1500.0 * 8.0 / (t * i as f64 / 400.0)) as f32).collect();
         let e = evidence(&rates).unwrap();
         assert!(!e.shared(), "{e:?}");
+    }
+
+    #[test]
+    fn a_few_stray_rates_above_a_busy_line_are_not_its_rate() {
+        // 200 back to back at 100 Mbit/s, 12 spread just above it (a faster
+        // link after the line moved them): the line is at 100 Mbit/s.
+        let mut r = vec![100e6f32; 200];
+        r.extend((0..12).map(|i| 112e6 + 1e5 * i as f32));
+        let e = evidence(&r).unwrap();
+        assert_eq!((e.rate_bps, e.back_to_back, e.faster), (100e6, 200, 0));
     }
 
     #[test]

@@ -262,14 +262,10 @@ fn swing_queue(rate: Rate, rtt_s: f64) -> ElementSpec {
 }
 
 /// The host copying network tuple `t`, numbered `id`, behind `line` if it
-/// shares one. Its own access is then at least the line's rate: its packet
-/// pairs crossed the line, so they cannot show an access faster than it,
-/// and its line-mates' packets between them spread them further.
+/// shares one (its own access keeps its own capacity: its packet pairs
+/// came through the line when it sent alone).
 fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, ctx: &SideCtx, id: HostId, line: Option<VirtualLine>) -> HostPlan {
     let mut rate = Rate(t.capacity_bps.round().max(1.0) as u64);
-    if let Some(l) = &line {
-        rate = rate.max(l.rate);
-    }
     let mut bunched = t.bunched;
     if let Some(cap) = p.access_cap {
         // A capped host has another access link: its trace path's bunching

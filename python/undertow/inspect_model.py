@@ -60,7 +60,7 @@ def lines(model: dict) -> list[str]:
         return ["shared lines: not looked for (a model extracted before line detection, or with --no-lines)"]
     found = model.get("lines", [])
     if not found:
-        return ["shared lines: none (no hosts of one side whose packets reached the capture serialised at one rate)"]
+        return ["shared lines: none found (no hosts of one side whose packets reached the capture serialised at one rate)"]
     out = [f"shared lines: {len(found)}"]
     for i, ln in enumerate(found):
         hosts = ", ".join(ln["hosts"][:6]) + (f" and {len(ln['hosts']) - 6} more" if len(ln["hosts"]) > 6 else "")

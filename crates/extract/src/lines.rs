@@ -258,6 +258,9 @@ fn few_faster(back_to_back: u64, faster: u64) -> bool {
 /// median the rate, and those above `FASTER` times it faster. None when no
 /// rate has so many near it.
 pub(crate) fn evidence(rates: &[f32]) -> Option<Evidence> {
+    if (rates.len() as u64) < MIN_BACK_TO_BACK {
+        return None;
+    }
     let mut r: Vec<f64> = rates.iter().map(|&x| x as f64).filter(|x| !x.is_nan()).collect();
     r.sort_unstable_by(|a, b| b.total_cmp(a));
     // In descending order, how many are above `x`, and how many at least `x`.

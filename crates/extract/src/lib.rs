@@ -160,7 +160,7 @@ pub struct Report {
     /// Pairs of hosts whose cross-host gaps were kept for line detection,
     /// and samples of pairs beyond that cap, not kept.
     pub line_pairs: u64,
-    pub line_pairs_dropped: u64,
+    pub line_samples_dropped: u64,
     /// (class, client host) counters kept.
     pub class_host_entries: u64,
 }

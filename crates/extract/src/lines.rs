@@ -92,8 +92,9 @@ pub(crate) struct LineTracker {
     pairs: FxHashMap<u64, Reservoir<f32>>,
     /// Per host, the rates of its own consecutive packets.
     own: Vec<Reservoir<f32>>,
-    /// Pairs not kept because `PAIR_CAP` were held already.
-    pub dropped_pairs: u64,
+    /// Cross-host rates of pairs of hosts not kept because `PAIR_CAP`
+    /// pairs were held already.
+    pub dropped_samples: u64,
     rng: Rng,
     senders: Vec<u32>,
 }
@@ -104,7 +105,7 @@ impl Default for LineTracker {
             recent: VecDeque::with_capacity(SCAN_PACKETS + 1),
             pairs: FxHashMap::default(),
             own: Vec::new(),
-            dropped_pairs: 0,
+            dropped_samples: 0,
             rng: Rng::stream(0, "extract.lines"),
             senders: Vec::with_capacity(SCAN_SENDERS),
         }
@@ -175,7 +176,7 @@ impl LineTracker {
                 r.push(rate, PAIR_SAMPLES, &mut self.rng);
                 self.pairs.insert(k, r);
             }
-            None => self.dropped_pairs += 1,
+            None => self.dropped_samples += 1,
         }
     }
 

@@ -232,6 +232,6 @@ fn report(ex: &Extractor, srcs: &[Src], traces: &[TraceInfo]) -> Report {
         udp_classes: ex.udp.classes() as u64,
         class_host_entries: ex.tcp.sink.classes.entries() as u64,
         line_pairs: ex.lines.as_ref().map_or(0, |l| l.pairs() as u64),
-        line_pairs_dropped: ex.lines.as_ref().map_or(0, |l| l.dropped_pairs),
+        line_samples_dropped: ex.lines.as_ref().map_or(0, |l| l.dropped_samples),
     }
 }

@@ -280,6 +280,38 @@ client_command = "true"
     assert owned_by(os.getpid()) == []
 
 
+def test_hosts_behind_one_line_share_its_rate_in_the_emulator_as_in_the_simulator(tmp_path):
+    """A group's line is made by the fabric from the host plans, in either
+    engine: three greedy senders behind one 4 Mbit/s line carry 4 Mbit/s
+    together, and each on a 4 Mbit/s link of its own three times that."""
+    scenario = tmp_path / "line.toml"
+    greedy = 'model = "greedy", hosts = 3, spread = "0.5s"'
+    scenario.write_text(f"""
+duration = "6s"
+[topology.bottleneck]
+rate = "50Mbps"
+delay = "5ms"
+[cases.line]
+background = [{{ {greedy}, access = {{ rate = "100Mbps", delay = "2ms" }}, line = {{ rate = "4Mbps", queue = "50p" }} }}]
+[cases.apart]
+background = [{{ {greedy}, access = {{ rate = "4Mbps", delay = "2ms", queue = "50p" }} }}]
+""")
+    carried = {}
+    for engine in ("sim", "emu"):
+        r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", engine, "-o", str(tmp_path / engine), "-q"],
+                           capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stderr
+        for case in ("line", "apart"):
+            s = json.loads((tmp_path / engine / case / "summary.json").read_text())
+            carried[engine, case] = s["links"]["bottleneck_fwd"]["mean_rate_bps"]
+    print({k: round(v / 1e6, 2) for k, v in carried.items()})
+    for engine in ("sim", "emu"):
+        # Started within the first half second, over 6 s.
+        assert 0.8 * 4e6 < carried[engine, "line"] <= 4e6 * 1.01, carried
+        assert 0.8 * 12e6 < carried[engine, "apart"] <= 12e6 * 1.01, carried
+    assert abs(carried["emu", "line"] / carried["sim", "line"] - 1) < 0.1, carried
+
+
 @pytest.fixture(scope="module")
 def ynet_model(tmp_path_factory) -> Path:
     """A Swing model of the shared web-ynet-2013 trace."""

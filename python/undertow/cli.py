@@ -247,6 +247,8 @@ def extract_overrides(args: argparse.Namespace) -> dict:
         if args.shaper_fraction is not None:
             raise InputError("give --shaper-fraction or --no-shaper, not both")
         o["shaper_max_fraction"] = None
+    if args.no_lines:
+        o["lines"] = False
     if args.port or args.ports:
         ports = {p: n for p, n in json.loads(_core.default_extract_options())["ports"]}
         if args.ports:
@@ -554,6 +556,7 @@ def parser() -> argparse.ArgumentParser:
                    help="a host whose longest sends stayed under this fraction of its capacity gets a token bucket (default 0.5)")
     x.add_argument("--shaper-min-segments", type=whole(1, 2**32 - 1), metavar="N", help="data segments in a sending stretch (default 16)")
     x.add_argument("--no-shaper", action="store_true", help="never give a host a token bucket")
+    x.add_argument("--no-lines", action="store_true", help="look for no shared lines: every host on its own path")
     x.add_argument("--loss-formula", choices=["swing", "retransmissions"], help="default swing")
     x.add_argument("--loss-min-packets", type=whole(1, 2**63 - 1), metavar="N", help="default 100")
     x.add_argument("--no-think-minus-rtt", action="store_true", help="keep the host RTT in think times")

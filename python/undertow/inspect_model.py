@@ -52,6 +52,23 @@ def capture_point(model: dict) -> str:
     return "capture point: unknown (too few handshakes seen whole)"
 
 
+def lines(model: dict) -> list[str]:
+    """The shared lines in words: which hosts of which side, at what rate,
+    on how many back-to-back packets of different hosts (and how many came
+    faster than the line could send them)."""
+    if not model["options"].get("lines", False):
+        return ["shared lines: not looked for (a model extracted before line detection, or with --no-lines)"]
+    found = model.get("lines", [])
+    if not found:
+        return ["shared lines: none found (no hosts of one side whose packets reached the capture serialised at one rate)"]
+    out = [f"shared lines: {len(found)}"]
+    for i, ln in enumerate(found):
+        hosts = ", ".join(ln["hosts"][:6]) + (f" and {len(ln['hosts']) - 6} more" if len(ln["hosts"]) > 6 else "")
+        out.append(f"  line {i}: side {ln['side'].upper()}, {len(ln['hosts'])} hosts ({hosts}) at {_rate(ln['rate_bps'])} towards "
+                   f"the capture: {ln['back_to_back']} packets followed another host's back to back, {ln['faster']} faster")
+    return out
+
+
 def load_model(path) -> dict:
     """A model file as a dict, after the core's checks (the same a scenario's
     `swing` background runs: what `inspect` shows, `run` accepts)."""
@@ -112,6 +129,7 @@ def summary(m: dict) -> str:
         if d.get("unseen_bytes"):
             out.append(f"  capture loss: {d['unseen_bytes']:,} bytes of TCP payload acknowledged but not captured")
     out.append(capture_point(m))
+    out.extend(lines(m))
     for side in ("a", "b"):
         st = [x for x in link.get("stalls", []) if x["side"] == side]
         if st:

@@ -9,7 +9,8 @@
 //! connection's pairs and parts go to its class (`classes`) and to its
 //! session key's queue (`grouping`) through `sink`. What needs the whole
 //! trace — sides (`sides`), RTT estimates, capacity filtering, loss
-//! classification (`netparams`) — is decided at the end (`model`).
+//! classification (`netparams`), hosts that shared a line (`lines`) — is
+//! decided at the end (`model`).
 //! Memory grows with concurrent connections, active session keys and
 //! hosts; samples are held in reservoirs of fixed size (`reservoir`).
 //!
@@ -65,6 +66,7 @@ mod flowkey;
 pub mod grouping;
 mod hosts;
 mod input;
+mod lines;
 mod model;
 mod netparams;
 mod options;
@@ -155,6 +157,10 @@ pub struct Report {
     pub stored_values: u64,
     pub tcp_classes: u64,
     pub udp_classes: u64,
+    /// Pairs of hosts whose cross-host gaps were kept for line detection,
+    /// and samples of pairs beyond that cap, not kept.
+    pub line_pairs: u64,
+    pub line_samples_dropped: u64,
     /// (class, client host) counters kept.
     pub class_host_entries: u64,
 }

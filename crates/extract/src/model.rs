@@ -39,6 +39,11 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
     let udp = udp_classes(&ex, &dec.side, fin.start_shift_s);
     let dirs = link_dirs(hosts, &dec.side, duration_s);
     let params = host_params(hosts, &nets, &dec.side);
+    let lines = ex.lines.as_ref().map_or_else(Vec::new, |l| {
+        let at_capture: Vec<bool> = nets.iter().map(|n| n.at_capture).collect();
+        let addr: Vec<u128> = hosts.iter().map(|h| h.addr).collect();
+        l.lines(&dec.side, &at_capture, &addr)
+    });
     let hosts_a = dec.side.iter().filter(|s| **s == Side::A).count() as u64;
 
     let report = report(&ex, srcs, &traces);
@@ -59,6 +64,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         classes,
         udp,
         hosts: params,
+        lines,
     };
     (model, report)
 }
@@ -218,9 +224,14 @@ fn report(ex: &Extractor, srcs: &[Src], traces: &[TraceInfo]) -> Report {
         peak_udp_flows: ex.udp.peak_live as u64,
         peak_group_keys: ex.tcp.sink.grouper.peak_keys as u64,
         peak_pending: ex.tcp.sink.grouper.peak_pending as u64,
-        stored_values: (ex.tcp.sink.classes.stored() + ex.udp.stored() + hosts.iter().map(|h| h.net.stored()).sum::<usize>()) as u64,
+        stored_values: (ex.tcp.sink.classes.stored()
+            + ex.udp.stored()
+            + hosts.iter().map(|h| h.net.stored()).sum::<usize>()
+            + ex.lines.as_ref().map_or(0, |l| l.stored())) as u64,
         tcp_classes: ex.tcp.sink.classes.count() as u64,
         udp_classes: ex.udp.classes() as u64,
         class_host_entries: ex.tcp.sink.classes.entries() as u64,
+        line_pairs: ex.lines.as_ref().map_or(0, |l| l.pairs() as u64),
+        line_samples_dropped: ex.lines.as_ref().map_or(0, |l| l.dropped_samples),
     }
 }

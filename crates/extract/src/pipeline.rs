@@ -4,6 +4,7 @@
 
 use crate::classes::ClassNames;
 use crate::hosts::HostTable;
+use crate::lines::LineTracker;
 use crate::options::Compiled;
 use crate::sides::{addr_key, vote, MacTable};
 use crate::tcpflow::Tcp;
@@ -18,6 +19,8 @@ pub(crate) struct Extractor {
     pub names: ClassNames,
     pub tcp: Tcp,
     pub udp: UdpTable,
+    /// Cross-host gaps, for hosts that share a line (when looked for).
+    pub lines: Option<LineTracker>,
     pub rng_hosts: Rng,
     pub rng_udp: Rng,
     /// First packet's time: the origin of samples taken during the pass.
@@ -40,6 +43,7 @@ impl Extractor {
             names: ClassNames::new(&o.o.ports),
             tcp: Tcp::new(&o, record),
             udp: UdpTable::new(o.udp_idle, o.o.session_structures > 0),
+            lines: o.o.lines.then(LineTracker::default),
             rng_hosts: Rng::stream(0, "extract.hosts"),
             rng_udp: Rng::stream(0, "extract.udp"),
             t0: None,
@@ -87,6 +91,9 @@ impl Extractor {
                 (self.hosts.id(src), self.hosts.id(dst))
             }
         };
+        if let Some(l) = &mut self.lines {
+            l.packet(t, s, d, len);
+        }
         let h = self.hosts.get(s);
         h.packets += 1;
         h.bytes += len as u64;

@@ -67,7 +67,7 @@ fn make(hosts: &mut dyn Hosts, plans: &[HostPlan]) -> Vec<HostId> {
 
 /// `n` hosts on `side` sharing `group`'s access link and TCP settings.
 fn group_hosts(hosts: &mut dyn Hosts, side: Side, n: u32, group: &Group) -> Vec<HostId> {
-    let mut plans = plan::group(hosts.next_host(), side, n, &group.access, &group.tcp);
+    let mut plans = plan::group(hosts.next_host(), side, n, &group.access, &group.tcp, group.line);
     for p in &mut plans {
         p.class = group.class;
     }

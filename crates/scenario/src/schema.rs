@@ -234,7 +234,7 @@ choice! {
     CongestionControl { Tahoe = "tahoe", Reno = "reno", NewReno = "newreno", Cubic = "cubic" }
 }
 
-/// Access link and TCP settings of a group of hosts.
+/// Access link and TCP settings of a group of hosts, and the line they share.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
@@ -242,6 +242,18 @@ pub struct HostSpec {
     pub access: Option<LinkSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<SharedLine>,
+}
+
+/// One line a group's hosts share, behind their own access links (a home's
+/// access link, an office uplink): a drop-tail queue each way.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedLine {
+    pub rate: Bandwidth,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSize>,
 }
 
 /// One background traffic model: the fields every model takes, and the
@@ -352,6 +364,9 @@ pub struct BackgroundCommon {
     pub access: Option<LinkSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+    /// A line the model's sources share, and another its sinks share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<SharedLine>,
     /// The DiffServ class its sources' packets carry (0 to 7; 0, best
     /// effort, by default): what markers meter and schedulers serve by.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -359,7 +374,7 @@ pub struct BackgroundCommon {
 }
 
 impl tagged::Common for BackgroundCommon {
-    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp", "class"];
+    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp", "line", "class"];
     fn read<'de, A: MapAccess<'de>>(&mut self, field: &str, map: &mut A) -> Result<(), A::Error> {
         match field {
             "name" => self.name = Some(map.next_value()?),
@@ -369,6 +384,7 @@ impl tagged::Common for BackgroundCommon {
             "stop" => self.stop = Some(map.next_value()?),
             "access" => self.access = Some(map.next_value()?),
             "tcp" => self.tcp = Some(map.next_value()?),
+            "line" => self.line = Some(map.next_value()?),
             "class" => self.class = Some(map.next_value()?),
             _ => return Err(de::Error::unknown_field(field, Self::FIELDS)),
         }

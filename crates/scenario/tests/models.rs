@@ -43,7 +43,7 @@ fn an_unknown_field_is_refused_with_the_fields_of_its_model_only() {
     let text = format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"1Mbps\"\nbogus = 1");
     check(
         &text,
-        &["background[0].bogus: unknown field \"bogus\"; allowed fields are \"model\", \"name\", \"hosts\", \"direction\", \"start\", \"stop\", \"access\", \"tcp\", \"class\", \"transport\", \"rate\", \"packet_size\""],
+        &["background[0].bogus: unknown field \"bogus\"; allowed fields are \"model\", \"name\", \"hosts\", \"direction\", \"start\", \"stop\", \"access\", \"tcp\", \"line\", \"class\", \"transport\", \"rate\", \"packet_size\""],
     );
     refuses(&text, "\"spread\"");
     check(
@@ -283,4 +283,29 @@ fn an_rto_tick_out_of_range_is_refused_by_name() {
     let text = format!("{BASE}[tcp]\nrto_tick = \"2s\"\n[[background]]\nmodel = \"greedy\"\n");
     let e = ScenarioFile::parse("s.toml", Path::new("."), &text).and_then(|f| f.resolved(None, None).map(|_| ())).unwrap_err().to_string();
     assert!(e.contains("tcp.rto_tick") && e.contains("1us to 1s"), "{e}");
+}
+
+#[test]
+fn a_shared_line_takes_a_rate_and_a_queue_and_is_not_for_swing_models() {
+    let greedy = |line: &str| format!("{BASE}[[background]]\nmodel = \"greedy\"\nhosts = 3\nline = {line}");
+    check(&greedy("{ rate = \"0bps\" }"), &["background[0].line.rate: \"0bps\" is not a valid rate"]);
+    check(&greedy("{ rate = \"8Mbps\", queue = \"0p\" }"), &["background[0].line.queue: \"0p\" is not a valid queue size"]);
+    check(&greedy("{ queue = \"10p\" }"), &["background[0].line", "rate"]);
+    check(&greedy("{ rate = \"8Mbps\", delay = \"1ms\" }"), &["background[0].line.delay: unknown field \"delay\""]);
+    check(
+        &format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\nclient = {{ line = {{ rate = \"0bps\" }} }}"),
+        &["apps[0].client.line.rate: \"0bps\" is not a valid rate"],
+    );
+    let swing = format!("{BASE}[[background]]\nmodel = \"swing\"\nfile = {:?}\nline = {{ rate = \"8Mbps\" }}", swing_model_file());
+    check(&swing, &["background[0].line: a swing model's virtual hosts share the lines its model file holds"]);
+    // Accepted: the sources and the sinks each behind a line of their own.
+    let text = greedy("{ rate = \"8Mbps\", queue = \"50p\" }");
+    let f = ScenarioFile::parse("s.toml", Path::new("/nonexistent-dir"), &text).unwrap();
+    let (_, r) = f.resolved(None, None).unwrap();
+    match &r.background[0] {
+        scenario::BackgroundModel::Greedy { group, .. } => {
+            assert_eq!(group.line, Some(scenario::LineParams { rate: units::Rate::mbps(8), queue: net::QueueLimit::Packets(50) }))
+        }
+        other => panic!("{other:?}"),
+    }
 }

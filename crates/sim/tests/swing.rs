@@ -113,6 +113,24 @@ fn access_links_follow_the_host_tuples_and_knobs() {
 }
 
 #[test]
+fn virtual_hosts_of_a_trace_line_send_through_one_line_in_the_simulator() {
+    // The model's two servers on one 2 Mbit/s line: both virtual servers
+    // are behind one line of the fabric, whose up path carries what they
+    // send and is observed by no monitor.
+    let mut m = model();
+    m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 2e6)];
+    let b = run_model(&m, "", "20s");
+    let f = &b.world.fabric;
+    assert_eq!(f.lines.len(), 1);
+    let servers: Vec<_> = f.hosts.iter().filter(|h| h.side == net::Side::Right).collect();
+    assert!(servers.len() == 2 && servers.iter().all(|h| h.line == Some(0)));
+    let up = f.lines[0].up as usize;
+    assert_eq!(access(&b, up as u32).rate, units::Rate::mbps(2));
+    let carried = f.paths[up].path.stats().queue.accepted_pkts;
+    assert!(carried > 100 && f.paths[up].monitor.is_none(), "{carried}");
+}
+
+#[test]
 fn knobs_scale_sessions_and_responses_and_remove_think_time() {
     let base = run("", "20s");
     let more = run("session_scale = 2.0", "20s");
@@ -184,6 +202,24 @@ fn a_model_with_values_extraction_never_gives_is_refused_naming_the_field() {
         ),
         ("negative duration", |m| m.link.duration_s = -10.0, "link.duration_s is -10"),
         ("negative UDP start", |m| m.udp[0].samples[0].start_s = -1.0, "udp[0] (\"DNS\"): a flow's start_s is -1"),
+        ("a line of one host", |m| m.lines = vec![line(Side::B, &["192.0.2.1"], 1e6)], "lines[0].hosts holds 1 host"),
+        ("a line of no rate", |m| m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 0.0)], "lines[0].rate_bps is 0"),
+        ("a line to a host not in hosts", |m| m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.9"], 1e6)], "192.0.2.9 is not in hosts"),
+        ("a line across sides", |m| m.lines = vec![line(Side::B, &["192.0.2.1", "10.0.0.2"], 1e6)], "10.0.0.2 is not a host of side B"),
+        (
+            "a host on two lines",
+            |m| m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 1e6), line(Side::B, &["192.0.2.2", "192.0.2.1"], 1e6)],
+            "lines[1].hosts: 192.0.2.2 is on another line too",
+        ),
+        (
+            "a line in a /1 file",
+            |m| {
+                m.format = "undertow.swing-model/1".into();
+                m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 1e6)]
+            },
+            "lines: format \"undertow.swing-model/1\" has no lines",
+        ),
+        ("another format", |m| m.format = "undertow.swing-model/9".into(), "expected \"undertow.swing-model/1\" or \"undertow.swing-model/2\""),
     ];
     let dir = std::env::temp_dir().join(format!("undertow-swing-range-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -218,6 +254,10 @@ fn a_session_scale_that_would_start_too_many_sessions_at_once_is_refused() {
     assert!(e.contains("background[0].response_scale") && e.contains("above 0"), "{e}");
     let e = msg("hosts = 1000000");
     assert!(e.contains("2000000 hosts") && e.contains("at most 200000"), "{e}");
+}
+
+fn line(side: Side, hosts: &[&str], rate_bps: f64) -> swing::Line {
+    swing::Line { side, hosts: hosts.iter().map(|h| h.to_string()).collect(), rate_bps, back_to_back: 10, faster: 0 }
 }
 
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {

@@ -7,7 +7,7 @@
 //! sequence number derived from the connection's addresses and the seed, so
 //! the capture needs no per-connection state.
 
-use crate::packet::{Body, Pkt};
+use crate::packet::{Body, Head};
 use rundir::CaptureMiss;
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -57,19 +57,19 @@ impl Capture {
 
     /// Records `p` at `now`, crossing the bottleneck in direction `dir`
     /// (0 left to right); the first write error is kept for [`finish`].
-    pub fn record(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr, dir: usize) {
+    pub fn record(&mut self, now: Time, p: &Head, body: &Body, src: IpAddr, dst: IpAddr, dir: usize) {
         if self.error.is_some() || now < self.from {
             return;
         }
-        if self.miss.skips(dir, || matches!(p.body, Body::Tcp(seg) if seg.len > 0)) {
+        if self.miss.skips(dir, || matches!(body, Body::Tcp(seg) if seg.len > 0)) {
             return;
         }
-        if let Err(e) = self.write(now, p, src, dst) {
+        if let Err(e) = self.write(now, p, body, src, dst) {
             self.error = Some(e);
         }
     }
 
-    fn write(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr) -> io::Result<()> {
+    fn write(&mut self, now: Time, p: &Head, body: &Body, src: IpAddr, dst: IpAddr) -> io::Result<()> {
         let ip_len = if src.is_ipv6() { Ipv6Repr::HEADER_LEN } else { Ipv4Repr::HEADER_LEN };
         let bad = |e: wire::EmitError| io::Error::new(io::ErrorKind::InvalidData, format!("cannot emit a header: {e:?}"));
         // Headers are at most 20 + 60 bytes; write them in a scratch buffer
@@ -80,7 +80,7 @@ impl Capture {
         }
         self.buf.fill(0);
         self.ident = self.ident.wrapping_add(1);
-        let (proto, l4) = match p.body {
+        let (proto, l4) = match *body {
             Body::Tcp(seg) => {
                 let mine = isn(self.seed, p.src, p.sport, p.dst, p.dport);
                 let theirs = isn(self.seed, p.dst, p.dport, p.src, p.sport);

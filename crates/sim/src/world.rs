@@ -3,7 +3,7 @@
 
 use crate::capture::Capture;
 use crate::engine::{Ev, EventQueue};
-use crate::packet::{Body, Pkt, Slab, UDP_HEADER};
+use crate::packet::{Body, Head, Pkt, Slab, UDP_HEADER};
 use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::fabric::{Fabric, Next};
 use net::monitor::Monitor;
@@ -121,11 +121,9 @@ pub fn conn_id(idx: u32, gen: u32) -> ConnId {
 /// What the elements of a path see of packet `idx`.
 #[inline(always)]
 fn meta(pkts: &Slab, idx: u32) -> Packet {
-    let p = pkts.get(idx);
+    let p = pkts.head(idx);
     let mut m = Packet::new(idx, p.size);
-    if let Body::Tcp(s) = &p.body {
-        m.handshake = s.flags.contains(tcp::Flags::SYN);
-    }
+    m.handshake = p.handshake;
     m.flow = Packet::flow_of(p.src, p.dst, p.sport, p.dport);
     m
 }
@@ -223,10 +221,7 @@ impl World {
                 }
                 self.pkts.remove(pkt);
             }
-            Next::Deliver { .. } => {
-                let p = self.pkts.remove(pkt);
-                self.receive(p);
-            }
+            Next::Deliver { .. } => self.receive(pkt),
         }
     }
 
@@ -245,7 +240,7 @@ impl World {
     /// A packet reaches an element of `path` that sees it at its own time.
     pub fn resume(&mut self, path: u32, pkt: u32, stage: u32) {
         let mut m = self.meta(pkt);
-        let src = self.pkts.get(pkt).src;
+        let src = self.pkts.head(pkt).src;
         let next = self.fabric.resume(self.now, path, stage, src, &mut m);
         self.next(pkt, next);
     }
@@ -267,45 +262,52 @@ impl World {
 
     /// A packet's last bit reached the far end of `path`.
     pub fn arrive(&mut self, path: u32, pkt: u32) {
+        let Head { src, dst, size, .. } = *self.pkts.head(pkt);
         if let Some(m) = self.fabric.paths[path as usize].monitor {
-            let p = self.pkts.get(pkt);
-            self.monitors[m as usize].arrived(self.now, p.size);
+            self.monitors[m as usize].arrived(self.now, size);
             if let Some(cap) = &mut self.capture {
-                let (src, dst) = (self.hosts[p.src as usize].addr(), self.hosts[p.dst as usize].addr());
-                cap.record(self.now, p, src, dst, m as usize);
+                let (sa, da) = (self.hosts[src as usize].addr(), self.hosts[dst as usize].addr());
+                cap.record(self.now, self.pkts.head(pkt), self.pkts.body(pkt), sa, da, m as usize);
             }
         }
-        let (src, dst) = {
-            let p = self.pkts.get(pkt);
-            (p.src, p.dst)
-        };
         let (fabric, pkts) = (&mut self.fabric, &self.pkts);
         let next = fabric.arrived(self.now, path, src, dst, || meta(pkts, pkt));
         self.next(pkt, next);
     }
 
-    fn receive(&mut self, p: Pkt) {
-        match p.body {
-            Body::Tcp(seg) => {
-                let key = demux_key(p.dst, p.dport, p.src, p.sport);
-                if let Some(&idx) = self.demux.get(&key) {
-                    let c = self.conns[idx as usize].as_mut().expect("demux points at a live connection");
-                    let n = c.tcp.on_segment(self.now, &seg, &mut self.out);
-                    self.flush(idx);
-                    self.after(idx, n);
-                } else if seg.flags.contains(tcp::Flags::SYN) && !seg.flags.contains(tcp::Flags::ACK) {
-                    match self.listeners.get(&(p.dst, p.dport)) {
-                        Some(&app) => self.accept(app, &p, &seg),
-                        None => self.counters.stray_segments += 1,
-                    }
-                } else {
-                    self.counters.stray_segments += 1;
+    /// Packet `pkt` reached its destination host; its slot is freed.
+    fn receive(&mut self, pkt: u32) {
+        let p = *self.pkts.head(pkt);
+        let seg = match self.pkts.body(pkt) {
+            Body::Tcp(seg) => seg,
+            &Body::Udp { payload } => {
+                self.pkts.remove(pkt);
+                match self.udp.get(&(p.dst, p.dport)) {
+                    Some(&app) => self.pending.push_back((app, Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload })),
+                    None => self.counters.stray_datagrams += 1,
                 }
+                return;
             }
-            Body::Udp { payload } => match self.udp.get(&(p.dst, p.dport)) {
-                Some(&app) => self.pending.push_back((app, Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload })),
-                None => self.counters.stray_datagrams += 1,
-            },
+        };
+        let key = demux_key(p.dst, p.dport, p.src, p.sport);
+        if let Some(&idx) = self.demux.get(&key) {
+            let c = self.conns[idx as usize].as_mut().expect("demux points at a live connection");
+            // The segment is read where it lies: most of its bytes (the
+            // SACK blocks) are seldom used.
+            let n = c.tcp.on_segment(self.now, seg, &mut self.out);
+            self.pkts.remove(pkt);
+            self.flush(idx);
+            self.after(idx, n);
+        } else if seg.flags.contains(tcp::Flags::SYN) && !seg.flags.contains(tcp::Flags::ACK) {
+            let seg = *seg;
+            self.pkts.remove(pkt);
+            match self.listeners.get(&(p.dst, p.dport)) {
+                Some(&app) => self.accept(app, &p, &seg),
+                None => self.counters.stray_segments += 1,
+            }
+        } else {
+            self.pkts.remove(pkt);
+            self.counters.stray_segments += 1;
         }
     }
 
@@ -346,7 +348,7 @@ impl World {
         self.conns[idx as usize].as_mut().expect("live connection")
     }
 
-    fn accept(&mut self, app: u32, p: &Pkt, syn: &Segment) {
+    fn accept(&mut self, app: u32, p: &Head, syn: &Segment) {
         let cfg = &self.tcp_cfgs[self.hosts[p.dst as usize].tcp_cfg as usize];
         let tcp = Tcp::accept(cfg, self.now, syn, &mut self.out);
         let client = self.demux.get(&demux_key(p.src, p.sport, p.dst, p.dport)).copied();
@@ -397,7 +399,7 @@ impl World {
         let ip = self.hosts[src as usize].ip_header();
         for seg in out.drain(..) {
             let size = ip + seg.header_len() + seg.len;
-            self.inject(src, Pkt { src, dst, sport, dport, size, body: Body::Tcp(seg) });
+            self.inject(src, Pkt::new(src, dst, sport, dport, size, Body::Tcp(seg)));
         }
         self.out = out;
     }
@@ -526,7 +528,7 @@ impl World {
 
     pub fn send_udp(&mut self, from: HostId, sport: u16, to: HostId, dport: u16, payload: u32) {
         let size = self.hosts[from as usize].ip_header() + UDP_HEADER + payload;
-        self.inject(from, Pkt { src: from, dst: to, sport, dport, size, body: Body::Udp { payload } });
+        self.inject(from, Pkt::new(from, to, sport, dport, size, Body::Udp { payload }));
     }
 
     pub fn write(&mut self, id: ConnId, bytes: u64) -> u64 {

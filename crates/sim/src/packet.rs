@@ -27,7 +27,13 @@ pub struct Head {
     pub size: u32,
     /// A SYN or SYN/ACK (which loss elements may treat apart).
     pub handshake: bool,
+    /// The receiving connection's slot as the sender knows it, or
+    /// [`NO_CONN`]: spares the receiver its demultiplexing lookup.
+    pub conn: u32,
 }
+
+/// A packet whose receiving connection is not known to its sender.
+pub const NO_CONN: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Pkt {
@@ -38,7 +44,7 @@ pub struct Pkt {
 impl Pkt {
     pub fn new(src: HostId, dst: HostId, sport: u16, dport: u16, size: u32, body: Body) -> Pkt {
         let handshake = matches!(&body, Body::Tcp(s) if s.flags.contains(tcp::Flags::SYN));
-        Pkt { head: Head { src, dst, sport, dport, size, handshake }, body }
+        Pkt { head: Head { src, dst, sport, dport, size, handshake, conn: NO_CONN }, body }
     }
 }
 

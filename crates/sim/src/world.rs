@@ -3,7 +3,7 @@
 
 use crate::capture::Capture;
 use crate::engine::{Ev, EventQueue};
-use crate::packet::{Body, Head, Pkt, Slab, UDP_HEADER};
+use crate::packet::{Body, Head, Pkt, Slab, NO_CONN, UDP_HEADER};
 use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::fabric::{Fabric, Next};
 use net::monitor::Monitor;
@@ -41,6 +41,9 @@ pub struct Conn {
     pub want_writable: bool,
     pub release_at: Option<Time>,
     pub opened: Time,
+    /// The demultiplexing table leads to it (it can lose its entry to a
+    /// later connection of the same addresses and ports).
+    routed: bool,
 }
 
 impl Conn {
@@ -64,6 +67,7 @@ impl Conn {
             want_writable: false,
             release_at: None,
             opened: now,
+            routed: true,
         }
     }
 }
@@ -116,6 +120,11 @@ fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> u128 {
 
 pub fn conn_id(idx: u32, gen: u32) -> ConnId {
     ConnId((gen as u64) << 32 | idx as u64)
+}
+
+/// The slot a handle names (live or not).
+fn conn_slot(id: ConnId) -> u32 {
+    (id.0 & 0xffff_ffff) as u32
 }
 
 /// What the elements of a path see of packet `idx`.
@@ -289,8 +298,7 @@ impl World {
                 return;
             }
         };
-        let key = demux_key(p.dst, p.dport, p.src, p.sport);
-        if let Some(&idx) = self.demux.get(&key) {
+        if let Some(idx) = self.hinted(&p).or_else(|| self.demux.get(&demux_key(p.dst, p.dport, p.src, p.sport)).copied()) {
             let c = self.conns[idx as usize].as_mut().expect("demux points at a live connection");
             // The segment is read where it lies: most of its bytes (the
             // SACK blocks) are seldom used.
@@ -311,6 +319,15 @@ impl World {
         }
     }
 
+    /// The connection a packet's sender named, if it is the one the
+    /// demultiplexing table gives: the same addresses and ports, and still
+    /// in the table.
+    #[inline]
+    fn hinted(&self, p: &Head) -> Option<u32> {
+        let c = self.conns.get(p.conn as usize)?.as_ref()?;
+        (c.routed && (c.host, c.lport, c.rhost, c.rport) == (p.dst, p.dport, p.src, p.sport)).then_some(p.conn)
+    }
+
     // ---- TCP connections ----
 
     fn new_conn(&mut self, c: Conn) -> u32 {
@@ -326,7 +343,9 @@ impl World {
                 (self.conns.len() - 1) as u32
             }
         };
-        self.demux.insert(key, idx);
+        if let Some(old) = self.demux.insert(key, idx) {
+            self.conn(old).routed = false;
+        }
         self.counters.open_conns += 1;
         self.counters.peak_open_conns = self.counters.peak_open_conns.max(self.counters.open_conns);
         self.app_tcp[self.conns[idx as usize].as_ref().map_or(0, |c| c.app) as usize].connections += 1;
@@ -339,7 +358,7 @@ impl World {
 
     /// The live connection behind a handle, if it is still valid.
     pub fn index(&self, id: ConnId) -> Option<u32> {
-        let idx = (id.0 & 0xffff_ffff) as u32;
+        let idx = conn_slot(id);
         let gen = (id.0 >> 32) as u32;
         (self.gens.get(idx as usize) == Some(&gen) && self.conns[idx as usize].is_some()).then_some(idx)
     }
@@ -396,10 +415,13 @@ impl World {
         let mut out = std::mem::take(&mut self.out);
         let c = self.conns[idx as usize].as_ref().expect("live connection");
         let (src, dst, sport, dport) = (c.host, c.rhost, c.lport, c.rport);
+        let peer = c.peer.map_or(NO_CONN, conn_slot);
         let ip = self.hosts[src as usize].ip_header();
         for seg in out.drain(..) {
             let size = ip + seg.header_len() + seg.len;
-            self.inject(src, Pkt::new(src, dst, sport, dport, size, Body::Tcp(seg)));
+            let mut p = Pkt::new(src, dst, sport, dport, size, Body::Tcp(seg));
+            p.head.conn = peer;
+            self.inject(src, p);
         }
         self.out = out;
     }
@@ -500,7 +522,13 @@ impl World {
 
     fn release(&mut self, idx: u32) {
         let c = self.conns[idx as usize].take().expect("live connection");
-        self.demux.remove(&demux_key(c.host, c.lport, c.rhost, c.rport));
+        // The entry goes, even one a later connection of the same
+        // addresses and ports took over.
+        if let Some(j) = self.demux.remove(&demux_key(c.host, c.lport, c.rhost, c.rport)) {
+            if j != idx {
+                self.conn(j).routed = false;
+            }
+        }
         add_stats(&mut self.app_tcp[c.app as usize], c.tcp.stats());
         self.conn_log.push(&conn_row(&c, Some(self.now)));
         self.gens[idx as usize] = self.gens[idx as usize].wrapping_add(1);

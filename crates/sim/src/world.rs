@@ -11,6 +11,7 @@ use net::Packet;
 use rundir::{ConnLog, ConnRow, TcpTotals};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
+use std::sync::Arc;
 use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
 use traffic::{ConnId, Event, HostId};
 use units::{Dur, Time};
@@ -147,7 +148,8 @@ pub struct World {
     wake_at: Vec<Option<Time>>,
     /// The hosts as endpoints: address, TCP settings, ports.
     pub hosts: Vec<Host>,
-    pub tcp_cfgs: Vec<TcpConfig>,
+    /// Each distinct TCP setting once, shared by its hosts' connections.
+    pub tcp_cfgs: Vec<Arc<TcpConfig>>,
     pub conns: Vec<Option<Conn>>,
     gens: Vec<u32>,
     free_conns: Vec<u32>,

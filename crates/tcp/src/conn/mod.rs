@@ -10,6 +10,7 @@ use crate::recv::Receiver;
 use crate::rtt::Rto;
 use crate::send::Scoreboard;
 use crate::{Flags, Segment, TcpConfig};
+use std::sync::Arc;
 use units::{Dur, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +95,9 @@ impl CwndUsage {
 /// A TCP endpoint (sans-IO): feed it segments and timer ticks, collect segments to send.
 #[derive(Clone, Debug)]
 pub struct Tcp {
-    cfg: TcpConfig,
+    /// Shared by the endpoints of one host or host group: a copy in each
+    /// would be most of an idle connection's memory.
+    cfg: Arc<TcpConfig>,
     state: State,
     mss: u32,
     sack_ok: bool,
@@ -132,10 +135,10 @@ pub struct Tcp {
 }
 
 impl Tcp {
-    fn new(cfg: &TcpConfig, state: State) -> Tcp {
+    fn new(cfg: &Arc<TcpConfig>, state: State) -> Tcp {
         let mss = cfg.mss.max(1);
         Tcp {
-            cfg: cfg.clone(),
+            cfg: Arc::clone(cfg),
             state,
             mss,
             sack_ok: false,
@@ -167,14 +170,14 @@ impl Tcp {
     }
 
     /// Active open: returns the endpoint and pushes the SYN.
-    pub fn connect(cfg: &TcpConfig, now: Time, out: &mut Vec<Segment>) -> Tcp {
+    pub fn connect(cfg: &Arc<TcpConfig>, now: Time, out: &mut Vec<Segment>) -> Tcp {
         let mut t = Tcp::new(cfg, State::SynSent);
         t.send_syn(now, out, false);
         t
     }
 
     /// Passive open from a received SYN: returns the endpoint and pushes the SYN-ACK.
-    pub fn accept(cfg: &TcpConfig, now: Time, syn: &Segment, out: &mut Vec<Segment>) -> Tcp {
+    pub fn accept(cfg: &Arc<TcpConfig>, now: Time, syn: &Segment, out: &mut Vec<Segment>) -> Tcp {
         debug_assert!(syn.flags.contains(Flags::SYN), "accept needs a SYN");
         let mut t = Tcp::new(cfg, State::SynReceived);
         t.on_peer_syn(syn);

@@ -6,6 +6,7 @@
 //! autotuning, what Linux's window growth allows ([`RcvSpace`]).
 
 use crate::rcv_space::RcvSpace;
+use crate::segment::KeptBlocks;
 use crate::SackBlocks;
 use std::collections::VecDeque;
 use units::{Dur, Time};
@@ -26,7 +27,7 @@ pub(crate) struct Receiver {
     ooo: VecDeque<(u64, u64)>,
     ooo_bytes: u64,
     /// Blocks to report, most recent first.
-    sack: SackBlocks,
+    sack: KeptBlocks,
     sack_enabled: bool,
     /// Sequence number of the peer's FIN once seen (possibly out of order).
     fin_seq: Option<u64>,
@@ -63,7 +64,7 @@ impl Receiver {
             rcv_nxt: 0,
             ooo: VecDeque::new(),
             ooo_bytes: 0,
-            sack: SackBlocks::default(),
+            sack: KeptBlocks::default(),
             sack_enabled: false,
             fin_seq: None,
             fin_done: false,
@@ -148,7 +149,7 @@ impl Receiver {
     #[inline]
     pub fn sack_blocks(&self) -> SackBlocks {
         if self.sack_enabled {
-            self.sack
+            self.sack.get()
         } else {
             SackBlocks::default()
         }
@@ -298,48 +299,49 @@ impl Receiver {
     /// RFC 2018 §4: the block holding the segment that triggered this ACK first, then
     /// the most recently reported blocks that are not already covered.
     fn report(&mut self, first: (u64, u64)) {
-        let old = self.sack;
-        self.sack = SackBlocks::default();
-        self.push_block(first);
+        let old = self.sack.get();
+        let mut new = SackBlocks::default();
+        self.push_block(&mut new, first);
         for &(s, _) in old.as_slice() {
             if let Some(r) = self.containing(s) {
-                self.push_block(r);
+                self.push_block(&mut new, r);
             }
         }
-        self.fill_sack();
+        self.fill_sack(new);
     }
 
     /// After `rcv_nxt` moved: drop delivered blocks and widen merged ones.
     fn refresh_sack(&mut self) {
-        let old = self.sack;
-        self.sack = SackBlocks::default();
+        let old = self.sack.get();
+        let mut new = SackBlocks::default();
         for &(s, _) in old.as_slice() {
             if s >= self.rcv_nxt {
                 if let Some(r) = self.containing(s) {
-                    self.push_block(r);
+                    self.push_block(&mut new, r);
                 }
             }
         }
-        self.fill_sack();
+        self.fill_sack(new);
     }
 
-    /// Use spare slots for ranges not listed, lowest first, so that every ACK sent while
-    /// data is held out of order carries SACK information (RFC 2018 §4).
-    fn fill_sack(&mut self) {
+    /// Use `blocks`' spare slots for ranges not listed, lowest first, so that every ACK
+    /// sent while data is held out of order carries SACK information (RFC 2018 §4); they
+    /// are then the blocks to report.
+    fn fill_sack(&mut self, mut blocks: SackBlocks) {
         for i in 0..self.ooo.len() {
-            if self.sack.n as usize >= self.max_blocks {
+            if blocks.n as usize >= self.max_blocks {
                 break;
             }
-            let r = self.ooo[i];
-            self.push_block(r);
+            self.push_block(&mut blocks, self.ooo[i]);
         }
+        self.sack.set(blocks);
     }
 
-    fn push_block(&mut self, r: (u64, u64)) {
-        let n = self.sack.n as usize;
-        if n < self.max_blocks && !self.sack.blocks[..n].contains(&r) {
-            self.sack.blocks[n] = r;
-            self.sack.n += 1;
+    fn push_block(&self, blocks: &mut SackBlocks, r: (u64, u64)) {
+        let n = blocks.n as usize;
+        if n < self.max_blocks && !blocks.blocks[..n].contains(&r) {
+            blocks.blocks[n] = r;
+            blocks.n += 1;
         }
     }
 

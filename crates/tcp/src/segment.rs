@@ -68,6 +68,33 @@ impl SackBlocks {
     }
 }
 
+/// SACK blocks an endpoint keeps between segments, held only while there
+/// are any: most connections never see loss or reordering, and then never
+/// hold them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeptBlocks(Option<Box<SackBlocks>>);
+
+impl KeptBlocks {
+    #[inline]
+    pub(crate) fn get(&self) -> SackBlocks {
+        self.0.as_deref().copied().unwrap_or_default()
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, b: SackBlocks) {
+        match &mut self.0 {
+            _ if b.is_empty() => self.0 = None,
+            Some(kept) => **kept = b,
+            None => self.0 = Some(Box::new(b)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
 /// Options negotiated on SYN and SYN-ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SynOptions {

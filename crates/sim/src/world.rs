@@ -115,8 +115,12 @@ pub struct Counters {
     pub stray_datagrams: u64,
 }
 
-fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> u128 {
-    (host as u128) << 64 | (lport as u128) << 48 | (rhost as u128) << 16 | rport as u128
+/// A connection's addresses and ports: 12 bytes, so that a table entry
+/// with its slot is 16.
+type DemuxKey = [u32; 3];
+
+fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> DemuxKey {
+    [host, rhost, (lport as u32) << 16 | rport as u32]
 }
 
 pub fn conn_id(idx: u32, gen: u32) -> ConnId {
@@ -153,7 +157,7 @@ pub struct World {
     pub conns: Vec<Option<Conn>>,
     gens: Vec<u32>,
     free_conns: Vec<u32>,
-    demux: FxHashMap<u128, u32>,
+    demux: FxHashMap<DemuxKey, u32>,
     listeners: FxHashMap<(HostId, u16), u32>,
     udp: FxHashMap<(HostId, u16), u32>,
     /// Application events waiting to be delivered, in order.

@@ -11,7 +11,7 @@ use crate::rtt::Rto;
 use crate::send::Scoreboard;
 use crate::{Flags, Segment, TcpConfig};
 use std::sync::Arc;
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -114,7 +114,7 @@ pub struct Tcp {
     cc: Cc,
     rec: Recovery,
     rtt: Rto,
-    rto_at: Option<Time>,
+    rto_at: Opt<Time>,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
     syn_rtx: u32,
@@ -153,7 +153,7 @@ impl Tcp {
             cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
             rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh, cfg.loss_response),
             rtt: Rto::new(cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
-            rto_at: None,
+            rto_at: Opt::NONE,
             rto_count: 0,
             syn_rtx: 0,
             syn_retransmitted: false,
@@ -357,8 +357,8 @@ impl Tcp {
             self.rcv.force_ack();
             self.flush_ack(now, out);
         }
-        if self.rto_at.is_some_and(|t| t <= now) {
-            self.rto_at = None;
+        if self.rto_at.get().is_some_and(|t| t <= now) {
+            self.rto_at = Opt::NONE;
             self.on_rto(now, out, &mut n);
         }
         n
@@ -369,7 +369,7 @@ impl Tcp {
         if self.state == State::Closed {
             return None;
         }
-        match (self.rto_at, self.rcv.delack_deadline()) {
+        match (self.rto_at.get(), self.rcv.delack_deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
 use traffic::{ConnId, Event, HostId};
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 /// How long a connection that closed first (TIME-WAIT) keeps answering a
 /// retransmitted FIN before its state is released.
@@ -30,17 +30,16 @@ pub struct Conn {
     /// Accepted from a listener (rather than opened by `connect`).
     pub passive: bool,
     /// The other end, which holds the marks for what we receive.
-    pub peer: Option<ConnId>,
+    pub peer: Opt<ConnId>,
     /// Bytes the app has written; marks are placed at this offset.
     pub written: u64,
     /// In-order bytes received.
     pub delivered: u64,
     /// Our marks not yet reached by the peer: (offset, message).
     pub marks: VecDeque<(u64, u64)>,
-    pub timer_at: Option<Time>,
     pub greedy: bool,
     pub want_writable: bool,
-    pub release_at: Option<Time>,
+    pub release_at: Opt<Time>,
     pub opened: Time,
     /// The demultiplexing table leads to it (it can lose its entry to a
     /// later connection of the same addresses and ports).
@@ -59,14 +58,13 @@ impl Conn {
             rhost: remote.0,
             rport: remote.1,
             passive: peer.is_some(),
-            peer,
+            peer: peer.into(),
             written: 0,
             delivered: 0,
             marks: VecDeque::new(),
-            timer_at: None,
             greedy: false,
             want_writable: false,
-            release_at: None,
+            release_at: Opt::NONE,
             opened: now,
             routed: true,
         }
@@ -156,6 +154,10 @@ pub struct World {
     pub tcp_cfgs: Vec<Arc<TcpConfig>>,
     pub conns: Vec<Option<Conn>>,
     gens: Vec<u32>,
+    /// Per connection slot, the time of its pending timer event, if any:
+    /// apart from the connections, so that an event an earlier deadline
+    /// superseded costs no visit to one.
+    timer_at: Vec<Opt<Time>>,
     free_conns: Vec<u32>,
     demux: FxHashMap<DemuxKey, u32>,
     listeners: FxHashMap<(HostId, u16), u32>,
@@ -186,6 +188,7 @@ impl World {
             tcp_cfgs: Vec::new(),
             conns: Vec::new(),
             gens: Vec::new(),
+            timer_at: Vec::new(),
             free_conns: Vec::new(),
             demux: FxHashMap::default(),
             listeners: FxHashMap::default(),
@@ -346,6 +349,7 @@ impl World {
             None => {
                 self.conns.push(Some(c));
                 self.gens.push(0);
+                self.timer_at.push(Opt::NONE);
                 (self.conns.len() - 1) as u32
             }
         };
@@ -381,7 +385,7 @@ impl World {
         let idx = self.new_conn(Conn::new(tcp, app, (p.dst, p.dport), (p.src, p.sport), peer, self.now));
         if let Some(ci) = client {
             let me = self.id(idx);
-            self.conn(ci).peer = Some(me);
+            self.conn(ci).peer = Opt::some(me);
         }
         self.flush(idx);
         self.rearm(idx);
@@ -421,7 +425,7 @@ impl World {
         let mut out = std::mem::take(&mut self.out);
         let c = self.conns[idx as usize].as_ref().expect("live connection");
         let (src, dst, sport, dport) = (c.host, c.rhost, c.lport, c.rport);
-        let peer = c.peer.map_or(NO_CONN, conn_slot);
+        let peer = c.peer.get().map_or(NO_CONN, conn_slot);
         let ip = self.hosts[src as usize].ip_header();
         for seg in out.drain(..) {
             let size = ip + seg.header_len() + seg.len;
@@ -469,7 +473,7 @@ impl World {
         if n.closed {
             self.pending.push_back((app, Event::Closed(id)));
             if c.tcp.state() == State::TimeWait {
-                c.release_at = Some(self.now + TIME_WAIT);
+                c.release_at = Opt::some(self.now + TIME_WAIT);
             } else {
                 self.release(idx);
                 return;
@@ -483,7 +487,7 @@ impl World {
     fn deliver_marks(&mut self, idx: u32) {
         let c = self.conns[idx as usize].as_ref().expect("live connection");
         let (delivered, app, me) = (c.delivered, c.app, self.id(idx));
-        let Some(peer) = c.peer.and_then(|p| self.index(p)) else { return };
+        let Some(peer) = c.peer.get().and_then(|p| self.index(p)) else { return };
         let pc = self.conns[peer as usize].as_mut().expect("live peer");
         while let Some(&(off, msg)) = pc.marks.front() {
             if off > delivered {
@@ -497,14 +501,15 @@ impl World {
     /// Keeps one pending timer event per connection, at its earliest deadline.
     fn rearm(&mut self, idx: u32) {
         let c = self.conns[idx as usize].as_mut().expect("live connection");
-        let due = match (c.tcp.poll_at(), c.release_at) {
+        let due = match (c.tcp.poll_at(), c.release_at.get()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         if let Some(t) = due {
             let t = t.max(self.now);
-            if c.timer_at.is_none_or(|p| t < p) {
-                c.timer_at = Some(t);
+            let at = &mut self.timer_at[idx as usize];
+            if at.get().is_none_or(|p| t < p) {
+                *at = Opt::some(t);
                 self.events.push(t, Ev::Tcp { conn: idx });
             }
         }
@@ -512,12 +517,14 @@ impl World {
 
     pub fn tcp_timer(&mut self, idx: u32) {
         let now = self.now;
-        let Some(c) = self.conns[idx as usize].as_mut() else { return };
-        if c.timer_at != Some(now) {
-            return; // superseded by an earlier deadline
+        // Superseded by an earlier deadline, or the connection is gone:
+        // decided without touching the connection.
+        if self.timer_at[idx as usize].get() != Some(now) {
+            return;
         }
-        c.timer_at = None;
-        if c.release_at.is_some_and(|t| t <= now) {
+        self.timer_at[idx as usize] = Opt::NONE;
+        let c = self.conns[idx as usize].as_mut().expect("a connection with a deadline is live");
+        if c.release_at.get().is_some_and(|t| t <= now) {
             self.release(idx);
             return;
         }
@@ -538,6 +545,7 @@ impl World {
         add_stats(&mut self.app_tcp[c.app as usize], c.tcp.stats());
         self.conn_log.push(&conn_row(&c, Some(self.now)));
         self.gens[idx as usize] = self.gens[idx as usize].wrapping_add(1);
+        self.timer_at[idx as usize] = Opt::NONE;
         self.free_conns.push(idx);
         self.counters.open_conns -= 1;
     }
@@ -595,7 +603,7 @@ impl World {
         let off = c.written;
         c.marks.push_back((off, msg));
         // The peer may already hold every byte before the mark.
-        if let Some(peer) = c.peer.and_then(|p| self.index(p)) {
+        if let Some(peer) = c.peer.get().and_then(|p| self.index(p)) {
             self.deliver_marks(peer);
         }
     }

@@ -71,6 +71,13 @@ impl Conn {
     }
 }
 
+/// What an open connection costs the engine, the contents of its buffers
+/// aside: its state in its slot, its slot's pending deadline and
+/// generation, and its demultiplexing entry (key, slot and the table's
+/// control byte).
+pub const CONNECTION_BYTES: usize =
+    std::mem::size_of::<Option<Conn>>() + std::mem::size_of::<Opt<Time>>() + std::mem::size_of::<u32>() + std::mem::size_of::<(DemuxKey, u32)>() + 1;
+
 /// A connection's record.
 fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
     let s = c.tcp.stats();
@@ -627,5 +634,18 @@ impl World {
 
     pub fn set_timer(&mut self, app: u32, at: Time, token: u64) {
         self.events.push(at.max(self.now), Ev::App { app, token });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An open connection stays under 1 KiB in the engine, so that
+    /// hundreds of thousands fit; this fails if its state grows past that.
+    #[test]
+    fn an_open_connection_costs_under_a_kibibyte() {
+        const { assert!(CONNECTION_BYTES < 1024, "an open connection costs 1 KiB or more") };
+        assert_eq!(std::mem::size_of::<(DemuxKey, u32)>(), 16);
     }
 }

@@ -45,7 +45,7 @@ pub(crate) struct Receiver {
     delack_at: Opt<Time>,
     delack_timeout: Dur,
     /// SACK blocks that fit beside the other options (3 with timestamps).
-    max_blocks: usize,
+    max_blocks: u8,
     /// Linux quick-ACK mode: data segments still to ACK at once.
     quick: u32,
     quick_max: u32,
@@ -77,7 +77,7 @@ impl Receiver {
             ack_now: false,
             delack_at: Opt::NONE,
             delack_timeout,
-            max_blocks: SackBlocks::MAX,
+            max_blocks: SackBlocks::MAX as u8,
             quick: 0,
             quick_max: 0,
             last_data: Opt::NONE,
@@ -129,7 +129,7 @@ impl Receiver {
         self.ack_after = ack_every.saturating_sub(1) as u64 * mss as u64;
         self.sack_enabled = sack;
         // 40 option bytes: 12 go to the timestamps, leaving room for 3 blocks.
-        self.max_blocks = if timestamps { 3 } else { SackBlocks::MAX };
+        self.max_blocks = if timestamps { 3 } else { SackBlocks::MAX as u8 };
         self.space = self.auto_initial.get().map(|initial| RcvSpace::new(mss, initial, self.rcv_buf, self.rcv_nxt));
         self.right_edge = self.rcv_nxt + self.window();
     }
@@ -329,7 +329,7 @@ impl Receiver {
     /// are then the blocks to report.
     fn fill_sack(&mut self, mut blocks: SackBlocks) {
         for i in 0..self.ooo.len() {
-            if blocks.n as usize >= self.max_blocks {
+            if blocks.n >= self.max_blocks {
                 break;
             }
             self.push_block(&mut blocks, self.ooo[i]);
@@ -339,7 +339,7 @@ impl Receiver {
 
     fn push_block(&self, blocks: &mut SackBlocks, r: (u64, u64)) {
         let n = blocks.n as usize;
-        if n < self.max_blocks && !blocks.blocks[..n].contains(&r) {
+        if n < self.max_blocks as usize && !blocks.blocks[..n].contains(&r) {
             blocks.blocks[n] = r;
             blocks.n += 1;
         }

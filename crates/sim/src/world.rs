@@ -37,6 +37,9 @@ pub struct Conn {
     pub delivered: u64,
     /// Our marks not yet reached by the peer: (offset, message).
     pub marks: VecDeque<(u64, u64)>,
+    /// The offset of the peer's first mark not yet reached here, if the
+    /// peer has one: data below it is delivered without visiting the peer.
+    next_mark: Opt<u64>,
     pub greedy: bool,
     pub want_writable: bool,
     pub release_at: Opt<Time>,
@@ -62,6 +65,7 @@ impl Conn {
             written: 0,
             delivered: 0,
             marks: VecDeque::new(),
+            next_mark: Opt::NONE,
             greedy: false,
             want_writable: false,
             release_at: Opt::NONE,
@@ -94,8 +98,8 @@ fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
         bytes_received: c.delivered,
         segments_sent: s.segs_sent,
         retransmits: s.retransmits,
-        fast_recoveries: s.fast_recoveries,
-        rtos: s.rtos,
+        fast_recoveries: s.fast_recoveries.into(),
+        rtos: s.rtos.into(),
         srtt_s: c.tcp.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
     }
 }
@@ -104,8 +108,8 @@ fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
 fn add_stats(t: &mut TcpTotals, s: &TcpStats) {
     t.segments += s.segs_sent;
     t.retransmits += s.retransmits;
-    t.fast_recoveries += s.fast_recoveries;
-    t.rtos += s.rtos;
+    t.fast_recoveries += u64::from(s.fast_recoveries);
+    t.rtos += u64::from(s.rtos);
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -392,7 +396,10 @@ impl World {
         let idx = self.new_conn(Conn::new(tcp, app, (p.dst, p.dport), (p.src, p.sport), peer, self.now));
         if let Some(ci) = client {
             let me = self.id(idx);
-            self.conn(ci).peer = Opt::some(me);
+            let c = self.conn(ci);
+            c.peer = Opt::some(me);
+            let first = c.marks.front().map(|m| m.0);
+            self.conn(idx).next_mark = first.into();
         }
         self.flush(idx);
         self.rearm(idx);
@@ -493,6 +500,9 @@ impl World {
     /// Messages whose last byte has now arrived at connection `idx`.
     fn deliver_marks(&mut self, idx: u32) {
         let c = self.conns[idx as usize].as_ref().expect("live connection");
+        if c.next_mark.get().is_none_or(|off| off > c.delivered) {
+            return;
+        }
         let (delivered, app, me) = (c.delivered, c.app, self.id(idx));
         let Some(peer) = c.peer.get().and_then(|p| self.index(p)) else { return };
         let pc = self.conns[peer as usize].as_mut().expect("live peer");
@@ -503,6 +513,8 @@ impl World {
             pc.marks.pop_front();
             self.pending.push_back((app, Event::Message { conn: me, msg }));
         }
+        let next = pc.marks.front().map(|m| m.0);
+        self.conn(idx).next_mark = next.into();
     }
 
     /// Keeps one pending timer event per connection, at its earliest deadline.
@@ -611,6 +623,10 @@ impl World {
         c.marks.push_back((off, msg));
         // The peer may already hold every byte before the mark.
         if let Some(peer) = c.peer.get().and_then(|p| self.index(p)) {
+            let pc = self.conn(peer);
+            if pc.next_mark.is_none() {
+                pc.next_mark = Opt::some(off);
+            }
             self.deliver_marks(peer);
         }
     }

@@ -169,7 +169,7 @@ impl Tcp {
             cwnd_limited: self.usage.allows_growth(&self.w),
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
-        self.stats.fast_recoveries += o.entered as u64;
+        self.stats.fast_recoveries += o.entered as u32;
         if o.entered && self.cfg.loss_response == LossResponse::Ns2 {
             // ns-2's reset_rtx_timer(1, 0) at a fast retransmit.
             self.rtt.cancel_timing();

@@ -61,9 +61,11 @@ pub struct TcpStats {
     pub retransmits: u64,
     pub retrans_bytes: u64,
     /// Loss episodes started by duplicate ACKs or SACK (Tahoe: fast retransmits).
-    pub fast_recoveries: u64,
+    /// 32 bits, as the timeouts: at most one a round trip, they cannot wrap in
+    /// any run (and the state of a connection stays small).
+    pub fast_recoveries: u32,
     /// Retransmission timer expirations (handshake included).
-    pub rtos: u64,
+    pub rtos: u32,
     pub dup_acks_rcvd: u64,
     pub segs_rcvd: u64,
     /// Payload bytes of ours acknowledged.

@@ -84,14 +84,12 @@ pub struct Line {
     pub down: u32,
 }
 
-/// A path with its wiring.
+/// A path with its wiring: what a packet crossing it needs, and no more,
+/// so that the paths of many hosts stay few cache lines each.
 #[derive(Debug)]
 pub struct PathSlot {
     pub path: Path,
-    /// What it was built from.
-    pub spec: PathSpec,
     pub to: NodeRef,
-    pub name: String,
     /// The monitor of an observed path (the bottleneck: 0 forward, 1 back).
     pub monitor: Option<u8>,
 }
@@ -148,6 +146,8 @@ pub const BOTTLENECK_REV: u32 = 1;
 #[derive(Debug)]
 pub struct Fabric {
     pub paths: Vec<PathSlot>,
+    /// What each path was built from, by path number.
+    pub specs: Vec<PathSpec>,
     pub hosts: Vec<Attachment>,
     pub lines: Vec<Line>,
     /// Each line's index by its name.
@@ -167,6 +167,7 @@ impl Fabric {
     pub fn dumbbell(bottleneck: &[PathSpec; 2], seed: u64) -> Result<Fabric, SpecError> {
         let mut f = Fabric {
             paths: Vec::new(),
+            specs: Vec::new(),
             hosts: Vec::new(),
             lines: Vec::new(),
             line_names: HashMap::new(),
@@ -175,8 +176,8 @@ impl Fabric {
             losses: HostLosses::default(),
             scratch: Vec::new(),
         };
-        let fwd = f.add_path("bottleneck/fwd".into(), bottleneck[0].clone(), NodeRef::Router(1))?;
-        let rev = f.add_path("bottleneck/rev".into(), bottleneck[1].clone(), NodeRef::Router(0))?;
+        let fwd = f.add_path(bottleneck[0].clone(), NodeRef::Router(1))?;
+        let rev = f.add_path(bottleneck[1].clone(), NodeRef::Router(0))?;
         debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
         for (path, monitor) in [(fwd, 0), (rev, 1)] {
             f.paths[path as usize].monitor = Some(monitor);
@@ -185,9 +186,10 @@ impl Fabric {
         Ok(f)
     }
 
-    fn add_path(&mut self, name: String, spec: PathSpec, to: NodeRef) -> Result<u32, SpecError> {
+    fn add_path(&mut self, spec: PathSpec, to: NodeRef) -> Result<u32, SpecError> {
         let path = spec.build(self.seed)?;
-        self.paths.push(PathSlot { path, spec, to, name, monitor: None });
+        self.paths.push(PathSlot { path, to, monitor: None });
+        self.specs.push(spec);
         Ok((self.paths.len() - 1) as u32)
     }
 
@@ -196,11 +198,11 @@ impl Fabric {
     /// number of hosts before it.
     pub fn add_host(&mut self, side: Side, up: PathSpec, down: PathSpec, beyond: Option<PathSpec>, loses: bool) -> Result<HostId, SpecError> {
         let id = self.hosts.len() as HostId;
-        let uplink = self.add_path(format!("h{id}/up"), up, NodeRef::Router(side.router()))?;
-        let downlink = self.add_path(format!("h{id}/down"), down, NodeRef::Host(id))?;
+        let uplink = self.add_path(up, NodeRef::Router(side.router()))?;
+        let downlink = self.add_path(down, NodeRef::Host(id))?;
         let beyond = match beyond {
             // On to the far side's router.
-            Some(b) => Some(self.add_path(format!("h{id}/beyond"), b, NodeRef::Router(side.other().router()))?),
+            Some(b) => Some(self.add_path(b, NodeRef::Router(side.other().router()))?),
             None => None,
         };
         self.hosts.push(Attachment { side, uplink, downlink, beyond, loses, class: 0, line: None });
@@ -220,8 +222,8 @@ impl Fabric {
         let l = match self.line_names.get(&line.name) {
             Some(&l) => l,
             None => {
-                let up = self.add_path(format!("line/{}/up", line.name), line.up.clone(), NodeRef::Router(side.router()))?;
-                let down = self.add_path(format!("line/{}/down", line.name), line.down.clone(), NodeRef::Downlink)?;
+                let up = self.add_path(line.up.clone(), NodeRef::Router(side.router()))?;
+                let down = self.add_path(line.down.clone(), NodeRef::Downlink)?;
                 self.lines.push(Line { side, up, down });
                 let l = (self.lines.len() - 1) as u32;
                 self.line_names.insert(line.name.clone(), l);

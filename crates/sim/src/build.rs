@@ -27,10 +27,10 @@ struct Builder {
 impl Builder {
     /// The index of TCP settings `c`, each distinct one kept once.
     fn tcp_cfg(&mut self, c: &tcp::TcpConfig) -> u32 {
-        match self.world.tcp_cfgs.iter().position(|x| x == c) {
+        match self.world.tcp_cfgs.iter().position(|x| **x == *c) {
             Some(i) => i as u32,
             None => {
-                self.world.tcp_cfgs.push(c.clone());
+                self.world.tcp_cfgs.push(std::sync::Arc::new(c.clone()));
                 (self.world.tcp_cfgs.len() - 1) as u32
             }
         }

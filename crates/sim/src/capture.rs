@@ -8,7 +8,7 @@
 //! the capture needs no per-connection state.
 
 use crate::ip::Fragment;
-use crate::packet::{Body, Pkt};
+use crate::packet::{Body, Head};
 use rundir::CaptureMiss;
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -58,19 +58,19 @@ impl Capture {
 
     /// Records `p` at `now`, crossing the bottleneck in direction `dir`
     /// (0 left to right); the first write error is kept for [`finish`].
-    pub fn record(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr, dir: usize) {
+    pub fn record(&mut self, now: Time, p: &Head, body: &Body, src: IpAddr, dst: IpAddr, dir: usize) {
         if self.error.is_some() || now < self.from {
             return;
         }
-        if self.miss.skips(dir, || matches!(p.body, Body::Tcp(seg) if seg.len > 0)) {
+        if self.miss.skips(dir, || matches!(body, Body::Tcp(seg) if seg.len > 0)) {
             return;
         }
-        if let Err(e) = self.write(now, p, src, dst) {
+        if let Err(e) = self.write(now, p, body, src, dst) {
             self.error = Some(e);
         }
     }
 
-    fn write(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr) -> io::Result<()> {
+    fn write(&mut self, now: Time, p: &Head, body: &Body, src: IpAddr, dst: IpAddr) -> io::Result<()> {
         let ip_len = if src.is_ipv6() { Ipv6Repr::HEADER_LEN } else { Ipv4Repr::HEADER_LEN };
         let bad = |e: wire::EmitError| io::Error::new(io::ErrorKind::InvalidData, format!("cannot emit a header: {e:?}"));
         // Headers are at most 20 + 60 bytes; write them in a scratch buffer
@@ -81,10 +81,10 @@ impl Capture {
         }
         self.buf.fill(0);
         self.ident = self.ident.wrapping_add(1);
-        if let Body::Udp { payload, frag: Some(f) } = p.body {
+        if let Body::Udp { payload, frag: Some(f) } = *body {
             return self.write_fragment(now, p, payload, f, src, dst);
         }
-        let (proto, l4) = match p.body {
+        let (proto, l4) = match *body {
             Body::Tcp(seg) => {
                 let mine = isn(self.seed, p.src, p.sport, p.dst, p.dport);
                 let theirs = isn(self.seed, p.dst, p.dport, p.src, p.sport);
@@ -149,7 +149,7 @@ impl Capture {
 
     /// One fragment of a datagram larger than the MTU, as the sender's IP
     /// layer cut it: the datagram's UDP header in the first only.
-    fn write_fragment(&mut self, now: Time, p: &Pkt, payload: u32, f: Fragment, src: IpAddr, dst: IpAddr) -> io::Result<()> {
+    fn write_fragment(&mut self, now: Time, p: &Head, payload: u32, f: Fragment, src: IpAddr, dst: IpAddr) -> io::Result<()> {
         let bad = |e: wire::EmitError| io::Error::new(io::ErrorKind::InvalidData, format!("cannot emit a fragment's headers: {e:?}"));
         let ip_len = match (src, dst) {
             (IpAddr::V4(s), IpAddr::V4(d)) => {

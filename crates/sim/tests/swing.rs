@@ -40,7 +40,7 @@ struct Access {
 
 fn access(b: &sim::build::Built, path: u32) -> Access {
     let mut a = Access { rate: units::Rate(0), delay: units::Dur::ZERO, bunching: None, shapers: vec![] };
-    for e in &b.world.fabric.paths[path as usize].spec.elements {
+    for e in &b.world.fabric.specs[path as usize].elements {
         match e {
             net::ElementSpec::Queue { rate: net::RateSpec::Fixed(r), .. } => a.rate = *r,
             net::ElementSpec::Delay(net::DelaySpec::Fixed(d)) => a.delay = *d,

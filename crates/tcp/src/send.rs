@@ -10,6 +10,7 @@
 //! from the front), which lets both loss marking and NextSeg run from cursors that only
 //! move forward: recovery is O(segments) in total, not O(window) per ACK.
 
+use crate::segment::KeptBlocks;
 use crate::SackBlocks;
 use std::collections::VecDeque;
 use units::Time;
@@ -80,7 +81,7 @@ pub(crate) struct Scoreboard {
     above_segs: u64,
     /// Blocks of the previous ACK: ranges inside them are already marked, so a growing
     /// block costs only its new part (Linux's recv_sack_cache).
-    sack_cache: SackBlocks,
+    sack_cache: KeptBlocks,
     /// Retransmissions in flight, in send order, with snd_max when each was sent.
     rtx_fifo: VecDeque<(u64, u64)>,
     #[cfg(test)]
@@ -102,7 +103,7 @@ impl Scoreboard {
             lost_cur: start,
             above_bytes: 0,
             above_segs: 0,
-            sack_cache: SackBlocks::default(),
+            sack_cache: KeptBlocks::default(),
             rtx_fifo: VecDeque::new(),
             #[cfg(test)]
             visits: 0,
@@ -182,6 +183,11 @@ impl Scoreboard {
         }
         let bytes = ack - self.una;
         self.una = ack;
+        // Blocks wholly below `una` cannot meet a later block: a cache of
+        // only those skips nothing, and is let go.
+        if !self.sack_cache.is_empty() && self.sack_cache.get().as_slice().iter().all(|&(_, e)| e <= ack) {
+            self.sack_cache.set(SackBlocks::default());
+        }
         if self.lost_cur < ack {
             self.lost_cur = ack;
             self.above_bytes = self.sacked;
@@ -212,7 +218,7 @@ impl Scoreboard {
     /// Apply SACK blocks; returns the bytes newly SACKed.
     pub fn apply_sack(&mut self, blocks: &SackBlocks) -> u64 {
         let mut newly = 0;
-        let cache = self.sack_cache;
+        let cache = self.sack_cache.get();
         let mut seen = SackBlocks::default();
         for &(bs, be) in blocks.as_slice() {
             // Only [una, nxt) can be SACKed: older blocks (D-SACK) and bogus ones are ignored.
@@ -233,7 +239,7 @@ impl Scoreboard {
                 pos = stop;
             }
         }
-        self.sack_cache = seen;
+        self.sack_cache.set(seen);
         newly
     }
 

@@ -15,7 +15,7 @@
 //! by whole bytes with the fractional remainder carried so slow growth is not lost.
 
 use super::{slow_start, Ack, CongestionControl, Sample, Window};
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 const C: f64 = 0.4;
 const BETA: f64 = 0.7;
@@ -47,13 +47,13 @@ struct HyStart {
     /// The round ends when snd_una passes this (snd_nxt when it began).
     end_seq: u64,
     /// Least RTT of the round so far.
-    curr_rtt: Option<Dur>,
+    curr_rtt: Opt<Dur>,
     sample_cnt: u32,
 }
 
 impl HyStart {
     fn new() -> HyStart {
-        HyStart { found: false, round_start: Time::ZERO, last_ack: Time::ZERO, end_seq: 0, curr_rtt: None, sample_cnt: 0 }
+        HyStart { found: false, round_start: Time::ZERO, last_ack: Time::ZERO, end_seq: 0, curr_rtt: Opt::NONE, sample_cnt: 0 }
     }
 
     /// A new round begins now, ending once snd_una passes `nxt`.
@@ -61,7 +61,7 @@ impl HyStart {
         self.round_start = now;
         self.last_ack = now;
         self.end_seq = nxt;
-        self.curr_rtt = None;
+        self.curr_rtt = Opt::NONE;
         self.sample_cnt = 0;
     }
 }
@@ -91,7 +91,7 @@ pub(crate) struct Cubic {
     /// Plateau of the current curve: W_max, or cwnd when cwnd starts above W_max.
     origin: f64,
     /// Start of the current congestion-avoidance stage.
-    epoch: Option<Time>,
+    epoch: Opt<Time>,
     /// W_est: Reno-equivalent window, segments.
     w_est: f64,
     /// The last reduction was a timeout: next epoch uses K = 0, W_max = cwnd (§4.8).
@@ -102,7 +102,7 @@ pub(crate) struct Cubic {
     hystart_on: bool,
     hystart: HyStart,
     /// Least RTT seen (Linux `delay_min`), forgotten on a timeout.
-    delay_min: Option<Dur>,
+    delay_min: Opt<Dur>,
 }
 
 impl Default for Cubic {
@@ -119,20 +119,20 @@ impl Cubic {
             cwnd_prior: 0.0,
             k: 0.0,
             origin: 0.0,
-            epoch: None,
+            epoch: Opt::NONE,
             w_est: 0.0,
             after_rto: false,
             frac: 0.0,
             hystart_on: hystart,
             // end_seq = 0: the first ACK begins a round, as after Linux's init at snd_nxt = ISS + 1.
             hystart: HyStart::new(),
-            delay_min: None,
+            delay_min: Opt::NONE,
         }
     }
 
     /// Linux `hystart_update`: one RTT sample in slow start with cwnd >= 16 segments.
     fn hystart_update(&mut self, w: &mut Window, now: Time, s: &Sample, delay: Dur) {
-        let delay_min = self.delay_min.unwrap_or(delay);
+        let delay_min = self.delay_min.get().unwrap_or(delay);
         let h = &mut self.hystart;
         if s.una > h.end_seq {
             h.reset(now, s.nxt);
@@ -149,12 +149,12 @@ impl Cubic {
             }
         }
         // Delay: the round's RTT has grown past delay_min by an eighth of it (4-16 ms).
-        if h.curr_rtt.is_none_or(|c| c > delay) {
-            h.curr_rtt = Some(delay);
+        if h.curr_rtt.get().is_none_or(|c| c > delay) {
+            h.curr_rtt = Opt::some(delay);
         }
         if h.sample_cnt < HYSTART_MIN_SAMPLES {
             h.sample_cnt += 1;
-        } else if h.curr_rtt.is_some_and(|c| c > delay_min + Dur(delay_min.0 / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX)) {
+        } else if h.curr_rtt.get().is_some_and(|c| c > delay_min + Dur(delay_min.0 / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX)) {
             h.found = true;
             w.ssthresh = w.cwnd;
         }
@@ -168,7 +168,7 @@ impl Cubic {
     }
 
     fn begin_epoch(&mut self, now: Time, cwnd: f64) {
-        self.epoch = Some(now);
+        self.epoch = Opt::some(now);
         if self.after_rto {
             self.w_max = cwnd;
             self.after_rto = false;
@@ -192,7 +192,7 @@ impl Cubic {
         self.w_max = if cwnd < self.w_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
         self.cwnd_prior = cwnd;
         w.ssthresh = ((w.cwnd as f64 * BETA) as u64).max(2 * w.mss);
-        self.epoch = None;
+        self.epoch = Opt::NONE;
     }
 
     #[cfg(test)]
@@ -204,12 +204,12 @@ impl Cubic {
 impl CongestionControl for Cubic {
     /// Linux `cubictcp_acked`.
     fn on_rtt_sample(&mut self, w: &mut Window, now: Time, s: &Sample) {
-        if self.epoch.is_some_and(|e| now.saturating_since(e) < EPOCH_QUIET) {
+        if self.epoch.get().is_some_and(|e| now.saturating_since(e) < EPOCH_QUIET) {
             return; // right after a reduction: the queue is draining
         }
         let delay = s.rtt.max(Dur::from_micros(1));
-        if self.delay_min.is_none_or(|d| d > delay) {
-            self.delay_min = Some(delay);
+        if self.delay_min.get().is_none_or(|d| d > delay) {
+            self.delay_min = Opt::some(delay);
         }
         if self.hystart_on && !self.hystart.found && w.in_slow_start() && w.cwnd >= HYSTART_LOW_WINDOW * w.mss {
             self.hystart_update(w, now, s, delay);
@@ -223,7 +223,7 @@ impl CongestionControl for Cubic {
         }
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
-        let epoch = match self.epoch {
+        let epoch = match self.epoch.get() {
             Some(e) => e,
             None => {
                 self.begin_epoch(now, cwnd);
@@ -261,11 +261,11 @@ impl CongestionControl for Cubic {
             self.reduce(w);
         }
         // Linux `cubictcp_state(TCP_CA_Loss)`: bictcp_reset and bictcp_hystart_reset.
-        self.delay_min = None;
+        self.delay_min = Opt::NONE;
         self.hystart.found = false;
         self.hystart.reset(now, nxt);
         self.after_rto = true;
-        self.epoch = None;
+        self.epoch = Opt::NONE;
         w.cwnd = w.mss;
     }
 
@@ -275,7 +275,7 @@ impl CongestionControl for Cubic {
 
     fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
         w.cwnd = w.cwnd.min(iw);
-        self.epoch = None;
+        self.epoch = Opt::NONE;
     }
 }
 
@@ -428,7 +428,7 @@ mod tests {
         let mut c = Cubic::default();
         let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         c.hystart.found = true;
-        c.delay_min = Some(Dur::from_millis(40));
+        c.delay_min = Opt::some(Dur::from_millis(40));
         c.on_rto(&mut w, Time(5), 20 * MSS, 77, false);
         assert!(!c.hystart.found && c.delay_min.is_none());
         assert_eq!((c.hystart.end_seq, c.hystart.round_start), (77, Time(5)));

@@ -5,7 +5,7 @@ use super::{Notify, State, Tcp};
 use crate::cc::{CongestionControl, Sample, Window};
 use crate::recovery::{AckInfo, Mode, Recovery};
 use crate::{Flags, LossResponse, SackBlocks, Segment, SynOptions};
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 /// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
 const DEFAULT_MSS: u32 = 536;
@@ -38,7 +38,7 @@ impl Tcp {
         self.stats.segs_sent += 1;
         self.stats.retransmits += retransmit as u64;
         self.syn_sent_at = now;
-        self.rto_at = Some(now + self.rtt.rto());
+        self.rto_at = Opt::some(now + self.rtt.rto());
     }
 
     pub(super) fn on_peer_syn(&mut self, syn: &Segment) {
@@ -96,7 +96,7 @@ impl Tcp {
         } else {
             self.rtt.sample_syn(self.syn_sent_at, now);
         }
-        self.rto_at = None;
+        self.rto_at = Opt::NONE;
         self.last_send = now;
         self.state = if self.fin_queued { State::FinWait1 } else { State::Established };
         n.established = true;
@@ -169,18 +169,18 @@ impl Tcp {
             cwnd_limited: self.usage.allows_growth(&self.w),
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
-        self.stats.fast_recoveries += o.entered as u64;
+        self.stats.fast_recoveries += o.entered as u32;
         if o.entered && self.cfg.loss_response == LossResponse::Ns2 {
             // ns-2's reset_rtx_timer(1, 0) at a fast retransmit.
             self.rtt.cancel_timing();
-            self.rto_at = Some(now + self.rtt.rto());
+            self.rto_at = Opt::some(now + self.rtt.rto());
         }
         if acked > 0 {
             // RFC 6298 5.2/5.3.
             if self.sb.outstanding() == 0 {
-                self.rto_at = None;
+                self.rto_at = Opt::NONE;
             } else {
-                self.rto_at = Some(now + self.rtt.rto());
+                self.rto_at = Opt::some(now + self.rtt.rto());
             }
         }
         if o.retransmit_head {
@@ -270,7 +270,7 @@ impl Tcp {
                     self.send_retransmission(idx, now, out);
                 }
                 self.transmit(now, out);
-                self.rto_at = Some(now + self.rtt.rto()); // 5.6
+                self.rto_at = Opt::some(now + self.rtt.rto()); // 5.6
             }
         }
     }
@@ -284,7 +284,7 @@ impl Tcp {
 
     pub(super) fn enter_closed(&mut self) {
         self.state = State::Closed;
-        self.rto_at = None;
+        self.rto_at = Opt::NONE;
         self.rcv.on_ack_sent();
     }
 }

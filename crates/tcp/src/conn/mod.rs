@@ -10,7 +10,8 @@ use crate::recv::Receiver;
 use crate::rtt::Rto;
 use crate::send::Scoreboard;
 use crate::{Flags, Segment, TcpConfig};
-use units::{Dur, Time};
+use std::sync::Arc;
+use units::{Dur, Opt, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -60,9 +61,11 @@ pub struct TcpStats {
     pub retransmits: u64,
     pub retrans_bytes: u64,
     /// Loss episodes started by duplicate ACKs or SACK (Tahoe: fast retransmits).
-    pub fast_recoveries: u64,
+    /// 32 bits, as the timeouts: at most one a round trip, they cannot wrap in
+    /// any run (and the state of a connection stays small).
+    pub fast_recoveries: u32,
     /// Retransmission timer expirations (handshake included).
-    pub rtos: u64,
+    pub rtos: u32,
     pub dup_acks_rcvd: u64,
     pub segs_rcvd: u64,
     /// Payload bytes of ours acknowledged.
@@ -94,7 +97,9 @@ impl CwndUsage {
 /// A TCP endpoint (sans-IO): feed it segments and timer ticks, collect segments to send.
 #[derive(Clone, Debug)]
 pub struct Tcp {
-    cfg: TcpConfig,
+    /// Shared by the endpoints of one host or host group: a copy in each
+    /// would be most of an idle connection's memory.
+    cfg: Arc<TcpConfig>,
     state: State,
     mss: u32,
     sack_ok: bool,
@@ -111,7 +116,7 @@ pub struct Tcp {
     cc: Cc,
     rec: Recovery,
     rtt: Rto,
-    rto_at: Option<Time>,
+    rto_at: Opt<Time>,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
     syn_rtx: u32,
@@ -132,10 +137,10 @@ pub struct Tcp {
 }
 
 impl Tcp {
-    fn new(cfg: &TcpConfig, state: State) -> Tcp {
+    fn new(cfg: &Arc<TcpConfig>, state: State) -> Tcp {
         let mss = cfg.mss.max(1);
         Tcp {
-            cfg: cfg.clone(),
+            cfg: Arc::clone(cfg),
             state,
             mss,
             sack_ok: false,
@@ -150,7 +155,7 @@ impl Tcp {
             cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
             rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh, cfg.loss_response),
             rtt: Rto::new(cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
-            rto_at: None,
+            rto_at: Opt::NONE,
             rto_count: 0,
             syn_rtx: 0,
             syn_retransmitted: false,
@@ -167,14 +172,14 @@ impl Tcp {
     }
 
     /// Active open: returns the endpoint and pushes the SYN.
-    pub fn connect(cfg: &TcpConfig, now: Time, out: &mut Vec<Segment>) -> Tcp {
+    pub fn connect(cfg: &Arc<TcpConfig>, now: Time, out: &mut Vec<Segment>) -> Tcp {
         let mut t = Tcp::new(cfg, State::SynSent);
         t.send_syn(now, out, false);
         t
     }
 
     /// Passive open from a received SYN: returns the endpoint and pushes the SYN-ACK.
-    pub fn accept(cfg: &TcpConfig, now: Time, syn: &Segment, out: &mut Vec<Segment>) -> Tcp {
+    pub fn accept(cfg: &Arc<TcpConfig>, now: Time, syn: &Segment, out: &mut Vec<Segment>) -> Tcp {
         debug_assert!(syn.flags.contains(Flags::SYN), "accept needs a SYN");
         let mut t = Tcp::new(cfg, State::SynReceived);
         t.on_peer_syn(syn);
@@ -354,8 +359,8 @@ impl Tcp {
             self.rcv.force_ack();
             self.flush_ack(now, out);
         }
-        if self.rto_at.is_some_and(|t| t <= now) {
-            self.rto_at = None;
+        if self.rto_at.get().is_some_and(|t| t <= now) {
+            self.rto_at = Opt::NONE;
             self.on_rto(now, out, &mut n);
         }
         n
@@ -366,7 +371,7 @@ impl Tcp {
         if self.state == State::Closed {
             return None;
         }
-        match (self.rto_at, self.rcv.delack_deadline()) {
+        match (self.rto_at.get(), self.rcv.delack_deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

@@ -3,7 +3,7 @@
 use super::{State, Tcp};
 use crate::cc::CongestionControl;
 use crate::{Flags, Segment};
-use units::Time;
+use units::{Opt, Time};
 
 impl Tcp {
     /// Send everything the windows allow: RFC 6675 NextSeg order (lost data, new data,
@@ -122,7 +122,7 @@ impl Tcp {
         self.stats.bytes_sent += len;
         self.last_send = now;
         if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rtt.rto()); // RFC 6298 5.1
+            self.rto_at = Opt::some(now + self.rtt.rto()); // RFC 6298 5.1
         }
     }
 

@@ -11,8 +11,9 @@ use units::{Dur, Time};
 pub(crate) enum Rto {
     /// RFC 6298 in nanoseconds, a sample from every ACK Karn's rule allows (Linux).
     Rfc6298(RttEstimator),
-    /// ns-2's coarse clock: one timed segment per round trip, counted in ticks.
-    Ticks(TickRto),
+    /// ns-2's coarse clock: one timed segment per round trip, counted in ticks
+    /// (boxed: larger than the other, and seldom used).
+    Ticks(Box<TickRto>),
 }
 
 impl Rto {
@@ -20,7 +21,7 @@ impl Rto {
     pub fn new(tick: Option<Dur>, initial: Dur, min: Dur, max: Dur) -> Rto {
         match tick {
             None => Rto::Rfc6298(RttEstimator::new(initial, min, max)),
-            Some(t) => Rto::Ticks(TickRto::new(t, initial, min, max)),
+            Some(t) => Rto::Ticks(Box::new(TickRto::new(t, initial, min, max))),
         }
     }
 

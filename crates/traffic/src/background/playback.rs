@@ -21,7 +21,7 @@
 
 use crate::timers::{split, token};
 use crate::{App, AppReport, ConnId, Event, HostId, Transport};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use units::{Dur, Time};
 
@@ -126,9 +126,9 @@ pub struct Playback {
     /// UDP: the next trace packet to send.
     next: usize,
     writers: Vec<Writer>,
-    by_conn: HashMap<ConnId, usize>,
+    by_conn: FxHashMap<ConnId, usize>,
     /// Sink side: the last mark each connection delivered (bytes before it).
-    delivered: HashMap<ConnId, u64>,
+    delivered: FxHashMap<ConnId, u64>,
     sent_packets: u64,
     sent_bytes: u64,
     writes: u64,
@@ -168,8 +168,8 @@ impl Playback {
             cfg,
             next: 0,
             writers,
-            by_conn: HashMap::new(),
-            delivered: HashMap::new(),
+            by_conn: FxHashMap::default(),
+            delivered: FxHashMap::default(),
             sent_packets: 0,
             sent_bytes: 0,
             writes: 0,

@@ -7,7 +7,8 @@
 
 use crate::timers::{token, Slots};
 use crate::{ConnId, HostId, Outbox, Transport};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use units::{Dur, Time};
 
@@ -45,11 +46,11 @@ pub(crate) struct Replays {
     /// kept too, or a server would take one for the replay opened just
     /// after it on the same path; a connect that fails is forgotten, or the
     /// next accept on its path would take its plan.
-    accepting: HashMap<(HostId, HostId, u16), VecDeque<Expected>>,
+    accepting: FxHashMap<(HostId, HostId, u16), VecDeque<Expected>>,
     /// The path of each connection awaiting its accept.
-    awaiting: HashMap<ConnId, (HostId, HostId, u16)>,
+    awaiting: FxHashMap<ConnId, (HostId, HostId, u16)>,
     sides: Slots<Replay>,
-    by_conn: HashMap<ConnId, usize>,
+    by_conn: FxHashMap<ConnId, usize>,
     /// The kind of its timers' tokens (`timers`).
     kind: u64,
 }
@@ -64,7 +65,7 @@ pub(crate) type WriteSize<'a> = dyn FnMut(usize, usize, u64) -> u64 + 'a;
 
 impl Replays {
     pub(crate) fn new(kind: u64) -> Replays {
-        Replays { accepting: HashMap::new(), awaiting: HashMap::new(), sides: Slots::default(), by_conn: HashMap::new(), kind }
+        Replays { accepting: FxHashMap::default(), awaiting: FxHashMap::default(), sides: Slots::default(), by_conn: FxHashMap::default(), kind }
     }
 
     /// A client opened connection `conn`, concurrent (`plan`) or not; a

@@ -23,7 +23,7 @@ use super::replay::{Replays, UnitPlan};
 use crate::responder::{parse_request, request_mark};
 use crate::timers::{split, token, Slots};
 use crate::{outbox, App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use swing::{AppClass, ConnSample, Deck, Dist, Model, RreSample, Side, UdpFlow};
 use units::{Dur, Rng, Time};
@@ -116,7 +116,7 @@ struct Session {
     /// A replayed RRE's cross-connection order (`ConnSample::after`): when
     /// each (connection, pair)'s response completed, the connections
     /// closed, and requests waiting for a response that has not.
-    done: HashMap<(u32, u32), Time>,
+    done: FxHashMap<(u32, u32), Time>,
     closed: Vec<u32>,
     waiting: Vec<Waiter>,
 }
@@ -187,14 +187,14 @@ pub struct SwingSource {
     concurrent_shares: Vec<Dist>,
     udp_decks: Vec<UdpDecks>,
     sessions: Slots<Session>,
-    conns: HashMap<ConnId, Conn>,
+    conns: FxHashMap<ConnId, Conn>,
     udp: Vec<Option<UdpSend>>,
     /// Connections waiting out a think time before their next request, or
     /// an idle time before their close.
     thinking: Slots<ConnId>,
     server: Responder,
     /// The class served on each listening port.
-    class_of_port: HashMap<u16, usize>,
+    class_of_port: FxHashMap<u16, usize>,
     replays: Replays,
     n: Counters,
     period: Dur,
@@ -220,11 +220,11 @@ impl SwingSource {
             cfg,
             rng,
             sessions: Slots::default(),
-            conns: HashMap::new(),
+            conns: FxHashMap::default(),
             udp: Vec::new(),
             thinking: Slots::default(),
             server: Responder::with_timers(KIND_RESPOND),
-            class_of_port: HashMap::new(),
+            class_of_port: FxHashMap::default(),
             replays: Replays::new(KIND_UNIT),
             n: Counters::default(),
             period,
@@ -374,7 +374,7 @@ impl SwingSource {
             shape,
             rre: 0,
             next_conn: 0,
-            done: HashMap::new(),
+            done: FxHashMap::default(),
             closed: Vec::new(),
             waiting: Vec::new(),
         };

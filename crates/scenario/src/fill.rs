@@ -56,6 +56,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
             LossResponse::Linux => LossResponseSpec::Linux,
             LossResponse::Ns2 => LossResponseSpec::Ns2,
         }),
+        ooo_shrinks_window: (c.ooo_shrinks_window != linux.ooo_shrinks_window).then_some(c.ooo_shrinks_window),
     }
 }
 

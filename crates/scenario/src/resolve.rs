@@ -395,6 +395,9 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
             LossResponseSpec::Ns2 => LossResponse::Ns2,
         };
     }
+    if let Some(o) = spec.ooo_shrinks_window {
+        c.ooo_shrinks_window = o;
+    }
     if c.min_rto > c.max_rto {
         return Err(err(format!("{field}.min_rto"), format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto)));
     }

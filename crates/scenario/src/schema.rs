@@ -189,6 +189,10 @@ pub struct TcpSpec {
     /// "linux" or "ns2": how ssthresh and fast retransmit respond to a loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_response: Option<LossResponseSpec>,
+    /// A fixed receive window leaves out the bytes held out of order (default true);
+    /// false: the whole buffer from the next expected byte, as ns-3's receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ooo_shrinks_window: Option<bool>,
 }
 
 impl TcpSpec {
@@ -215,6 +219,7 @@ impl TcpSpec {
             idle_restart: self.idle_restart.or(base.idle_restart),
             rto_tick: self.rto_tick.or(base.rto_tick),
             loss_response: self.loss_response.or(base.loss_response),
+            ooo_shrinks_window: self.ooo_shrinks_window.or(base.ooo_shrinks_window),
         }
     }
 }

@@ -273,7 +273,7 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
     let (s, r) =
         ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n")).unwrap().resolved(None, None).unwrap();
     let linux = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    for absent in ["limited_transmit", "idle_restart", "rto_tick", "loss_response"] {
+    for absent in ["limited_transmit", "idle_restart", "rto_tick", "loss_response", "ooo_shrinks_window"] {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }
 }

@@ -52,6 +52,11 @@ pub struct TcpConfig {
     pub rcv_buf_auto: bool,
     /// Starting receive buffer under autotuning (Linux `tcp_rmem[1]`).
     pub rcv_buf_initial: u64,
+    /// A fixed window leaves out the bytes the receiver holds out of order
+    /// (Linux, whose buffer holds them). Off: the whole of `rcv_buf` is
+    /// offered from `rcv_nxt` on, as ns-3's receiver does (and ns-2's sender,
+    /// whose `window_` caps `snd_nxt - snd_una`).
+    pub ooo_shrinks_window: bool,
     /// Send buffer: most bytes written by the app but not yet acknowledged. With
     /// `snd_buf_auto` this is the ceiling of the autotuned buffer (Linux `tcp_wmem[2]`).
     pub snd_buf: u64,
@@ -119,6 +124,7 @@ impl Default for TcpConfig {
             rcv_buf: 4 << 20,
             rcv_buf_auto: true,
             rcv_buf_initial: crate::rcv_space::RCV_BUF_INITIAL,
+            ooo_shrinks_window: true,
             snd_buf: 4 << 20,
             snd_buf_auto: true,
             snd_buf_initial: 16 << 10,

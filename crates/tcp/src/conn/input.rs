@@ -54,6 +54,7 @@ impl Tcp {
         }
         self.rcv.set_quickack(self.cfg.quickack);
         self.rcv.set_ack_bytes(self.cfg.ack_bytes);
+        self.rcv.set_ooo_shrinks_window(self.cfg.ooo_shrinks_window);
         if self.cfg.rcv_buf_auto {
             self.rcv.set_autotuning(self.cfg.rcv_buf_initial);
         }

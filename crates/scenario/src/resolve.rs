@@ -7,7 +7,7 @@ use crate::schema::*;
 use crate::values::{BufferSize, QueueSize, RateOrShare, Size};
 use net::QueueLimit;
 use std::path::Path;
-use tcp::{Algorithm, LossResponse, TcpConfig};
+use tcp::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
 use traffic::background::{Arrivals, FlowSizes, RateTransport};
 use units::{Dur, Rate, Time};
 
@@ -393,6 +393,12 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         c.loss_response = match r {
             LossResponseSpec::Linux => LossResponse::Linux,
             LossResponseSpec::Ns2 => LossResponse::Ns2,
+        };
+    }
+    if let Some(p) = spec.partial_ack_timer {
+        c.partial_ack_timer = match p {
+            PartialAckTimerSpec::Every => PartialAckTimer::Every,
+            PartialAckTimerSpec::First => PartialAckTimer::First,
         };
     }
     if let Some(o) = spec.ooo_shrinks_window {

@@ -189,6 +189,9 @@ pub struct TcpSpec {
     /// "linux" or "ns2": how ssthresh and fast retransmit respond to a loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_response: Option<LossResponseSpec>,
+    /// "every" (default) or "first": which partial ACKs of NewReno recovery restart the timer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_ack_timer: Option<PartialAckTimerSpec>,
     /// A fixed receive window leaves out the bytes held out of order (default true);
     /// false: the whole buffer from the next expected byte, as ns-3's receiver.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +223,7 @@ impl TcpSpec {
             rto_tick: self.rto_tick.or(base.rto_tick),
             loss_response: self.loss_response.or(base.loss_response),
             ooo_shrinks_window: self.ooo_shrinks_window.or(base.ooo_shrinks_window),
+            partial_ack_timer: self.partial_ack_timer.or(base.partial_ack_timer),
         }
     }
 }
@@ -232,6 +236,11 @@ choice! {
 choice! {
     /// How the sender responds to a loss (tcp::LossResponse).
     LossResponseSpec { Linux = "linux", Ns2 = "ns2" }
+}
+
+choice! {
+    /// Which partial ACKs restart the retransmission timer (tcp::PartialAckTimer).
+    PartialAckTimerSpec { Every = "every", First = "first" }
 }
 
 choice! {

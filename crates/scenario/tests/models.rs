@@ -263,6 +263,8 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
         "idle_restart = false",
         "rto_tick = \"10ms\"",
         "loss_response = \"ns2\"",
+        "partial_ack_timer = \"first\"",
+        "ooo_shrinks_window = false",
     ] {
         assert!(filled.contains(want), "{want} missing from\n{filled}");
     }
@@ -273,7 +275,7 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
     let (s, r) =
         ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n")).unwrap().resolved(None, None).unwrap();
     let linux = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    for absent in ["limited_transmit", "idle_restart", "rto_tick", "loss_response", "ooo_shrinks_window"] {
+    for absent in ["limited_transmit", "idle_restart", "rto_tick", "loss_response", "partial_ack_timer", "ooo_shrinks_window"] {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }
 }

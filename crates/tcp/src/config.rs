@@ -33,6 +33,18 @@ pub enum LossResponse {
     Ns2,
 }
 
+/// Which partial ACKs of NewReno recovery restart the retransmission timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum PartialAckTimer {
+    /// Every one (RFC 6582's "Slow-but-Steady" variant, RFC 6298 §5.3; Linux).
+    #[default]
+    Every,
+    /// Only the first of a recovery (RFC 6582's "Impatient" variant): ns-2's
+    /// `newreno_changes1_` and ns-3's `m_isFirstPartialAck`, so a window with many
+    /// losses ends in a timeout rather than one repair per round trip.
+    First,
+}
+
 /// Per-endpoint settings. `Default` gives Linux-like values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -113,6 +125,7 @@ pub struct TcpConfig {
     /// in ticks, backoff kept until a timed segment is acknowledged.
     pub rto_tick: Option<Dur>,
     pub loss_response: LossResponse,
+    pub partial_ack_timer: PartialAckTimer,
 }
 
 impl Default for TcpConfig {
@@ -147,6 +160,7 @@ impl Default for TcpConfig {
             hystart: true,
             rto_tick: None,
             loss_response: LossResponse::Linux,
+            partial_ack_timer: PartialAckTimer::Every,
         }
     }
 }
@@ -157,10 +171,11 @@ impl TcpConfig {
     /// ACKs, an initial window of 2 (`windowInit_`), per-ACK growth counted in
     /// packets, Limited Transmit (`singledup_`), the 10 ms tick RTO estimator
     /// starting at 3 s (`rtxcur_init_`) with `minrto_` 200 ms and `maxrto_` 60 s,
-    /// ns-2's loss response, no restart after idle. Neither has HyStart or pacing,
-    /// and ns-2's `maxburst_` 0 is no limit, as here. ns-2's `window_` is a packet
-    /// count, fixed: set `rcv_buf` to window_ × MSS (the window does not grow as
-    /// Linux's does).
+    /// ns-2's loss response, no restart after idle, and NewReno's timer restarted
+    /// by the first partial ACK only (`newreno_changes1_`). Neither has HyStart or
+    /// pacing, and ns-2's `maxburst_` 0 is no limit, as here. ns-2's `window_` is a
+    /// packet count that caps `snd_nxt - snd_una`, fixed: set `rcv_buf` to window_ ×
+    /// MSS, a window that data held out of order does not shrink.
     pub fn ns2() -> TcpConfig {
         TcpConfig {
             algorithm: Algorithm::Reno,
@@ -177,7 +192,9 @@ impl TcpConfig {
             initial_rto: Dur::from_secs(3),
             rto_tick: Some(Dur::from_millis(10)),
             loss_response: LossResponse::Ns2,
+            partial_ack_timer: PartialAckTimer::First,
             rcv_buf_auto: false,
+            ooo_shrinks_window: false,
             ..TcpConfig::default()
         }
     }

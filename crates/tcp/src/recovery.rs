@@ -23,7 +23,7 @@
 
 use crate::cc::{Ack, Cc, CongestionControl, Window};
 use crate::send::Scoreboard;
-use crate::{Algorithm, LossResponse};
+use crate::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
 use units::{Dur, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,12 +69,15 @@ pub(crate) struct AckInfo {
 }
 
 /// What the connection has to do after `on_ack`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Outcome {
     /// Retransmit the segment at snd_una now, whatever cwnd says.
     pub retransmit_head: bool,
     /// A loss episode started (fast retransmit).
     pub entered: bool,
+    /// The ACK advanced snd_una and restarts the retransmission timer (RFC 6298
+    /// 5.3); a partial ACK under `PartialAckTimer::First` other than the first does not.
+    pub restart_timer: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -99,22 +102,27 @@ pub(crate) struct Recovery {
     /// ns-2: the window fast recovery ends with, half the window at entry to the byte
     /// (`precision_reduce_`: cwnd_ = windowd() / 2, while ssthresh_ is its integer part).
     half_cwnd: u64,
+    partial_ack_timer: PartialAckTimer,
+    /// No partial ACK has restarted the timer in this recovery yet.
+    first_partial: bool,
 }
 
 impl Recovery {
-    pub fn new(mode: Mode, dupthresh: u32, response: LossResponse) -> Self {
+    pub fn new(mode: Mode, cfg: &TcpConfig) -> Self {
         Recovery {
             mode,
             phase: Phase::Open,
             dupacks: 0,
-            dupthresh: dupthresh.max(1),
+            dupthresh: cfg.dupthresh.max(1),
             recover: 0,
             fr_floor: 0,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
-            ns2: response == LossResponse::Ns2,
+            ns2: cfg.loss_response == LossResponse::Ns2,
             half_cwnd: 0,
+            partial_ack_timer: cfg.partial_ack_timer,
+            first_partial: true,
         }
     }
 
@@ -149,7 +157,7 @@ impl Recovery {
     }
 
     pub fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
-        let mut o = Outcome { retransmit_head: false, entered: false };
+        let mut o = Outcome { restart_timer: a.acked > 0, ..Outcome::default() };
         if a.acked > 0 {
             self.dupacks = 0;
         } else if a.dup {
@@ -193,6 +201,7 @@ impl Recovery {
         cc.on_loss(w, now, if self.ns2 { whole_packets(w.cwnd, w.mss) } else { sb.outstanding() });
         self.recover = sb.nxt();
         o.entered = true;
+        self.first_partial = true;
         if self.ns2 {
             // ns-2's bug_fix_: the next fast retransmit needs an ACK beyond `recover`.
             self.fr_floor = self.recover + 1;
@@ -238,6 +247,8 @@ impl Recovery {
                 } else if a.acked > 0 {
                     sb.mark_head_lost();
                     o.retransmit_head = true;
+                    o.restart_timer = self.first_partial || self.partial_ack_timer == PartialAckTimer::Every;
+                    self.first_partial = false;
                     let back = if a.acked >= w.mss { w.mss } else { 0 };
                     w.cwnd = w.cwnd.saturating_sub(a.acked).max(w.mss) + back;
                 } else if a.dup {
@@ -342,7 +353,8 @@ mod tests {
         for i in 0..nsegs {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
-        Fixture { r: Recovery::new(mode, 3, response), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true, true) }
+        let cfg = TcpConfig { loss_response: response, ..TcpConfig::default() };
+        Fixture { r: Recovery::new(mode, &cfg), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true, true) }
     }
 
     impl Fixture {
@@ -390,6 +402,20 @@ mod tests {
         let o = f.ack(1 + 10 * M);
         assert!(!o.retransmit_head);
         assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Open, 5 * M));
+    }
+
+    #[test]
+    fn newreno_restarts_the_timer_at_every_partial_ack_or_only_the_first() {
+        for (timer, second) in [(PartialAckTimer::Every, true), (PartialAckTimer::First, false)] {
+            let mut f = fixture(Mode::NewReno, 10, 10 * M);
+            f.r.partial_ack_timer = timer;
+            for _ in 0..3 {
+                f.dup();
+            }
+            assert!(f.ack(1 + 3 * M).restart_timer, "{timer:?}: first partial ACK");
+            assert_eq!(f.ack(1 + 5 * M).restart_timer, second, "{timer:?}: second partial ACK");
+            assert!(f.ack(1 + 10 * M).restart_timer, "the full ACK");
+        }
     }
 
     #[test]

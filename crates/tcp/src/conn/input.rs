@@ -91,7 +91,7 @@ impl Tcp {
         let iw = if self.syn_retransmitted { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
         self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
         self.grow_sndbuf();
-        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh, self.cfg.loss_response);
+        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), &self.cfg);
         if self.syn_retransmitted {
             self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         } else {
@@ -180,7 +180,7 @@ impl Tcp {
             // RFC 6298 5.2/5.3.
             if self.sb.outstanding() == 0 {
                 self.rto_at = None;
-            } else {
+            } else if o.restart_timer {
                 self.rto_at = Some(now + self.rtt.rto());
             }
         }

@@ -148,7 +148,7 @@ impl Tcp {
             snd_wl2: 0,
             w: Window { cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64, ssthresh: cfg.initial_ssthresh, mss: mss as u64 },
             cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
-            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh, cfg.loss_response),
+            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg),
             rtt: Rto::new(cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_at: None,
             rto_count: 0,

@@ -55,6 +55,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         loss_response: (c.loss_response != linux.loss_response).then_some(match c.loss_response {
             LossResponse::Linux => LossResponseSpec::Linux,
             LossResponse::Ns2 => LossResponseSpec::Ns2,
+            LossResponse::Ns3 => LossResponseSpec::Ns3,
         }),
         partial_ack_timer: (c.partial_ack_timer != linux.partial_ack_timer).then_some(match c.partial_ack_timer {
             PartialAckTimer::Every => PartialAckTimerSpec::Every,

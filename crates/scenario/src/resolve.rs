@@ -314,6 +314,7 @@ const TCP_BUF_MAX: u64 = 1 << 30;
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     let mut c = match spec.flavour {
         Some(TcpFlavour::Ns2) => TcpConfig::ns2(),
+        Some(TcpFlavour::Ns3) => TcpConfig::ns3(),
         Some(TcpFlavour::Linux) | None => TcpConfig::default(),
     };
     if let Some(cc) = spec.congestion_control {
@@ -393,6 +394,7 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         c.loss_response = match r {
             LossResponseSpec::Linux => LossResponse::Linux,
             LossResponseSpec::Ns2 => LossResponse::Ns2,
+            LossResponseSpec::Ns3 => LossResponse::Ns3,
         };
     }
     if let Some(p) = spec.partial_ack_timer {

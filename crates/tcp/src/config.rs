@@ -31,6 +31,16 @@ pub enum LossResponse {
     /// wait for the timer; the fast retransmit restarts the timer and abandons the
     /// RTT measurement; the ACK that ends fast recovery also grows the window.
     Ns2,
+    /// ns-3 3.44's `TcpSocketBase` with `TcpClassicRecovery` (`ns3_recovery.rs`):
+    /// ssthresh = half of `pipe` at a fast retransmit and at every timeout; cwnd =
+    /// ssthresh through recovery, sending while `pipe` allows; without SACK each
+    /// duplicate ACK marks one more segment as received (`AddRenoSack`), marks that
+    /// outlive recovery and leave the head marked lost once they reach it; a fast
+    /// retransmit as soon as snd_una reaches `recover`; duplicates ignored after a
+    /// timeout; an ACK of new data ends the timer's backoff; the window grows on
+    /// every ACK, used or not; sending is bounded by min(cwnd, peer window) − `pipe`.
+    /// Tahoe keeps its own recovery.
+    Ns3,
 }
 
 /// Which partial ACKs of NewReno recovery restart the retransmission timer.
@@ -194,6 +204,42 @@ impl TcpConfig {
             loss_response: LossResponse::Ns2,
             partial_ack_timer: PartialAckTimer::First,
             rcv_buf_auto: false,
+            ooo_shrinks_window: false,
+            ..TcpConfig::default()
+        }
+    }
+
+    /// ns-3 3.44's `TcpSocketBase` with `TcpNewReno` and `TcpClassicRecovery`, the
+    /// congestion control and recovery the ns-3 anchors set (ns-3's own defaults,
+    /// `TcpCubic` and `TcpPrrRecovery`, are not reproduced), and the `TcpSocket`
+    /// defaults: SACK and timestamps on, an ACK every 2 segments with a 200 ms
+    /// timer and no quick ACKs, an initial window of 10 grown per ACK, Limited
+    /// Transmit, `MinRto` 1 s, 3 s for the SYN (`ConnTimeout`), 128 KiB buffers
+    /// fixed whose window data held out of order does not shrink, no restart after
+    /// idle, the timer restarted by the first partial ACK only, and ns-3's loss
+    /// response. ns-3 gives up after 6 data retransmissions (`DataRetries`), this
+    /// model after `max_retries`.
+    pub fn ns3() -> TcpConfig {
+        TcpConfig {
+            algorithm: Algorithm::NewReno,
+            sack: true,
+            timestamps: true,
+            quickack: 0,
+            ack_every: 2,
+            delack_timeout: Dur::from_millis(200),
+            initial_cwnd: 10,
+            byte_counting: false,
+            limited_transmit: true,
+            slow_start_after_idle: false,
+            min_rto: Dur::from_secs(1),
+            max_rto: Dur::from_secs(60),
+            initial_rto: Dur::from_secs(3),
+            loss_response: LossResponse::Ns3,
+            partial_ack_timer: PartialAckTimer::First,
+            rcv_buf: 128 << 10,
+            rcv_buf_auto: false,
+            snd_buf: 128 << 10,
+            snd_buf_auto: false,
             ooo_shrinks_window: false,
             ..TcpConfig::default()
         }

@@ -48,6 +48,7 @@
 mod cc;
 mod config;
 mod conn;
+mod ns3_recovery;
 mod rcv_space;
 mod recovery;
 mod recv;

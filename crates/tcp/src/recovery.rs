@@ -22,6 +22,7 @@
 //! cut once per loss episode.
 
 use crate::cc::{Ack, Cc, CongestionControl, Window};
+use crate::ns3_recovery::Ns3Recovery;
 use crate::send::Scoreboard;
 use crate::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
 use units::{Dur, Time};
@@ -73,11 +74,96 @@ pub(crate) struct AckInfo {
 pub(crate) struct Outcome {
     /// Retransmit the segment at snd_una now, whatever cwnd says.
     pub retransmit_head: bool,
+    /// Send the next segment the scoreboard offers (a lost one, else new data) now,
+    /// whatever cwnd says (ns-3's `DoRetransmit` at a partial ACK).
+    pub send_next: bool,
     /// A loss episode started (fast retransmit).
     pub entered: bool,
     /// The ACK advanced snd_una and restarts the retransmission timer (RFC 6298
     /// 5.3); a partial ACK under `PartialAckTimer::First` other than the first does not.
     pub restart_timer: bool,
+}
+
+/// The loss recovery a connection runs: the RFC algorithms with Linux's or ns-2's
+/// response, or ns-3's state machine (`loss_response = Ns3`, any algorithm but Tahoe).
+#[derive(Clone, Debug)]
+pub(crate) enum Loss {
+    Rfc(Recovery),
+    Ns3(Ns3Recovery),
+}
+
+impl Loss {
+    /// `sack`: both ends agreed on SACK.
+    pub fn new(cfg: &TcpConfig, sack: bool) -> Loss {
+        let mode = Mode::new(cfg.algorithm, sack);
+        match cfg.loss_response {
+            LossResponse::Ns3 if mode != Mode::Tahoe => Loss::Ns3(Ns3Recovery::new(cfg, sack)),
+            _ => Loss::Rfc(Recovery::new(mode, cfg)),
+        }
+    }
+
+    pub fn phase(&self) -> Phase {
+        match self {
+            Loss::Rfc(r) => r.phase(),
+            Loss::Ns3(r) => r.phase(),
+        }
+    }
+    pub fn uses_sack(&self) -> bool {
+        match self {
+            Loss::Rfc(r) => r.uses_sack(),
+            Loss::Ns3(r) => r.uses_sack(),
+        }
+    }
+    pub fn rule3_allowed(&self) -> bool {
+        match self {
+            Loss::Rfc(r) => r.rule3_allowed(),
+            Loss::Ns3(r) => r.rule3_allowed(),
+        }
+    }
+    /// The window the send loop fills with `pipe`; `snd_wnd` is the peer's window.
+    #[inline]
+    pub fn send_window(&self, w: &Window, limited_transmit: bool, snd_wnd: u64) -> u64 {
+        match self {
+            Loss::Rfc(r) => r.send_window(w, limited_transmit),
+            Loss::Ns3(_) => w.cwnd.min(snd_wnd),
+        }
+    }
+    /// Whether NextSeg rule 3 may run with `unsent` bytes written but not sent yet: ns-3's
+    /// `TcpTxBuffer::NextSeg` gives up when unsent data waits for the peer's window, so
+    /// a greedy sender never uses rule 3 there.
+    #[inline]
+    pub fn rule3_with_unsent(&self, unsent: u64) -> bool {
+        matches!(self, Loss::Rfc(_)) || unsent == 0
+    }
+
+    /// Whether a segment deemed lost that starts at `start` is resent now (NextSeg rule
+    /// 1). ns-3 keeps RFC 6675's condition that it lies below the highest SACKed data
+    /// while any is SACKed, after a timeout too, when new data goes first.
+    #[inline]
+    pub fn resends_lost_at(&self, start: u64, sb: &Scoreboard) -> bool {
+        match self {
+            Loss::Rfc(_) => true,
+            Loss::Ns3(_) => sb.high_sacked() <= sb.una() || start < sb.high_sacked(),
+        }
+    }
+    #[inline]
+    pub fn on_sent(&mut self, bytes: u64) {
+        if let Loss::Rfc(r) = self {
+            r.on_sent(bytes);
+        }
+    }
+    pub fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
+        match self {
+            Loss::Rfc(r) => r.on_ack(now, a, sb, w, cc),
+            Loss::Ns3(r) => r.on_ack(now, a, sb, w, cc),
+        }
+    }
+    pub fn on_rto(&mut self, now: Time, repeated: bool, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
+        match self {
+            Loss::Rfc(r) => r.on_rto(now, repeated, sb, w, cc),
+            Loss::Ns3(r) => r.on_rto(now, sb, w, cc),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -416,6 +502,33 @@ mod tests {
             assert_eq!(f.ack(1 + 5 * M).restart_timer, second, "{timer:?}: second partial ACK");
             assert!(f.ack(1 + 10 * M).restart_timer, "the full ACK");
         }
+    }
+
+    #[test]
+    fn ns3_bounds_sending_by_the_smaller_of_cwnd_and_the_peer_window() {
+        let w = Window { cwnd: 30 * M, ssthresh: u64::MAX, mss: M };
+        let ns3 = Loss::new(&TcpConfig { mss: M as u32, ..TcpConfig::ns3() }, false);
+        assert_eq!(ns3.send_window(&w, true, 20 * M), 20 * M);
+        let linux = Loss::new(&TcpConfig { algorithm: Algorithm::NewReno, ..TcpConfig::default() }, false);
+        assert_eq!(linux.send_window(&w, true, 20 * M), 30 * M, "the peer window limits new data only");
+    }
+
+    #[test]
+    fn ns3_nextseg_resends_lost_data_below_the_highest_sack_only_and_rule_3_without_unsent_data() {
+        let mut f = fixture(Mode::Sack, 10, 10 * M);
+        f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + 3 * M, 1 + 5 * M)]));
+        f.sb.mark_all_lost(); // a timeout: everything not SACKed is lost
+        let ns3 = Loss::new(&TcpConfig { mss: M as u32, ..TcpConfig::ns3() }, true);
+        let linux = Loss::new(&TcpConfig::default(), true);
+        assert!(ns3.resends_lost_at(1 + 2 * M, &f.sb));
+        assert!(!ns3.resends_lost_at(1 + 6 * M, &f.sb), "above the highest SACK: new data goes first");
+        assert!(linux.resends_lost_at(1 + 6 * M, &f.sb));
+        // Once snd_una passes the SACKed data nothing is SACKed: all of it may go.
+        f.sb.ack(1 + 6 * M);
+        assert!(ns3.resends_lost_at(1 + 6 * M, &f.sb));
+        // NextSeg rule 3 waits while unsent data waits for the window, in ns-3 only.
+        assert!(!ns3.rule3_with_unsent(M) && ns3.rule3_with_unsent(0));
+        assert!(linux.rule3_with_unsent(M));
     }
 
     #[test]

@@ -102,18 +102,21 @@ impl Loss {
         }
     }
 
+    #[inline]
     pub fn phase(&self) -> Phase {
         match self {
             Loss::Rfc(r) => r.phase(),
             Loss::Ns3(r) => r.phase(),
         }
     }
+    #[inline]
     pub fn uses_sack(&self) -> bool {
         match self {
             Loss::Rfc(r) => r.uses_sack(),
             Loss::Ns3(r) => r.uses_sack(),
         }
     }
+    #[inline]
     pub fn rule3_allowed(&self) -> bool {
         match self {
             Loss::Rfc(r) => r.rule3_allowed(),
@@ -152,6 +155,7 @@ impl Loss {
             r.on_sent(bytes);
         }
     }
+    #[inline]
     pub fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
         match self {
             Loss::Rfc(r) => r.on_ack(now, a, sb, w, cc),

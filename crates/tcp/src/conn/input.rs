@@ -159,7 +159,7 @@ impl Tcp {
         }
         let dup = if sack {
             // ns-3 counts any ACK that SACKs new data, whether or not it also advances.
-            (ack == una || ns3) && newly_sacked > 0
+            newly_sacked > 0 && (ack == una || ns3)
         } else {
             // RFC 5681 §2; a window *decrease* (data held out of order) still counts.
             ack == una && seg.len == 0 && !seg.flags.contains(Flags::FIN) && self.sb.outstanding() > 0 && seg.wnd <= prev_wnd

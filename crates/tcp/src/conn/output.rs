@@ -20,9 +20,12 @@ impl Tcp {
         }
         let mut sent = false;
         let mut cwnd_limited = false;
+        // Sending changes neither the window nor the recovery state.
+        let wnd = self.rec.send_window(&self.w, self.cfg.limited_transmit, self.snd_wnd);
+        let rule3 = self.rec.rule3_allowed();
         loop {
-            let room = self.rec.send_window(&self.w, self.cfg.limited_transmit, self.snd_wnd).saturating_sub(self.sb.pipe());
-            let cand = if self.sb.lost() > 0 || self.rec.rule3_allowed() { self.sb.next_candidate() } else { None };
+            let room = wnd.saturating_sub(self.sb.pipe());
+            let cand = if self.sb.lost() > 0 || rule3 { self.sb.next_candidate() } else { None };
             // 1. Data deemed lost.
             if let Some(c) = cand.filter(|c| c.lost && self.rec.resends_lost_at(c.start, &self.sb)) {
                 if room < c.len.min(mss) {
@@ -60,7 +63,7 @@ impl Tcp {
                 continue;
             }
             // 3. RFC 6675 NextSeg rule 3: unSACKed data below the highest SACK.
-            if let Some(c) = cand.filter(|c| self.rec.rule3_allowed() && c.start < self.sb.high_sacked() && self.rec.rule3_with_unsent(avail)) {
+            if let Some(c) = cand.filter(|c| rule3 && c.start < self.sb.high_sacked() && self.rec.rule3_with_unsent(avail)) {
                 if room < c.len.min(mss) {
                     cwnd_limited = true;
                     break;

@@ -228,40 +228,24 @@ fn increase_window(w: &mut Window, segs: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const M: u64 = 1000;
-
-    struct Fixture {
-        r: Ns3Recovery,
-        sb: Scoreboard,
-        w: Window,
-        cc: Cc,
-    }
+    use crate::recovery::testing::{board, Fixture, M};
 
     /// `n` segments outstanding with cwnd `cwnd`, ns-3's per-ACK NewReno window.
-    fn fixture(sack: bool, n: u64, cwnd: u64, timer: PartialAckTimer) -> Fixture {
-        let mut sb = Scoreboard::new(1);
-        for i in 0..n {
-            sb.on_send(seq(i), seq(i + 1), Time::ZERO, false);
-        }
+    fn fixture(sack: bool, n: u64, cwnd: u64, timer: PartialAckTimer) -> Fixture<Ns3Recovery> {
         let cfg = TcpConfig { partial_ack_timer: timer, ..TcpConfig::ns3() };
-        Fixture { r: Ns3Recovery::new(&cfg, sack), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::NewReno, false, false) }
+        Fixture {
+            r: Ns3Recovery::new(&cfg, sack),
+            sb: board(n),
+            w: Window { cwnd, ssthresh: u64::MAX, mss: M },
+            cc: Cc::new(Algorithm::NewReno, false, false),
+        }
     }
 
     fn seq(i: u64) -> u64 {
         1 + i * M
     }
 
-    impl Fixture {
-        fn dup(&mut self) -> Outcome {
-            let a = AckInfo { dup: true, ..Default::default() };
-            self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
-        }
-        fn ack(&mut self, to: u64) -> Outcome {
-            let acked = self.sb.ack(to).bytes;
-            let a = AckInfo { acked, delivered: acked, ..Default::default() };
-            self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
-        }
+    impl Fixture<Ns3Recovery> {
         fn send(&mut self, k: u64) {
             for _ in 0..k {
                 let n = self.sb.nxt();
@@ -271,6 +255,12 @@ mod tests {
         fn resend_head(&mut self) {
             let i = self.sb.head_retransmittable().expect("head can be resent");
             self.sb.mark_retransmitted(i, Time::ZERO);
+        }
+        /// An ACK to `to` when the window was not in use.
+        fn ack_unused(&mut self, to: u64) -> Outcome {
+            let acked = self.sb.ack(to).bytes;
+            let a = AckInfo { acked, delivered: acked, cwnd_limited: false, ..Default::default() };
+            self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
     }
 
@@ -409,19 +399,19 @@ mod tests {
     fn the_window_grows_by_whole_segments_on_every_ack_whether_it_was_used_or_not() {
         let mut f = fixture(false, 10, 3 * M, PartialAckTimer::First);
         f.w.ssthresh = 4 * M;
-        // cwnd_limited is false in the AckInfo: ns-3's NewReno grows anyway. Two
+        // The window was not in use (cwnd_limited false): ns-3's NewReno grows anyway. Two
         // segments in one ACK: slow start adds one MSS up to ssthresh, and the second
         // goes to congestion avoidance, MSS²/cwnd.
-        f.ack(seq(2));
+        f.ack_unused(seq(2));
         assert_eq!(f.w.cwnd, 4 * M + M / 4);
         // Congestion avoidance drops the fraction: ⌊10⁶ / 4250⌋ = 235, not 235.29.
-        f.ack(seq(3));
+        f.ack_unused(seq(3));
         assert_eq!(f.w.cwnd, 4 * M + M / 4 + 235);
         // Less than a segment acknowledged counts once a whole one has gathered.
         let before = f.w.cwnd;
-        f.ack(seq(3) + M / 2);
+        f.ack_unused(seq(3) + M / 2);
         assert_eq!(f.w.cwnd, before);
-        f.ack(seq(4));
+        f.ack_unused(seq(4));
         assert!(f.w.cwnd > before);
     }
 }

@@ -421,41 +421,73 @@ fn grow(now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
     }
 }
 
+/// What the tests of both recoveries drive: a scoreboard, a window and one recovery.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
 
-    const M: u64 = 1000;
+    pub const M: u64 = 1000;
 
-    struct Fixture {
-        r: Recovery,
-        sb: Scoreboard,
-        w: Window,
-        cc: Cc,
+    pub trait OnAck {
+        fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome;
+    }
+    impl OnAck for Recovery {
+        fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
+            Recovery::on_ack(self, now, a, sb, w, cc)
+        }
+    }
+    impl OnAck for Ns3Recovery {
+        fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
+            Ns3Recovery::on_ack(self, now, a, sb, w, cc)
+        }
     }
 
-    fn fixture(mode: Mode, nsegs: u64, cwnd: u64) -> Fixture {
-        fixture_with(mode, nsegs, cwnd, LossResponse::Linux)
+    pub struct Fixture<R> {
+        pub r: R,
+        pub sb: Scoreboard,
+        pub w: Window,
+        pub cc: Cc,
     }
 
-    fn fixture_with(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse) -> Fixture {
+    /// `n` segments of `M` bytes outstanding from sequence 1.
+    pub fn board(n: u64) -> Scoreboard {
         let mut sb = Scoreboard::new(1);
-        for i in 0..nsegs {
+        for i in 0..n {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
-        let cfg = TcpConfig { loss_response: response, ..TcpConfig::default() };
-        Fixture { r: Recovery::new(mode, &cfg), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true, true) }
+        sb
     }
 
-    impl Fixture {
-        fn dup(&mut self) -> Outcome {
+    impl<R: OnAck> Fixture<R> {
+        pub fn dup(&mut self) -> Outcome {
             let a = AckInfo { dup: true, ..Default::default() };
             self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
-        fn ack(&mut self, to: u64) -> Outcome {
+        /// A cumulative ACK to `to`, the window used.
+        pub fn ack(&mut self, to: u64) -> Outcome {
             let acked = self.sb.ack(to).bytes;
             let a = AckInfo { acked, delivered: acked, cwnd_limited: true, ..Default::default() };
             self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    fn fixture(mode: Mode, nsegs: u64, cwnd: u64) -> Fixture<Recovery> {
+        fixture_with(mode, nsegs, cwnd, LossResponse::Linux)
+    }
+
+    fn fixture_with(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse) -> Fixture<Recovery> {
+        let cfg = TcpConfig { loss_response: response, ..TcpConfig::default() };
+        Fixture {
+            r: Recovery::new(mode, &cfg),
+            sb: board(nsegs),
+            w: Window { cwnd, ssthresh: u64::MAX, mss: M },
+            cc: Cc::new(Algorithm::Reno, true, true),
         }
     }
 

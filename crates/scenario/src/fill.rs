@@ -3,12 +3,12 @@
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
 use crate::schema::{
-    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, LossResponseSpec, ModelSpec, PlaybackGranularity, ReverseSpec,
-    Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
+    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, LossResponseSpec, ModelSpec, PartialAckTimerSpec,
+    PlaybackGranularity, ReverseSpec, Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
 };
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
-use tcp::{Algorithm, LossResponse, TcpConfig};
+use tcp::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
 use units::Dur;
 
 fn link_spec(p: &LinkParams) -> LinkSpec {
@@ -55,7 +55,13 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         loss_response: (c.loss_response != linux.loss_response).then_some(match c.loss_response {
             LossResponse::Linux => LossResponseSpec::Linux,
             LossResponse::Ns2 => LossResponseSpec::Ns2,
+            LossResponse::Ns3 => LossResponseSpec::Ns3,
         }),
+        partial_ack_timer: (c.partial_ack_timer != linux.partial_ack_timer).then_some(match c.partial_ack_timer {
+            PartialAckTimer::Every => PartialAckTimerSpec::Every,
+            PartialAckTimer::First => PartialAckTimerSpec::First,
+        }),
+        ooo_shrinks_window: (c.ooo_shrinks_window != linux.ooo_shrinks_window).then_some(c.ooo_shrinks_window),
     }
 }
 

@@ -7,7 +7,7 @@ use crate::schema::*;
 use crate::values::{BufferSize, QueueSize, RateOrShare, Size};
 use net::QueueLimit;
 use std::path::Path;
-use tcp::{Algorithm, LossResponse, TcpConfig};
+use tcp::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
 use traffic::background::{Arrivals, FlowSizes, RateTransport};
 use units::{Dur, Rate, Time};
 
@@ -318,6 +318,7 @@ const TCP_BUF_MAX: u64 = 1 << 30;
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     let mut c = match spec.flavour {
         Some(TcpFlavour::Ns2) => TcpConfig::ns2(),
+        Some(TcpFlavour::Ns3) => TcpConfig::ns3(),
         Some(TcpFlavour::Linux) | None => TcpConfig::default(),
     };
     if let Some(cc) = spec.congestion_control {
@@ -397,7 +398,17 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         c.loss_response = match r {
             LossResponseSpec::Linux => LossResponse::Linux,
             LossResponseSpec::Ns2 => LossResponse::Ns2,
+            LossResponseSpec::Ns3 => LossResponse::Ns3,
         };
+    }
+    if let Some(p) = spec.partial_ack_timer {
+        c.partial_ack_timer = match p {
+            PartialAckTimerSpec::Every => PartialAckTimer::Every,
+            PartialAckTimerSpec::First => PartialAckTimer::First,
+        };
+    }
+    if let Some(o) = spec.ooo_shrinks_window {
+        c.ooo_shrinks_window = o;
     }
     if c.min_rto > c.max_rto {
         return Err(err(format!("{field}.min_rto"), format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto)));

@@ -135,8 +135,9 @@ impl LinkSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// The stack whose settings the unset fields take: "linux" (the default) or
-    /// "ns2" (ns-2 2.35's Agent/TCP family with Agent/TCPSink; Reno unless set).
+    /// The stack whose settings the unset fields take: "linux" (the default), "ns2"
+    /// (ns-2 2.35's Agent/TCP family with Agent/TCPSink; Reno unless set) or "ns3"
+    /// (ns-3 3.44's TcpSocketBase with TcpNewReno and TcpClassicRecovery).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flavour: Option<TcpFlavour>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,9 +187,16 @@ pub struct TcpSpec {
     /// ns-2's coarse-clock RTO estimator with this tick (tcpTick_); unset: RFC 6298.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_tick: Option<TimeSpan>,
-    /// "linux" or "ns2": how ssthresh and fast retransmit respond to a loss.
+    /// "linux", "ns2" or "ns3": how ssthresh, fast retransmit and recovery respond to a loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_response: Option<LossResponseSpec>,
+    /// "every" (default) or "first": which partial ACKs of NewReno recovery restart the timer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_ack_timer: Option<PartialAckTimerSpec>,
+    /// A fixed receive window leaves out the bytes held out of order (default true);
+    /// false: the whole buffer from the next expected byte, as ns-3's receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ooo_shrinks_window: Option<bool>,
 }
 
 impl TcpSpec {
@@ -215,18 +223,25 @@ impl TcpSpec {
             idle_restart: self.idle_restart.or(base.idle_restart),
             rto_tick: self.rto_tick.or(base.rto_tick),
             loss_response: self.loss_response.or(base.loss_response),
+            ooo_shrinks_window: self.ooo_shrinks_window.or(base.ooo_shrinks_window),
+            partial_ack_timer: self.partial_ack_timer.or(base.partial_ack_timer),
         }
     }
 }
 
 choice! {
     /// The TCP stack a scenario's unset TCP fields follow.
-    TcpFlavour { Linux = "linux", Ns2 = "ns2" }
+    TcpFlavour { Linux = "linux", Ns2 = "ns2", Ns3 = "ns3" }
 }
 
 choice! {
     /// How the sender responds to a loss (tcp::LossResponse).
-    LossResponseSpec { Linux = "linux", Ns2 = "ns2" }
+    LossResponseSpec { Linux = "linux", Ns2 = "ns2", Ns3 = "ns3" }
+}
+
+choice! {
+    /// Which partial ACKs restart the retransmission timer (tcp::PartialAckTimer).
+    PartialAckTimerSpec { Every = "every", First = "first" }
 }
 
 choice! {

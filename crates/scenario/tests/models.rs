@@ -263,6 +263,8 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
         "idle_restart = false",
         "rto_tick = \"10ms\"",
         "loss_response = \"ns2\"",
+        "partial_ack_timer = \"first\"",
+        "ooo_shrinks_window = false",
     ] {
         assert!(filled.contains(want), "{want} missing from\n{filled}");
     }
@@ -273,9 +275,54 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
     let (s, r) =
         ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n")).unwrap().resolved(None, None).unwrap();
     let linux = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    for absent in ["limited_transmit", "idle_restart", "rto_tick", "loss_response"] {
+    for absent in ["limited_transmit", "idle_restart", "rto_tick", "loss_response", "partial_ack_timer", "ooo_shrinks_window"] {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }
+}
+
+#[test]
+fn the_ns3_flavour_fills_in_ns3s_settings_under_the_fields_a_scenario_sets() {
+    let text = format!("{BASE}[tcp]\nflavour = \"ns3\"\nsack = false\nrcv_buf = \"19200B\"\n[[background]]\nmodel = \"greedy\"\n");
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
+    let (s, r) = f.resolved(None, None).unwrap();
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    for want in [
+        "congestion_control = \"newreno\"",
+        "sack = false",
+        "rcv_buf = \"19200B\"",
+        "snd_buf = \"131072B\"",
+        "quickack = 0",
+        "delack_timeout = \"200ms\"",
+        "min_rto = \"1s\"",
+        "initial_rto = \"3s\"",
+        "byte_counting = false",
+        "idle_restart = false",
+        "loss_response = \"ns3\"",
+        "partial_ack_timer = \"first\"",
+        "ooo_shrinks_window = false",
+    ] {
+        assert!(filled.contains(want), "{want} missing from\n{filled}");
+    }
+    let (_, r2) = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap();
+    assert_eq!(r, r2, "the filled scenario resolves to the same settings");
+    // The options one by one, without the preset.
+    let one = format!(
+        "{BASE}[tcp]\nloss_response = \"ns3\"\npartial_ack_timer = \"first\"\nooo_shrinks_window = false\n[[background]]\nmodel = \"greedy\"\n"
+    );
+    let (_, r3) = ScenarioFile::parse("s.toml", Path::new("."), &one).unwrap().resolved(None, None).unwrap();
+    assert_ne!(
+        r3,
+        ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n"))
+            .unwrap()
+            .resolved(None, None)
+            .unwrap()
+            .1
+    );
+    let e = ScenarioFile::parse("s.toml", Path::new("."), &one.replace("\"first\"", "\"second\""))
+        .and_then(|f| f.resolved(None, None).map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("partial_ack_timer") && e.contains("\"every\"") && e.contains("\"first\""), "{e}");
 }
 
 #[test]

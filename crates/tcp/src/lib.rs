@@ -48,6 +48,7 @@
 mod cc;
 mod config;
 mod conn;
+mod ns3_recovery;
 mod rcv_space;
 mod recovery;
 mod recv;
@@ -55,7 +56,7 @@ mod rtt;
 mod segment;
 mod send;
 
-pub use config::{Algorithm, LossResponse, TcpConfig};
+pub use config::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
 pub use conn::{Notify, State, Tcp, TcpStats};
 pub use segment::{syn_option_bytes, Flags, SackBlocks, Segment, SynOptions};
 pub use units::{Dur, Time};

@@ -56,6 +56,8 @@ pub(crate) struct Receiver {
     space: Option<RcvSpace>,
     /// The right edge of the window last advertised, which never moves back.
     right_edge: u64,
+    /// A fixed window is reduced by the bytes held out of order (`TcpConfig::ooo_shrinks_window`).
+    ooo_shrinks: bool,
 }
 
 impl Receiver {
@@ -84,7 +86,15 @@ impl Receiver {
             auto_initial: Opt::NONE,
             space: None,
             right_edge: 0,
+            ooo_shrinks: true,
         }
+    }
+
+    /// Whether a fixed window leaves out the bytes held out of order (Linux: the
+    /// buffer holds them), or is the whole buffer from `rcv_nxt` on (ns-3's
+    /// `TcpRxBuffer`, whose application has read everything in order).
+    pub fn set_ooo_shrinks_window(&mut self, on: bool) {
+        self.ooo_shrinks = on;
     }
 
     /// Linux receive-buffer autotuning from `initial` bytes up to the
@@ -142,6 +152,7 @@ impl Receiver {
     pub fn window(&self) -> u64 {
         let room = self.rcv_buf.saturating_sub(self.ooo_bytes);
         match &self.space {
+            None if !self.ooo_shrinks => self.rcv_buf,
             None => room,
             Some(sp) => sp.window(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt)).min(room),
         }
@@ -475,6 +486,22 @@ mod tests {
         r.on_ack_sent();
         let c = r.on_segment(Time::ZERO, 1001, 200, true);
         assert!(!c.fin && r.ack_due());
+    }
+
+    #[test]
+    fn a_fixed_window_shrinks_by_the_bytes_held_out_of_order_unless_told_not_to() {
+        for (shrinks, want) in [(true, 19_200 - 2 * 960), (false, 19_200)] {
+            let mut r = Receiver::new(19_200, Dur::from_millis(200));
+            r.set_ooo_shrinks_window(shrinks);
+            r.start(0, 960, 1, false, false);
+            r.on_segment(Time::ZERO, 1 + 960, 960, false); // segment 0 lost
+            r.on_segment(Time::ZERO, 1 + 2 * 960, 960, false);
+            assert_eq!(r.window(), want, "ooo_shrinks_window {shrinks}");
+            // ns-3's receiver offers the whole buffer from rcv_nxt: the sender may send
+            // up to segment 19 while segments 1 and 2 wait for the hole.
+            r.on_segment(Time::ZERO, 1, 960, false);
+            assert_eq!((r.rcv_nxt(), r.window()), (1 + 3 * 960, 19_200));
+        }
     }
 
     #[test]

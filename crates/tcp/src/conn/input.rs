@@ -3,7 +3,7 @@
 
 use super::{Notify, State, Tcp};
 use crate::cc::{CongestionControl, Sample, Window};
-use crate::recovery::{AckInfo, Mode, Recovery};
+use crate::recovery::{AckInfo, Loss};
 use crate::{Flags, LossResponse, SackBlocks, Segment, SynOptions};
 use units::{Dur, Opt, Time};
 
@@ -54,6 +54,7 @@ impl Tcp {
         }
         self.rcv.set_quickack(self.cfg.quickack);
         self.rcv.set_ack_bytes(self.cfg.ack_bytes);
+        self.rcv.set_ooo_shrinks_window(self.cfg.ooo_shrinks_window);
         if self.cfg.rcv_buf_auto {
             self.rcv.set_autotuning(self.cfg.rcv_buf_initial);
         }
@@ -90,7 +91,7 @@ impl Tcp {
         let iw = if self.syn_retransmitted { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
         self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
         self.grow_sndbuf();
-        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh, self.cfg.loss_response);
+        self.rec = Loss::new(&self.cfg, self.sack_ok);
         if self.syn_retransmitted {
             self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         } else {
@@ -148,13 +149,17 @@ impl Tcp {
             n.acked += data;
             self.stats.bytes_acked += data;
         }
+        let ns3 = self.cfg.loss_response == LossResponse::Ns3;
         if sack {
             let mss = self.mss as u64;
-            self.sb.detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
+            if !ns3 {
+                self.sb.detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
+            }
             self.sb.mark_lost_by_sack(self.cfg.dupthresh, mss);
         }
         let dup = if sack {
-            ack == una && newly_sacked > 0
+            // ns-3 counts any ACK that SACKs new data, whether or not it also advances.
+            newly_sacked > 0 && (ack == una || ns3)
         } else {
             // RFC 5681 §2; a window *decrease* (data held out of order) still counts.
             ack == una && seg.len == 0 && !seg.flags.contains(Flags::FIN) && self.sb.outstanding() > 0 && seg.wnd <= prev_wnd
@@ -179,7 +184,10 @@ impl Tcp {
             // RFC 6298 5.2/5.3.
             if self.sb.outstanding() == 0 {
                 self.rto_at = Opt::NONE;
-            } else {
+            } else if o.restart_timer {
+                if ns3 {
+                    self.rtt.end_backoff(); // ns-3's NewAck
+                }
                 self.rto_at = Opt::some(now + self.rtt.rto());
             }
         }
@@ -187,6 +195,9 @@ impl Tcp {
             if let Some(idx) = self.sb.head_retransmittable() {
                 self.send_retransmission(idx, now, out);
             }
+        }
+        if o.send_next {
+            self.send_next_now(now, out);
         }
         if acked > 0 && self.fin_sent && self.sb.una() > self.write_end {
             self.on_fin_acked(n);

@@ -5,7 +5,7 @@ mod input;
 mod output;
 
 use crate::cc::{Cc, Window};
-use crate::recovery::{Mode, Recovery};
+use crate::recovery::Loss;
 use crate::recv::Receiver;
 use crate::rtt::Rto;
 use crate::send::Scoreboard;
@@ -114,7 +114,7 @@ pub struct Tcp {
     snd_wl2: u64,
     w: Window,
     cc: Cc,
-    rec: Recovery,
+    rec: Loss,
     rtt: Rto,
     rto_at: Opt<Time>,
     /// Consecutive data retransmission timeouts without progress.
@@ -139,12 +139,16 @@ pub struct Tcp {
 impl Tcp {
     fn new(cfg: &Arc<TcpConfig>, state: State) -> Tcp {
         let mss = cfg.mss.max(1);
+        let mut sb = Scoreboard::new(1);
+        if cfg.loss_response == crate::LossResponse::Ns3 {
+            sb.keep_retransmissions_when_sacked();
+        }
         Tcp {
             cfg: Arc::clone(cfg),
             state,
             mss,
             sack_ok: false,
-            sb: Scoreboard::new(1),
+            sb,
             write_end: 1,
             fin_queued: false,
             fin_sent: false,
@@ -153,7 +157,7 @@ impl Tcp {
             snd_wl2: 0,
             w: Window { cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64, ssthresh: cfg.initial_ssthresh, mss: mss as u64 },
             cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
-            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh, cfg.loss_response),
+            rec: Loss::new(cfg, false),
             rtt: Rto::new(cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rto_at: Opt::NONE,
             rto_count: 0,

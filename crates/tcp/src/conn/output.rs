@@ -20,11 +20,14 @@ impl Tcp {
         }
         let mut sent = false;
         let mut cwnd_limited = false;
+        // Sending changes neither the window nor the recovery state.
+        let wnd = self.rec.send_window(&self.w, self.cfg.limited_transmit, self.snd_wnd);
+        let rule3 = self.rec.rule3_allowed();
         loop {
-            let room = self.rec.send_window(&self.w, self.cfg.limited_transmit).saturating_sub(self.sb.pipe());
-            let cand = if self.sb.lost() > 0 || self.rec.rule3_allowed() { self.sb.next_candidate() } else { None };
+            let room = wnd.saturating_sub(self.sb.pipe());
+            let cand = if self.sb.lost() > 0 || rule3 { self.sb.next_candidate() } else { None };
             // 1. Data deemed lost.
-            if let Some(c) = cand.filter(|c| c.lost) {
+            if let Some(c) = cand.filter(|c| c.lost && self.rec.resends_lost_at(c.start, &self.sb)) {
                 if room < c.len.min(mss) {
                     cwnd_limited = true;
                     break;
@@ -60,7 +63,7 @@ impl Tcp {
                 continue;
             }
             // 3. RFC 6675 NextSeg rule 3: unSACKed data below the highest SACK.
-            if let Some(c) = cand.filter(|c| self.rec.rule3_allowed() && c.start < self.sb.high_sacked()) {
+            if let Some(c) = cand.filter(|c| rule3 && c.start < self.sb.high_sacked() && self.rec.rule3_with_unsent(avail)) {
                 if room < c.len.min(mss) {
                     cwnd_limited = true;
                     break;
@@ -73,6 +76,29 @@ impl Tcp {
         }
         if sent || cwnd_limited {
             self.validate_cwnd(cwnd_limited);
+        }
+    }
+
+    /// ns-3's `DoRetransmit` at a partial ACK: one segment now, whatever the window
+    /// says: the first lost one, else new data the peer's window allows, else the
+    /// head again. With SACK nothing is sent if the head's retransmission is still
+    /// out (`IsRetransmittedDataAcked`).
+    pub(super) fn send_next_now(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !self.state.can_send() || (self.sack_ok && self.sb.head_retransmitted()) {
+            return;
+        }
+        if let Some(c) = self.sb.next_candidate().filter(|c| c.lost && self.rec.resends_lost_at(c.start, &self.sb)) {
+            self.send_retransmission(c.idx, now, out);
+            return;
+        }
+        let avail = self.write_end - self.sb.nxt().min(self.write_end);
+        let rwnd_room = (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt());
+        if avail > 0 && rwnd_room > 0 {
+            let len = avail.min(self.mss as u64).min(rwnd_room);
+            let fin = self.fin_queued && !self.fin_sent && self.sb.nxt() + len == self.write_end;
+            self.send_new(now, len, fin, out);
+        } else if self.sb.outstanding() > 0 {
+            self.send_retransmission(0, now, out);
         }
     }
 

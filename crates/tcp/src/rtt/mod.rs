@@ -75,6 +75,15 @@ impl Rto {
         }
     }
 
+    /// ns-3's `NewAck`: an ACK of new data recomputes the RTO from the estimate, so
+    /// the backoff ends without an RTT sample.
+    pub fn end_backoff(&mut self) {
+        match self {
+            Rto::Rfc6298(e) => e.end_backoff(),
+            Rto::Ticks(e) => e.end_backoff(),
+        }
+    }
+
     pub fn back_off(&mut self) {
         match self {
             Rto::Rfc6298(e) => e.back_off(),

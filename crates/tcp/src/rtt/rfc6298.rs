@@ -57,6 +57,10 @@ impl RttEstimator {
         Dur(self.base.0.saturating_mul(1u64 << shift)).min(self.max)
     }
 
+    pub fn end_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
     /// Double the timeout (§5.5), stopping once the cap is reached.
     pub fn back_off(&mut self) {
         if self.rto() < self.max {

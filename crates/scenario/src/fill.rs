@@ -144,6 +144,7 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 });
                 m.offset = Some(TimeSpan(pb.offset));
                 m.speed = Some(pb.speed);
+                m.repeat = Some(pb.trace.period.is_some());
             }
             (BackgroundModel::Web { name, hosts, sources, start, stop, .. }, ModelSpec::Web(_)) => {
                 placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);

@@ -558,6 +558,11 @@ pub struct PlaybackSpec {
     /// it, so its rate is multiplied by it (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
+    /// Played again and again until the model stops, every `length` (or,
+    /// without one, the span of the packets played and one mean gap more);
+    /// default false: played once.
+    #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<bool>,
 }
 
 choice! {

@@ -21,7 +21,7 @@ import numpy as np
 
 from undertow import _core
 from undertow.analysis.energy import EnergyResult, energy
-from undertow.inspect_model import capture_point, load_model, split_hosts
+from undertow.inspect_model import capture_point, duplicate_frames, duplicates_line, load_model, split_hosts
 
 ENGINES = ("sim", "emu")
 
@@ -53,6 +53,9 @@ class Validation:
     """Where the trace was captured, in words (`inspect_model.capture_point`)."""
     engine: str = "sim"
     """The engine that regenerated the traffic."""
+    duplicates: int = 0
+    """Frames the trace's capture recorded twice, dropped
+    (`inspect_model.duplicate_frames`)."""
 
 
 #: `auto_periods`: at most this many periods, and about this many packets
@@ -245,7 +248,7 @@ def validate(
     # The run's own series (no capture read) has no warnings.
     warnings = original["warnings"] + regen_series.get("warnings", [])
     result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, loss, miss, one_way,
-                        split_hosts(m), structure, reason, warnings, capture_point(m), engine)
+                        split_hosts(m), structure, reason, warnings, capture_point(m), engine, duplicate_frames(m))
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
 
@@ -304,6 +307,7 @@ def report_dict(v: Validation) -> dict:
         "one_way_connections": v.one_way,
         "split_tcp_hosts": v.middlebox,
         "capture_point": v.capture_point,
+        "capture_duplicates": v.duplicates,
         "energy_log2_difference": {
             d: [{"octave": j, "scale_s": s, "difference": diff, **_trace_octave(v, d, j)} for j, s, diff in rows]
             for d, rows in v.energy_diff.items()
@@ -329,7 +333,7 @@ def text(v: Validation) -> str:
         rows.append([f"packets/s {name}", f"{p['original']:.1f}", f"{p['regenerated']:.1f}", _pct(p["relative_error"])])
     out = [f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""),
            f"regenerated in: {'the emulator (real Linux TCP)' if v.engine == 'emu' else 'the simulator'}",
-           *([v.capture_point] if v.capture_point else []), "",
+           *([v.capture_point] if v.capture_point else []), *([duplicates_line(v.duplicates)] if v.duplicates else []), "",
            render(["figure", "original", "regenerated", "error"], rows)]
     if v.one_way > ONE_WAY_WARN:
         out.append(f"warning: the trace saw {v.one_way * 100:.0f}% of its TCP connections in one direction only (asymmetric "

@@ -79,6 +79,7 @@ fn trace_infos(srcs: &[Src]) -> Vec<TraceInfo> {
                 skipped: s.r.stats().skipped + i.decode_errors,
                 non_ip: i.non_ip,
                 truncated_tail_bytes: s.r.stats().truncated_tail,
+                duplicates: i.duplicates,
             }
         })
         .collect()
@@ -201,6 +202,7 @@ fn report(ex: &Extractor, srcs: &[Src], traces: &[TraceInfo]) -> Report {
         truncated_tail_bytes: srcs.iter().map(|s| s.r.stats().truncated_tail).sum(),
         damaged: srcs.iter().filter_map(TraceDamage::of).collect(),
         non_ip: srcs.iter().map(|s| s.info.non_ip).sum(),
+        duplicates: srcs.iter().map(|s| s.info.duplicates).sum(),
         decode_errors: srcs.iter().map(|s| s.info.decode_errors).sum(),
         out_of_order: ex.out_of_order,
         hosts: hosts.len() as u64,

@@ -36,7 +36,10 @@ fn server() -> Ep {
 /// Handshake (30 ms server side, 10 ms client side), a 300 B request, a
 /// 3000 B response in three segments 0.1 ms apart, then 200 B / 1000 B.
 fn http_like() -> Synth {
-    let mut x = Synth::ethernet();
+    http_like_on(Synth::ethernet())
+}
+
+fn http_like_on(mut x: Synth) -> Synth {
     let mut c = Conv::new(client(), server(), 1000, 5000);
     c.handshake(&mut x, 1.0, 0.030, 0.010);
     c.data(&mut x, 1.041, true, 300);
@@ -860,7 +863,9 @@ fn handshakes_sent_again_count_against_their_sender() {
 /// own segmentation offload leaves them), each with its fourth and fifth
 /// segments swapped, the fourth arriving 8 ms late, and its fourth sent
 /// again after the last; the client acknowledged each SYN/ACK
-/// `client_rtt` after it.
+/// `client_rtt` after it. (The second copy of the fourth comes 12 ms after
+/// the first, as a tail-loss probe would: 1 ms after, with nothing from the
+/// receiver between, it would be the capture's own copy.)
 fn uploads(client_rtt: f64) -> Synth {
     let mut x = Synth::ethernet();
     for i in 0..12u16 {
@@ -875,7 +880,7 @@ fn uploads(client_rtt: f64) -> Synth {
             seg(&mut x, t0 + 10e-6 * k as f64, k);
         }
         seg(&mut x, t0 + 0.008, 3);
-        seg(&mut x, t0 + 0.009, 3);
+        seg(&mut x, t0 + 0.020, 3);
         c.cseq = base + 1460 * 20;
         c.ack(&mut x, t0 + 0.05, false);
         c.response(&mut x, t0 + 0.06, 300, 0.0);
@@ -928,4 +933,47 @@ fn a_capture_on_a_link_keeps_the_clients_loss_and_capacity() {
     // One handshake tells nothing of where the capture was.
     let (one, _, _) = run(http_like(), &o);
     assert_eq!(one.link.capture_point, CapturePoint::Unknown);
+}
+
+#[test]
+fn frames_the_capture_recorded_twice_are_passed_over_and_counted() {
+    let o = ExtractOptions::default();
+    let trace = |numbered: bool, twice: Option<f64>| {
+        let mut x = Synth::ethernet();
+        (x.numbered, x.twice) = (numbered, twice);
+        http_like_on(x)
+    };
+    let (once, recs, _) = run(trace(true, None), &o);
+    let n = once.traces[0].packets;
+    // Every frame twice, 1 µs apart (a mirror port copying both ways):
+    // the second copies are passed over, and the model is the same.
+    let (m, twice_recs, rep) = run(trace(true, Some(1e-6)), &o);
+    assert_eq!((m.traces[0].packets, m.traces[0].duplicates, rep.duplicates), (2 * n, n, n));
+    assert_eq!((recs, &m.classes, &m.hosts, &m.link.dirs), (twice_recs, &once.classes, &once.hosts, &once.link.dirs));
+    assert_eq!(once.traces[0].duplicates, 0);
+    // Sent again 20 ms later the same datagrams are packets of their own.
+    let (m, _, _) = run(trace(true, Some(0.020)), &o);
+    assert_eq!(m.traces[0].duplicates, 0);
+    // Without identification, only what takes sequence space is told
+    // apart: a stack answers arrivals with identical ACKs.
+    let b = trace(false, None).bytes();
+    let mut r = wire::TraceReader::new(reader(b), "t").unwrap();
+    let mut takes_sequence = 0;
+    while let Some(rec) = r.read_next().unwrap() {
+        let p = rec.decode().unwrap();
+        let t = p.tcp().unwrap();
+        takes_sequence += u64::from(t.payload_len > 0 || t.flags.syn() || t.flags.fin());
+    }
+    let (m, _, _) = run(trace(false, Some(1e-6)), &o);
+    assert!(takes_sequence > 0 && takes_sequence < n);
+    assert_eq!(m.traces[0].duplicates, takes_sequence);
+    // The series of the trace passes them over too.
+    let doubled = trace(true, Some(1e-6)).bytes();
+    let path = std::env::temp_dir().join(format!("undertow-dups-{}.pcap", std::process::id()));
+    std::fs::write(&path, &doubled).unwrap();
+    let series = extract::series_for_model(std::slice::from_ref(&path), 0.001, &once).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(series.duplicates, n);
+    let total: f64 = series.packets.iter().flatten().sum();
+    assert_eq!(total as u64, n);
 }

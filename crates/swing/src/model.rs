@@ -166,6 +166,11 @@ pub struct TraceInfo {
     /// length). Models from before it was recorded load with 0.
     #[serde(default)]
     pub truncated_tail_bytes: u64,
+    /// Records passed over as the capture's second copy of a frame (of
+    /// `packets`): a frame recorded twice within microseconds. Models from
+    /// before it was recorded load with 0.
+    #[serde(default)]
+    pub duplicates: u64,
 }
 
 /// Packets and bytes in one direction of the link.

@@ -415,12 +415,11 @@ impl Tcp {
         if c.chunk_pairs > 0 {
             let end = end.max(c.chunk_end);
             // How long the connection stayed open after its last exchange
-            // (an idle keep-alive) before a side closed it; unknown when
-            // the trace ended or the connection went idle first.
-            let linger = match why {
-                EndReason::Fin | EndReason::Rst => c.closing_at.map(|f| (f - c.chunk_end).max(0)),
-                _ => None,
-            };
+            // (an idle keep-alive) before a side closed it: its first FIN
+            // or RST, also when the other side's FIN never came before the
+            // trace ended (a server closing on its keep-alive timer, a
+            // client that lets the socket be); unknown when no side closed.
+            let linger = c.closing_at.map(|f| (f - c.chunk_end).max(0));
             sink.end_chunk(c, end, linger);
         } else {
             sink.grouper.cancel(c.gkey, c.token);

@@ -977,3 +977,24 @@ fn frames_the_capture_recorded_twice_are_passed_over_and_counted() {
     let total: f64 = series.packets.iter().flatten().sum();
     assert_eq!(total as u64, n);
 }
+
+#[test]
+fn a_connection_its_server_closed_keeps_its_idle_time_though_the_client_never_closed() {
+    // The server closes its kept-alive connection on its own timer 2.5 s
+    // after the response; the client acknowledges the FIN but keeps its
+    // socket open until the capture ends.
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    let end = c.response(&mut x, 1.080, 3000, 0.0001);
+    c.ack(&mut x, 1.090, true);
+    x.tcp(end + 2.5, c.s, c.c, c.sseq, c.cseq, FIN, 0, None);
+    x.tcp(end + 2.51, c.c, c.s, c.cseq, c.sseq.wrapping_add(1), ACK, 0, None);
+    let (m, recs, _) = run(x, &ExtractOptions::default());
+    assert_eq!(recs[0].end, EndReason::TraceEnd);
+    let class = &m.classes[0];
+    assert_eq!(class.close_wait_s.n, 1);
+    assert!(close(class.close_wait_s.values[0], 2.5), "{:?}", class.close_wait_s);
+    assert!(close(class.sessions[0].rres[0].conns[0].close_s, 2.5));
+}

@@ -764,6 +764,39 @@ fn a_servers_first_flight_gives_its_initial_window() {
 }
 
 #[test]
+fn a_clients_first_window_limited_flight_after_its_requests_gives_its_initial_window() {
+    // The client (5 ms from the capture; the server 40 ms) asks, is
+    // answered, and 0.4 s later uploads: 3 segments of the server's MSS,
+    // then, on the server's ACK of two, 4 more, 5 ms later at the capture.
+    // `next` is when the 4 come after that ACK, `last` the third
+    // segment's length.
+    let upload = |next: f64, last: u32| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.040, 0.005);
+        c.data(&mut x, 1.046, true, 200);
+        c.response(&mut x, 1.087, 500, 0.0);
+        c.ack(&mut x, 1.092, true);
+        for k in 0..3 {
+            c.data(&mut x, 1.5 + 1e-4 * k as f64, true, if k == 2 { last } else { 1400 });
+        }
+        x.tcp(1.540, c.s, c.c, c.sseq, c.cseq - last, ACK, 0, None);
+        for k in 0..4 {
+            c.data(&mut x, 1.540 + next + 1e-4 * k as f64, true, 1400);
+        }
+        c.ack(&mut x, 1.590 + next, false);
+        c.close(&mut x, 2.0, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        m.hosts.iter().find(|h| h.addr == "10.0.0.1").unwrap().initial_window
+    };
+    assert_eq!(upload(0.005, 1400), Some(3));
+    // Sent 0.1 s after the ACK, the next segments were the application's
+    // own pace; a short last segment ended a message: no count.
+    assert_eq!(upload(0.1, 1400), None);
+    assert_eq!(upload(0.005, 600), None);
+}
+
+#[test]
 fn a_first_flight_a_middlebox_cut_up_counts_the_senders_segments() {
     // A NAT relays the server's 4-segment first flight (as http-bro-org's
     // VirtualBox NAT did) in pieces of 1432 and 28 bytes: 8 packets, 4

@@ -682,8 +682,12 @@ fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
     for (g, w) in got.iter().zip(want) {
         assert!(close(g[0], w[0]) && g[1] == w[1] && g[2] == w[2], "{got:?}");
     }
-    // Kept sessions carry the same units.
-    assert_eq!(&k.sessions[0].rres[0].conns[0].adus, got);
+    // Kept sessions carry the same units, and how long the connection
+    // stayed open, idle, after its last (the client's FIN at 2.0 s, 0.795 s
+    // after its last request).
+    let conn = &k.sessions[0].rres[0].conns[0];
+    assert_eq!(&conn.adus, got);
+    assert!(close(conn.close_s, 0.795), "{}", conn.close_s);
 }
 
 #[test]

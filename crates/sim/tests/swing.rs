@@ -540,6 +540,31 @@ fn concurrent_connections_replay_each_sides_data_units() {
 }
 
 #[test]
+fn a_replayed_concurrent_connection_stays_open_as_long_as_its_trace_connection() {
+    // The trace's concurrent connection idled 2 s after its last unit
+    // before it closed: its replay does too (and its RRE lasts that long).
+    let mut m = one_connection();
+    let rres = &mut m.classes[0].sessions[0].rres;
+    rres[0].conns[0].adus = vec![[0.0, 0.0, 300.0], [0.01, 1.0, 20_000.0]];
+    rres.push(RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[100.0, 1_000.0, 0.0]])] });
+    // When the next RRE's connection opened.
+    let next_rre = |m: &Model| {
+        let b = run_model(m, "structure = \"sessions\"", "5s");
+        let log = &b.world.conn_log;
+        let mut opened: Vec<f64> = (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| log.opened_s[i]).collect();
+        opened.sort_by(f64::total_cmp);
+        assert_eq!(opened.len(), 2, "{opened:?}");
+        opened[1]
+    };
+    let base = next_rre(&m);
+    m.classes[0].sessions[0].rres[0].conns[0].close_s = 2.0;
+    let later = next_rre(&m) - base;
+    // 2 s after the server's side was done, plus the round trip the
+    // client's own FIN then takes to close it.
+    assert!((2.0..2.2).contains(&later), "{later}");
+}
+
+#[test]
 fn whole_session_replay_draws_unkept_sessions_from_the_marginals() {
     // The one kept session has a single RRE; half the trace's sessions were
     // too long to keep, and replay draws that half from the marginals

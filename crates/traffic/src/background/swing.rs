@@ -479,7 +479,9 @@ impl SwingSource {
             }
         };
         let units = match planned {
-            Some(_) => self.rre_plan(s).and_then(|r| r.conns.get(i)).filter(|c| !c.adus.is_empty()).map(|c| unit_plan(&self.cfg, class, &c.adus)),
+            Some(_) => {
+                self.rre_plan(s).and_then(|r| r.conns.get(i)).filter(|c| !c.adus.is_empty()).map(|c| unit_plan(&self.cfg, class, &c.adus, c.close_s))
+            }
             None => self.draw_concurrent(class),
         };
         let conn = tp.connect(client, server, port);
@@ -519,7 +521,7 @@ impl SwingSource {
             return None;
         }
         let i = Self::draw(&mut self.decks[class].concurrent, &indices(m.concurrent.len()), &mut self.rng, 0.0) as usize;
-        Some(unit_plan(&self.cfg, class, &m.concurrent[i]))
+        Some(unit_plan(&self.cfg, class, &m.concurrent[i], 0.0))
     }
 
     /// Sends the next request of `conn`, whose boundary asks for the response size.
@@ -729,9 +731,7 @@ impl SwingSource {
                 true
             }
             Event::Writable(conn) => self.replays.writable(conn, tp, &mut ws),
-            // A side closes once its own units are written, not when the
-            // other side is done.
-            Event::PeerClosed(conn) => self.replays.serves(conn),
+            Event::PeerClosed(conn) => self.replays.peer_closed(conn, tp, &mut ws),
             // A client's connection also ends its part of the session.
             Event::Closed(conn) | Event::Reset(conn) => self.replays.closed(conn) && !self.conns.contains_key(&conn),
             _ => false,
@@ -764,7 +764,9 @@ fn skipping(skip: &[usize], r: usize) -> usize {
     i
 }
 
-fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan> {
+/// `close_s`: how long the trace's connection stayed open after its last
+/// exchange (a replayed session's; 0 for a drawn one).
+fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]], close_s: f64) -> Arc<UnitPlan> {
     let mut units: [Vec<(Dur, u64)>; 2] = Default::default();
     for &[at, dir, bytes] in adus {
         let d = (dir as usize).min(1);
@@ -775,7 +777,8 @@ fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan
     for u in &mut units {
         u.sort_by_key(|&(at, _)| at);
     }
-    Arc::new(UnitPlan { class, units })
+    let linger = if cfg.zero_think { Dur::ZERO } else { Dur::from_secs_f64(close_s.max(0.0)) };
+    Arc::new(UnitPlan { class, units, linger })
 }
 
 /// The indices 0..n as a distribution, so a deck can shuffle whole flows

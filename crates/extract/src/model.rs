@@ -27,6 +27,11 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
     let dec = decide(&ex.o.sides, hosts, &ex.macs, &tallies);
     let nets: Vec<_> = hosts.iter().map(|h| h.net.finish(o)).collect();
     let host_rtt: Vec<Option<f64>> = nets.iter().map(|n| n.rtt_s).collect();
+    let order = host_order(hosts, &dec.side);
+    let mut host_index = vec![0u32; hosts.len()];
+    for (k, &i) in order.iter().enumerate() {
+        host_index[i] = k as u32;
+    }
     let fin = Finish {
         side_of: &dec.side,
         host_rtt: &host_rtt,
@@ -34,11 +39,12 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         think_minus_rtt: o.think_minus_rtt,
         start_shift_s: secs(ex.t0.unwrap_or(tmin).saturating_sub(tmin)),
         t0: ex.tcp.sink.t0,
+        host_index: &host_index,
     };
     let classes = tcp_classes(&ex, &fin);
     let udp = udp_classes(&ex, &dec.side, fin.start_shift_s);
     let dirs = link_dirs(hosts, &dec.side, duration_s);
-    let params = host_params(hosts, &nets, &dec.side);
+    let params = host_params(hosts, &nets, &dec.side, &order);
     let hosts_a = dec.side.iter().filter(|s| **s == Side::A).count() as u64;
 
     let report = report(&ex, srcs, &traces);
@@ -147,12 +153,18 @@ fn link_dirs(hosts: &[Host], side_of: &[Side], duration_s: f64) -> [DirStats; 2]
 
 /// Each host's parameters, sorted by side, then bytes (descending), then
 /// address.
-fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side]) -> Vec<HostParams> {
+/// The hosts in the model's order: by side, then most bytes first.
+fn host_order(hosts: &[Host], side_of: &[Side]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..hosts.len()).collect();
     order.sort_unstable_by_key(|&i| (side_of[i], std::cmp::Reverse(hosts[i].bytes), hosts[i].addr));
     order
-        .into_iter()
-        .map(|i| {
+}
+
+/// Each host's parameters, in `order`.
+fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side], order: &[usize]) -> Vec<HostParams> {
+    order
+        .iter()
+        .map(|&i| {
             let (h, n) = (&hosts[i], &nets[i]);
             HostParams {
                 addr: key_string(h.addr),

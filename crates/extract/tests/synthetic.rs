@@ -423,6 +423,9 @@ fn sessions_and_rres_from_connection_times() {
     let first = c.sessions.iter().find(|s| s.start_s == 0.0).unwrap();
     let servers: Vec<Vec<u32>> = first.rres.iter().map(|r| r.conns.iter().map(|c| c.server).collect()).collect();
     assert_eq!(servers, vec![vec![0, 1, 0], vec![0]]);
+    // Which trace hosts those were: the client, then s1 and s2.
+    let addrs: Vec<&str> = first.hosts.iter().map(|&h| m.hosts[h as usize].addr.as_str()).collect();
+    assert_eq!(addrs, ["10.0.0.1", "93.184.216.34", "93.184.216.35"]);
     // For the marginals: two servers in the first session, one in the other.
     assert_eq!(c.servers_per_session.values, vec![1.0, 2.0]);
 

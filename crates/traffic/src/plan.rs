@@ -106,6 +106,21 @@ pub struct SwingPlan<'a> {
 /// round trip of its flows is what its buffer must cover (a client next to
 /// the capture point has almost no RTT of its own).
 pub fn swing(p: &SwingPlan, seed: u64, first: HostId) -> [Vec<HostPlan>; 2] {
+    swing_hosts(p, seed, first).plans
+}
+
+/// A swing model's virtual hosts (`swing`), side A's then side B's, and
+/// the trace host each copies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwingHosts {
+    pub plans: [Vec<HostPlan>; 2],
+    /// Per virtual host, the index in the model's `hosts` of the trace
+    /// host it copies (None: its side had none, it has the scenario's).
+    pub copies: [Vec<Option<u32>>; 2],
+}
+
+/// [`swing`], with the trace host each virtual host copies.
+pub fn swing_hosts(p: &SwingPlan, seed: u64, first: HostId) -> SwingHosts {
     let mut rng = Rng::stream(seed, &format!("bg/{}/hosts", p.name));
     let fallback = (2.0 * p.access.delay.as_secs_f64(), p.access.rate.as_f64(), p.access.loss);
     let sides = [swing::Side::A, swing::Side::B].map(|side| p.model.net_tuples(side, fallback));
@@ -120,33 +135,38 @@ pub fn swing(p: &SwingPlan, seed: u64, first: HostId) -> [Vec<HostPlan>; 2] {
     });
     let mut id = first;
     let mut out = [Vec::new(), Vec::new()];
+    let mut copies = [Vec::new(), Vec::new()];
     for side in [swing::Side::A, swing::Side::B] {
         let tuples = &sides[side.index()];
+        // The model's index of each of the side's hosts (tuples are in its order).
+        let index: Vec<u32> = (0..p.model.hosts.len() as u32).filter(|&i| p.model.hosts[i as usize].side == side).collect();
         let far_rtt = median_rtt(&sides[side.other().index()]).unwrap_or(fallback.0);
         let total: f64 = tuples.iter().map(|t| t.weight).sum();
         let place = if side == swing::Side::A { p.side_a } else { p.side_a.other() };
         for _ in 0..p.hosts[side.index()] {
-            let t = if tuples.is_empty() {
-                // No trace host to copy: the scenario's stack settings.
-                swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0, ..Default::default() }
-            } else {
+            let drawn = (!tuples.is_empty()).then(|| {
                 let mut x = rng.uniform() * total;
                 tuples
                     .iter()
-                    .find(|t| {
+                    .position(|t| {
                         x -= t.weight;
                         x < 0.0
                     })
-                    .unwrap_or(&tuples[tuples.len() - 1])
-                    .clone()
+                    .unwrap_or(tuples.len() - 1)
+            });
+            let t = match drawn {
+                Some(i) => tuples[i].clone(),
+                // No trace host to copy: the scenario's stack settings.
+                None => swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0, ..Default::default() },
             };
             let outage = outages[side.index()].clone();
             out[side.index()].push(virtual_host(p, &t, far_rtt, outage, place, id));
+            copies[side.index()].push(drawn.map(|i| index[i]));
             id += 1;
         }
     }
     one_ip_version(&mut out);
-    out
+    SwingHosts { plans: out, copies }
 }
 
 /// The host copying network tuple `t`, numbered `id`.

@@ -68,14 +68,14 @@ TUNED = {
     "ndpi-teams.pcap": ("on-host", 0.10, 0.10, 0.1, 2.5, 1.0),
     "ndpi-starcraft_battle.pcap": ("on-host", 0.10, 0.10, 0.1, 1.8, 3.8),
     # Captured behind a VPN (the client is 10.8.0.1), servers 1-15 ms away.
-    "ndpi-webex.pcap": ("link", 0.105, 0.13, 0.1, 1.9, 3.0),
+    "ndpi-webex.pcap": ("link", 0.10, 0.10, 0.1, 1.0, 3.2),
     # A 206 kB upload in the trace's last 0.5 s; 10 of 15 connections
     # concurrent.
     "ndpi-signal.pcap": ("link", 0.14, 0.10, 0.22, 11.5, 6.5),
     # Behind the same VPN; a TCP-splitting middlebox before two servers
     # with 47% of the bytes, whose sending the regenerated hosts do not
     # reproduce.
-    "ndpi-waze.pcap": ("link", 0.70, 0.62, 0.1, 6.7, 3.1),
+    "ndpi-waze.pcap": ("link", 0.10, 0.10, 0.1, 1.1, 2.7),
     # Every frame of it was captured twice, 1-2 µs apart (78 of 158):
     # without the second copies its client is seen answering its
     # handshakes at the capture.

@@ -1038,3 +1038,22 @@ fn a_connection_its_server_closed_keeps_its_idle_time_though_the_client_never_cl
     assert!(close(class.close_wait_s.values[0], 2.5), "{:?}", class.close_wait_s);
     assert!(close(class.sessions[0].rres[0].conns[0].close_s, 2.5));
 }
+
+#[test]
+fn one_mac_sending_both_directions_tells_no_side() {
+    // A tunnel's made-up Ethernet header: every frame, both ways, from one
+    // MAC. The server sends more frames than the client, which would put it
+    // on side A if that MAC were the client's access link.
+    let mut x = Synth::ethernet();
+    let (cl, sv) = (ep(1, [10, 8, 0, 1], 40000), ep(1, [93, 184, 216, 34], 443));
+    let mut c = Conv::new(cl, sv, 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    c.response(&mut x, 1.080, 20 * 1400, 0.0001);
+    c.ack(&mut x, 1.1, true);
+    c.close(&mut x, 2.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let side = |a: &str| m.hosts.iter().find(|h| h.addr == a).unwrap().side;
+    assert_eq!((side("10.8.0.1"), side("93.184.216.34")), (Side::A, Side::B));
+    assert!(m.sides.decided_by.contains("private/local addresses are side A"), "{}", m.sides.decided_by);
+}

@@ -296,7 +296,7 @@ def port_name(spec: str, where: str, quote: bool = True) -> tuple[int, str]:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from undertow.inspect_model import load_model
+    from undertow.inspect_model import duplicate_frames, duplicates_line, load_model
 
     outputs.check_file_target(outputs.output_path(args.output, "-o"))
     opts = json.dumps(extract_overrides(args))
@@ -318,6 +318,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print(f"{packets:,} packets in {wall:.2f} s: {len(m['classes'])} TCP classes ({conns} connections, {sessions} sessions), "
               f"{len(m['udp'])} UDP classes, {len(m['hosts'])} hosts")
         print(f"sides: {m['sides']['decided_by']}")
+        if duplicate_frames(m):
+            print(duplicates_line(duplicate_frames(m)))
         print(f"model: {args.output} (undertow inspect {args.output})")
     if args.report:
         print(report)

@@ -69,6 +69,18 @@ def lines(model: dict) -> list[str]:
     return out
 
 
+def duplicate_frames(model: dict) -> int:
+    """Frames the capture recorded twice, which extraction and the trace's
+    series passed over."""
+    return sum(t.get("duplicates", 0) for t in model["traces"])
+
+
+def duplicates_line(n: int) -> str:
+    """`n` duplicate frames in words ("" for none)."""
+    return (f"capture duplicates: {n:,} frames were recorded twice within 1 ms (the same datagram, or a segment "
+            "its receiver had not answered); the second copies were dropped") if n else ""
+
+
 def load_model(path) -> dict:
     """A model file as a dict, after the core's checks (the same a scenario's
     `swing` background runs: what `inspect` shows, `run` accepts)."""
@@ -118,7 +130,8 @@ def summary(m: dict) -> str:
         out.append(f"trace {t['path']}: {t['packets']:,} packets, {t['bytes']:,} bytes, {t['duration_s']:.3f} s"
                    + (f", {t['skipped']} damaged records skipped" if t["skipped"] else "")
                    + (f", {t['truncated_tail_bytes']:,} bytes at the end unreadable" if t.get("truncated_tail_bytes") else "")
-                   + (f", {t['non_ip']} non-IP frames" if t["non_ip"] else ""))
+                   + (f", {t['non_ip']} non-IP frames" if t["non_ip"] else "")
+                   + (f", {t['duplicates']:,} frames recorded twice (dropped)" if t.get("duplicates") else ""))
     link = m["link"]
     s = m["sides"]
     out.append(f"sides: {s['hosts_a']} hosts on side A, {s['hosts_b']} on side B ({s['decided_by']})")

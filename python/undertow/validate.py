@@ -21,7 +21,7 @@ import numpy as np
 
 from undertow import _core
 from undertow.analysis.energy import EnergyResult, energy
-from undertow.inspect_model import capture_point, load_model, split_hosts
+from undertow.inspect_model import capture_point, duplicate_frames, duplicates_line, load_model, split_hosts
 
 ENGINES = ("sim", "emu")
 
@@ -56,6 +56,9 @@ class Validation:
     lines: dict = field(default_factory=lambda: {"original": [], "regenerated": []})
     """The shared lines of the trace's model and of the regenerated
     capture's (`lines_of`)."""
+    duplicates: int = 0
+    """Frames the trace's capture recorded twice, dropped
+    (`inspect_model.duplicate_frames`)."""
 
 
 #: `auto_periods`: at most this many periods, and about this many packets
@@ -255,7 +258,7 @@ def validate(
     warnings = original["warnings"] + regen_series.get("warnings", [])
     lines = {"original": lines_of(m), "regenerated": lines_of(json.loads(regen.read_text()))}
     result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, loss, miss, one_way,
-                        split_hosts(m), structure, reason, warnings, capture_point(m), engine, lines)
+                        split_hosts(m), structure, reason, warnings, capture_point(m), engine, lines, duplicate_frames(m))
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
 
@@ -315,6 +318,7 @@ def report_dict(v: Validation) -> dict:
         "split_tcp_hosts": v.middlebox,
         "capture_point": v.capture_point,
         "lines": v.lines,
+        "capture_duplicates": v.duplicates,
         "energy_log2_difference": {
             d: [{"octave": j, "scale_s": s, "difference": diff, **_trace_octave(v, d, j)} for j, s, diff in rows]
             for d, rows in v.energy_diff.items()
@@ -343,7 +347,7 @@ def text(v: Validation) -> str:
 
     out = [f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""),
            f"regenerated in: {'the emulator (real Linux TCP)' if v.engine == 'emu' else 'the simulator'}",
-           *([v.capture_point] if v.capture_point else []),
+           *([v.capture_point] if v.capture_point else []), *([duplicates_line(v.duplicates)] if v.duplicates else []),
            f"shared lines: trace {lines(v.lines['original'])}; regenerated {lines(v.lines['regenerated'])}", "",
            render(["figure", "original", "regenerated", "error"], rows)]
     if v.one_way > ONE_WAY_WARN:

@@ -58,6 +58,7 @@
 
 mod classes;
 mod damage;
+mod dedup;
 mod direction;
 mod error;
 mod events;
@@ -120,6 +121,8 @@ pub struct Report {
     pub damaged: Vec<TraceDamage>,
     /// Frames that were not IP (ARP, LLDP, ...) or of an unsupported link type.
     pub non_ip: u64,
+    /// Frames the capture recorded twice (`dedup`): passed over.
+    pub duplicates: u64,
     /// IP frames whose headers could not be decoded.
     pub decode_errors: u64,
     /// Packets earlier than one already processed.

@@ -74,10 +74,11 @@ impl Extractor {
         self.ip_packets += 1;
         let (src, dst) = (addr_key(p.ip.src), addr_key(p.ip.dst));
         let len = p.ip.total_len;
-        let mut pure_syn = false;
+        let (mut pure_syn, mut synack) = (false, false);
         let (s, d) = match &p.transport {
             Transport::Tcp(tcp) => {
                 pure_syn = tcp.flags.syn() && !tcp.flags.ack();
+                synack = tcp.flags.syn() && tcp.flags.ack();
                 self.tcp.packet(t, src, dst, tcp, len, &mut self.hosts, &mut self.names, &mut self.rng_hosts)
             }
             Transport::Udp(u) => {
@@ -107,7 +108,7 @@ impl Extractor {
         }
         let private_src = h.private;
         if let Some(mac) = p.src_mac {
-            let id = self.macs.frame(mac, pure_syn);
+            let id = self.macs.frame(mac, pure_syn, synack);
             vote(&mut self.hosts.get(s).votes, id, true);
             vote(&mut self.hosts.get(d).votes, id, false);
         }

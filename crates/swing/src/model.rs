@@ -174,6 +174,11 @@ pub struct TraceInfo {
     /// length). Models from before it was recorded load with 0.
     #[serde(default)]
     pub truncated_tail_bytes: u64,
+    /// Records passed over as the capture's second copy of a frame (of
+    /// `packets`): a frame recorded twice within microseconds. Models from
+    /// before it was recorded load with 0.
+    #[serde(default)]
+    pub duplicates: u64,
 }
 
 /// Packets and bytes in one direction of the link.
@@ -366,6 +371,12 @@ pub struct SessionSample {
     /// Seconds from the start of the trace.
     pub start_s: f64,
     pub rres: Vec<RreSample>,
+    /// The trace hosts it reached, as indices into the model's `hosts`:
+    /// its client, then each server in the order it reached them
+    /// (`ConnSample::server` k is `hosts[k + 1]`). Empty in models from
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -862,6 +873,27 @@ impl Model {
         }
         for (i, h) in self.hosts.iter().enumerate() {
             h.check().map_err(|e| format!("hosts[{i}] ({}): {e}", short(&h.addr)))?;
+        }
+        for (i, c) in self.classes.iter().enumerate() {
+            for (j, s) in c.sessions.iter().enumerate() {
+                self.check_session_hosts(s).map_err(|e| format!("classes[{i}] ({:?}): sessions[{j}].hosts: {e}", c.name))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A kept session's hosts are the model's: its client and one for each
+    /// server its connections name.
+    fn check_session_hosts(&self, s: &SessionSample) -> Result<(), String> {
+        if s.hosts.is_empty() {
+            return Ok(());
+        }
+        if let Some(&h) = s.hosts.iter().find(|&&h| h as usize >= self.hosts.len()) {
+            return Err(format!("index {h} is past the model's {} hosts", self.hosts.len()));
+        }
+        let servers = s.rres.iter().flat_map(|r| r.conns.iter().map(|k| k.server as usize + 1)).max().unwrap_or(0);
+        if s.hosts.len() <= servers {
+            return Err(format!("{} hosts for a client and {servers} servers", s.hosts.len()));
         }
         Ok(())
     }

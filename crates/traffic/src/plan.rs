@@ -146,6 +146,21 @@ pub struct SwingPlan<'a> {
 /// the capture point has almost no RTT of its own). Virtual hosts copying
 /// hosts that shared a line share lines (`side_lines`).
 pub fn swing(p: &SwingPlan, seed: u64, first: HostId) -> [Vec<HostPlan>; 2] {
+    swing_hosts(p, seed, first).plans
+}
+
+/// A swing model's virtual hosts (`swing`), side A's then side B's, and
+/// the trace host each copies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwingHosts {
+    pub plans: [Vec<HostPlan>; 2],
+    /// Per virtual host, the index in the model's `hosts` of the trace
+    /// host it copies (None: its side had none, it has the scenario's).
+    pub copies: [Vec<Option<u32>>; 2],
+}
+
+/// [`swing`], with the trace host each virtual host copies.
+pub fn swing_hosts(p: &SwingPlan, seed: u64, first: HostId) -> SwingHosts {
     let mut rng = Rng::stream(seed, &format!("bg/{}/hosts", p.name));
     let fallback = (2.0 * p.access.delay.as_secs_f64(), p.access.rate.as_f64(), p.access.loss);
     let sides = [swing::Side::A, swing::Side::B].map(|side| p.model.net_tuples(side, fallback));
@@ -159,6 +174,7 @@ pub fn swing(p: &SwingPlan, seed: u64, first: HostId) -> [Vec<HostPlan>; 2] {
     });
     let mut id = first;
     let mut out = [Vec::new(), Vec::new()];
+    let mut copies = [Vec::new(), Vec::new()];
     for side in [swing::Side::A, swing::Side::B] {
         let tuples = &sides[side.index()];
         let ctx = SideCtx {
@@ -166,6 +182,8 @@ pub fn swing(p: &SwingPlan, seed: u64, first: HostId) -> [Vec<HostPlan>; 2] {
             far_rtt: median_rtt(&sides[side.other().index()]).unwrap_or(fallback.0),
             outages: outages[side.index()].clone(),
         };
+        // The model's index of each of the side's hosts (tuples are in its order).
+        let index: Vec<u32> = (0..p.model.hosts.len() as u32).filter(|&i| p.model.hosts[i as usize].side == side).collect();
         let total: f64 = tuples.iter().map(|t| t.weight).sum();
         // The trace host each virtual host copies (none: the side has none).
         let drawn: Vec<Option<usize>> = (0..p.hosts[side.index()])
@@ -190,11 +208,12 @@ pub fn swing(p: &SwingPlan, seed: u64, first: HostId) -> [Vec<HostPlan>; 2] {
                 None => swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0, ..Default::default() },
             };
             out[side.index()].push(virtual_host(p, &t, &ctx, id, line));
+            copies[side.index()].push(d.map(|i| index[i]));
             id += 1;
         }
     }
     one_ip_version(&mut out);
-    out
+    SwingHosts { plans: out, copies }
 }
 
 /// What the virtual hosts of one side share: where they sit, the other

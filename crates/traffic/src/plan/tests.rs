@@ -279,6 +279,7 @@ fn the_generator_connects_planned_clients_to_planned_servers() {
         model: Arc::new(m),
         hosts: ids.clone(),
         ipv6,
+        copies: [vec![], vec![]],
         start: Time::ZERO,
         stop: Time(20_000 * MS),
         session_scale: 1.0,

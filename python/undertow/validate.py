@@ -26,7 +26,7 @@ from undertow.inspect_model import capture_point, duplicate_frames, duplicates_l
 ENGINES = ("sim", "emu")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Validation:
     comparison: dict
     energy: dict[str, dict[str, EnergyResult]]
@@ -257,8 +257,24 @@ def validate(
     # The run's own series (no capture read) has no warnings.
     warnings = original["warnings"] + regen_series.get("warnings", [])
     lines = {"original": lines_of(m), "regenerated": lines_of(json.loads(regen.read_text()))}
-    result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, loss, miss, one_way,
-                        split_hosts(m), structure, reason, warnings, capture_point(m), engine, lines, duplicate_frames(m))
+    result = Validation(
+        comparison=comparison,
+        energy={"original": e_orig, "regenerated": e_regen},
+        energy_diff=diffs,
+        rundir=rundir,
+        regenerated_model=regen,
+        capture_loss=loss,
+        capture_miss=miss,
+        one_way=one_way,
+        middlebox=split_hosts(m),
+        structure=structure,
+        structure_reason=reason,
+        trace_warnings=warnings,
+        capture_point=capture_point(m),
+        engine=engine,
+        lines=lines,
+        duplicates=duplicate_frames(m),
+    )
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
 

@@ -3,7 +3,9 @@
 //!
 //! The application consumes in-order data instantly, so the buffer only ever holds
 //! out-of-order bytes. The advertised window is `rcv_buf - ooo_bytes`, or, with
-//! autotuning, what Linux's window growth allows ([`RcvSpace`]).
+//! autotuning, what Linux's window growth allows ([`RcvSpace`]); either way never
+//! less than what is left of the window last advertised (the right edge does not
+//! move back).
 
 use crate::rcv_space::RcvSpace;
 use crate::SackBlocks;
@@ -139,7 +141,11 @@ impl Receiver {
     }
     #[inline]
     pub fn window(&self) -> u64 {
-        let room = self.rcv_buf.saturating_sub(self.ooo_bytes);
+        // The buffer's free space, but never less than what is left of the
+        // window last advertised: a receiver does not shrink its window
+        // (RFC 9293 §3.8.6, Linux's tcp_select_window), so data the sender
+        // may send past a hole is kept, not trimmed.
+        let room = self.rcv_buf.saturating_sub(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt));
         match &self.space {
             None => room,
             Some(sp) => sp.window(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt)).min(room),
@@ -374,7 +380,7 @@ mod tests {
             assert_eq!(blocks(&r), vec![(501, 1 + (i + 1) * 500)]);
             r.on_ack_sent();
         }
-        assert_eq!(r.window(), (1 << 20) - 1500);
+        assert_eq!(r.window(), 1 << 20, "held out-of-order bytes do not pull the right edge back");
         let rx = r.on_segment(Time::ZERO, 1, 500, false);
         assert_eq!(rx.delivered, 2000);
         assert_eq!(r.rcv_nxt(), 2001);
@@ -476,13 +482,37 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_window_keeps_everything_sent_within_it_past_a_hole() {
+        // A 20-segment window; the first segment is lost and the other 19
+        // arrive. Holding them takes 19 segments of the buffer, but they lie
+        // within the window advertised before, which a receiver never
+        // shrinks: all are kept, and the duplicate ACKs keep offering the
+        // same right edge, so filling the hole delivers all 20 at once.
+        let mss = 1000u64;
+        let mut r = Receiver::new(20 * mss, Dur::from_millis(40));
+        r.start(0, mss as u32, 1, false, false);
+        r.on_ack_sent();
+        let edge = r.rcv_nxt() + r.window();
+        assert_eq!(edge, 1 + 20 * mss);
+        for i in 1..20 {
+            r.on_segment(Time::ZERO, 1 + i * mss, mss as u32, false);
+            assert_eq!(r.rcv_nxt() + r.window(), edge, "after segment {i} the right edge stays");
+            r.on_ack_sent();
+        }
+        assert_eq!(r.ooo_ranges(), vec![(1 + mss, edge)]);
+        let d = r.on_segment(Time::ZERO, 1, mss as u32, false);
+        assert_eq!(d.delivered, 20 * mss);
+        assert_eq!(r.window(), 20 * mss, "an empty buffer offers all of it again");
+    }
+
+    #[test]
     fn overlapping_segments_merge() {
         let mut r = rx();
         r.on_segment(Time::ZERO, 1001, 500, false);
         r.on_segment(Time::ZERO, 2001, 500, false);
         r.on_segment(Time::ZERO, 1201, 1000, false); // bridges both
         assert_eq!(r.ooo_ranges(), vec![(1001, 2501)]);
-        assert_eq!(r.window(), (1 << 20) - 1500);
+        assert_eq!(r.window(), 1 << 20);
         let d = r.on_segment(Time::ZERO, 1, 1100, false); // overlaps the range start
         assert_eq!(d.delivered, 2500);
         assert!(r.ooo_ranges().is_empty());

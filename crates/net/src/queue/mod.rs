@@ -31,7 +31,7 @@ pub use droptail::DropTail;
 pub use fifo::Fifo;
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedEstimator, RedParams, RedVerdict};
-pub use rio::{CountMode, RedCurve, Rio, RioSpec};
+pub use rio::{RedCurve, Rio, RioFlavour, RioSpec};
 pub(crate) use server::{Server, Transmit};
 pub use wrr::{Wrr, WrrClass};
 

@@ -2,56 +2,31 @@
 //! allocation of best-effort packet delivery service", 1998; ns-2's dsRED
 //! `setMREDMode RIO-C`). One physical first-in first-out queue holds
 //! packets of two or three drop precedences (their [`Colour`]); each
-//! precedence runs RED with its own thresholds, max_p and weight, on an
-//! average of the packets waiting of that precedence and every lower
-//! (more important) one. So green packets see only green congestion, and
-//! red packets are dropped first.
+//! precedence runs RED ([`RedEstimator`]) with its own thresholds, max_p
+//! and weight, on an average of the packets waiting of that precedence and
+//! every lower (more important) one. So green packets see only green
+//! congestion, and red packets are dropped first. RIO's own are the coupled
+//! backlogs and when a precedence is idle.
 
+use super::red::{RedCurve, RedEstimator, RedRule, RedVerdict};
 use super::{Admit, Backlog, Discipline};
 use crate::element::DropReason;
 use crate::packet::{Colour, Packet};
 use std::collections::VecDeque;
 use units::{Rate, Rng, Time};
 
-/// One drop precedence's RED parameters (ns-2 dsRED's `configQ`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RedCurve {
-    /// Thresholds on the average, in packets.
-    pub min_th: f64,
-    pub max_th: f64,
-    pub max_p: f64,
-    /// The average's weight (w_q).
-    pub w_q: f64,
-}
-
-impl RedCurve {
-    /// RED's drop probability p_b at average `avg` (before the count
-    /// spacing): 0 up to min_th, rising linearly to max_p at max_th; past
-    /// max_th every packet is dropped (`None`: a forced drop).
-    pub fn p_b(&self, avg: f64) -> Option<f64> {
-        if avg <= self.min_th {
-            Some(0.0)
-        } else if avg <= self.max_th {
-            Some(self.max_p * (avg - self.min_th) / (self.max_th - self.min_th))
-        } else {
-            None
-        }
-    }
-}
-
 /// Whose RIO-C.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RioFlavour {
-    /// Clark and Fang's: each precedence runs Floyd and Jacobson's RED,
-    /// p_a = p_b / (1 - count·p_b) (1 once count·p_b reaches 1), count the
-    /// packets since the last drop, so drops come evenly spaced (gaps
-    /// uniform on 1..1/p_b: a share of about 2·p_b at a steady average).
+    /// Clark and Fang's: each precedence runs Floyd and Jacobson's RED
+    /// ([`RedRule::FloydJacobson`]): drops evenly spaced, about 2·p_b of
+    /// the arrivals at a steady average.
     ClarkFang,
     /// ns-2 2.35 dsRED's `RIO-C` (diffserv/dsredq.cc), which departs from
     /// the definition in three ways:
-    /// - p_a is not capped: once count·p_b passes 1 (the average rose
-    ///   between arrivals), p_a is negative and the precedence drops
-    ///   nothing early until its average leaves (min_th, max_th];
+    /// - p_a is not capped ([`RedRule::Dsred`]): once count·p_b passes 1
+    ///   (the average rose between arrivals), the precedence drops nothing
+    ///   early until its average leaves (min_th, max_th];
     /// - an arrival that is dropped leaves the precedences idle, so the next
     ///   one decays the average again over the whole idle time;
     /// - precedence i's average adds Σ_{j≤i} w_j·q_j, each backlog weighted
@@ -73,11 +48,9 @@ pub struct RioSpec {
     pub flavour: RioFlavour,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Prec {
-    curve: RedCurve,
-    avg: f64,
-    count: i64,
+    est: RedEstimator,
     /// Packets of this precedence waiting.
     waiting: u64,
     idle: bool,
@@ -88,8 +61,6 @@ struct Prec {
 pub struct Rio {
     precs: Vec<Prec>,
     limit: u32,
-    /// Packets per second the link sends (ptc).
-    ptc: f64,
     flavour: RioFlavour,
     /// Packets waiting, as (service start, precedence): the precedences'
     /// backlogs, exactly, from the queue's own plan.
@@ -102,22 +73,18 @@ pub struct Rio {
 
 impl Rio {
     pub fn new(spec: &RioSpec, rng: Rng) -> Rio {
+        let ptc = spec.rate.as_f64() / (8.0 * spec.mean_packet.max(1) as f64);
+        let rule = match spec.flavour {
+            RioFlavour::ClarkFang => RedRule::FloydJacobson,
+            RioFlavour::Ns2 => RedRule::Dsred,
+        };
         let precs = spec
             .precedences
             .iter()
-            .map(|&curve| Prec { curve, avg: 0.0, count: -1, waiting: 0, idle: true, idle_since: Time::ZERO })
+            .map(|&curve| Prec { est: RedEstimator::from_curve(curve, ptc, rule), waiting: 0, idle: true, idle_since: Time::ZERO })
             .collect::<Vec<_>>();
         let n = precs.len();
-        Rio {
-            precs,
-            limit: spec.limit,
-            ptc: spec.rate.as_f64() / (8.0 * spec.mean_packet.max(1) as f64),
-            flavour: spec.flavour,
-            waiting: VecDeque::new(),
-            rng,
-            drops: vec![[0; 3]; n],
-            arrivals: vec![0; n],
-        }
+        Rio { precs, limit: spec.limit, flavour: spec.flavour, waiting: VecDeque::new(), rng, drops: vec![[0; 3]; n], arrivals: vec![0; n] }
     }
 
     /// The precedence a colour takes: yellow shares red's when there are two.
@@ -127,7 +94,7 @@ impl Rio {
 
     /// The average of precedence `i`.
     pub fn avg(&self, i: usize) -> f64 {
-        self.precs[i].avg
+        self.precs[i].est.average()
     }
 
     /// Packets of precedence `p` left the waiting line at `at` (their
@@ -157,56 +124,35 @@ impl Rio {
 
     /// Updates the averages of precedence `p` and every higher one at an
     /// arrival at `now` (RIO-C: each on the backlog of its own and lower
-    /// precedences), decayed over any idle time as ns-2 does.
+    /// precedences), decayed over the time each has been idle.
     fn average(&mut self, p: usize, now: Time) {
         // Σ_{j≤i} q_j and Σ_{j≤i} w_j·q_j for each precedence i.
         let (mut coupled, mut weighted) = ([0u64; 3], [0f64; 3]);
         let (mut below, mut below_w) = (0, 0.0);
         for (i, c) in self.precs.iter().enumerate() {
             below += c.waiting;
-            below_w += c.curve.w_q * c.waiting as f64;
+            below_w += c.est.weight() * c.waiting as f64;
             coupled[i.min(2)] = below;
             weighted[i.min(2)] = below_w;
         }
-        let (ptc, flavour) = (self.ptc, self.flavour);
+        let flavour = self.flavour;
         for (i, c) in self.precs.iter_mut().enumerate().skip(p) {
-            let mut m = 0;
-            if c.idle {
-                // ns-2 clears the flag only once the packet is kept (admit).
-                c.idle = flavour == RioFlavour::Ns2;
-                m = (ptc * now.saturating_since(c.idle_since).as_secs_f64()) as i32;
-            }
-            let add = match flavour {
-                RioFlavour::ClarkFang => c.curve.w_q * coupled[i] as f64,
-                RioFlavour::Ns2 => weighted[i],
+            let idle = c.idle.then(|| now.saturating_since(c.idle_since));
+            // ns-2 clears the flag only once the packet is kept (admit).
+            c.idle &= flavour == RioFlavour::Ns2;
+            match flavour {
+                RioFlavour::ClarkFang => c.est.arrive(coupled[i] as f64, idle),
+                RioFlavour::Ns2 => c.est.arrive_adding(weighted[i], idle),
             };
-            c.avg = c.avg * (1.0 - c.curve.w_q).powi(m + 1) + add;
         }
     }
 
     /// RED's decision for a packet of precedence `p`, given its average.
     fn early(&mut self, p: usize) -> Option<DropReason> {
-        let capped = self.flavour == RioFlavour::ClarkFang;
-        let c = &mut self.precs[p];
-        match c.curve.p_b(c.avg) {
-            Some(pb) if pb > 0.0 => {
-                c.count += 1;
-                let cp = c.count as f64 * pb;
-                let pa = if capped && cp >= 1.0 { 1.0 } else { pb / (1.0 - cp) };
-                if self.rng.uniform() < pa {
-                    c.count = 0;
-                    return Some(DropReason::Early);
-                }
-                None
-            }
-            Some(_) => {
-                c.count = -1;
-                None
-            }
-            None => {
-                c.count = 0;
-                Some(DropReason::Forced)
-            }
+        match self.precs[p].est.decide(0.0, 0, &mut self.rng) {
+            RedVerdict::Pass => None,
+            RedVerdict::Early => Some(DropReason::Early),
+            RedVerdict::Forced => Some(DropReason::Forced),
         }
     }
 }
@@ -278,6 +224,27 @@ mod tests {
     const BOTH: [RioFlavour; 2] = [RioFlavour::ClarkFang, RioFlavour::Ns2];
 
     #[test]
+    fn each_flavour_decides_with_its_red_rule() {
+        // 18 red packets kept just above min_th (p_b 3·10⁻⁶, count 17),
+        // then the average jumps to 28 (p_b = 0.06): count·p_b = 1.08 at
+        // the next. Clark and Fang's RED drops it; dsRED's makes no early
+        // drop (tests/red.rs has each rule at length).
+        for (flavour, drops) in [(RioFlavour::ClarkFang, true), (RioFlavour::Ns2, false)] {
+            let mut r = rio(flavour);
+            let rule = if drops { RedRule::FloydJacobson } else { RedRule::Dsred };
+            let mut red = curve(10.0, 40.0, 0.1);
+            red.w_q = 1.0;
+            r.precs[1].est = RedEstimator::from_curve(red, 1.0, rule);
+            r.precs[1].est.arrive(10.0001, None);
+            for _ in 0..18 {
+                assert_eq!(r.early(1), None);
+            }
+            r.precs[1].est.arrive(28.0, None);
+            assert_eq!(r.early(1).is_some(), drops, "{flavour:?}");
+        }
+    }
+
+    #[test]
     fn each_precedence_averages_its_own_and_the_lower_backlog() {
         for flavour in BOTH {
             let mut r = rio(flavour);
@@ -297,63 +264,6 @@ mod tests {
     }
 
     #[test]
-    fn each_precedence_drops_with_its_red_curve_given_its_average() {
-        // Averages fixed at 25 (red: p_b = 0.1·15/30 = 0.05; green below
-        // its min) and 55 (green: 0.02·15/30 = 0.01; red past its max).
-        // The k-th packet after a drop is dropped with p_b/(1 - k·p_b), so
-        // the gap between drops is uniform on 1..K, K = 1/p_b - 1, of mean
-        // μ = 1/(2·p_b): a share of 2·p_b, within 4 deviations (a renewal
-        // count's: √(n·σ²/μ³) drops, σ² = (K² - 1)/12) over n arrivals.
-        // Both flavours, as long as p_b stays put. Past max_th all drop.
-        let n = 200_000.0;
-        for flavour in BOTH {
-            for (avg, pb) in [(25.0, [0.0, 0.05]), (55.0, [0.01, 1.0])] {
-                let mut r = rio(flavour);
-                for (i, &pb) in pb.iter().enumerate() {
-                    r.precs[i].avg = avg;
-                    let share = (0..n as u32).filter(|_| r.early(i).is_some()).count() as f64 / n;
-                    let (want, tol) = match pb {
-                        0.0 => (0.0, 0.0),
-                        1.0 => (1.0, 0.0),
-                        _ => {
-                            let (k, mu) = (1.0 / pb - 1.0, 1.0 / (2.0 * pb));
-                            (1.0 / mu, 4.0 * (n * (k * k - 1.0) / 12.0 / mu.powi(3)).sqrt() / n)
-                        }
-                    };
-                    assert!((share - want).abs() <= tol, "{flavour:?} avg {avg} precedence {i}: {share} against {want} ± {tol}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn ns2s_early_drops_stop_once_count_times_p_b_passes_one() {
-        // 18 packets kept since the last drop at p_b = 0.05; the average
-        // then rises to 28 (p_b = 0.06): the 19th has count·p_b = 1.14.
-        // Capped, p_a is 1 and it is dropped; ns-2's p_a is negative, and
-        // stays so while the count grows: no early drop at all, until the
-        // average falls below min_th (or passes max_th) and the count
-        // restarts.
-        for flavour in BOTH {
-            let mut r = rio(flavour);
-            r.precs[1].avg = 25.0;
-            r.precs[1].count = 18;
-            r.precs[1].avg = 28.0;
-            let drops = (0..10_000).filter(|_| r.early(1).is_some()).count();
-            match flavour {
-                RioFlavour::ClarkFang => assert!(drops > 1000, "{drops}"),
-                RioFlavour::Ns2 => assert_eq!(drops, 0),
-            }
-        }
-        let mut r = rio(RioFlavour::Ns2);
-        r.precs[1].count = 10_000;
-        r.precs[1].avg = 5.0;
-        assert_eq!(r.early(1), None);
-        r.precs[1].avg = 28.0;
-        assert!((0..1000).filter(|_| r.early(1).is_some()).count() > 50, "below min_th the count restarted");
-    }
-
-    #[test]
     fn ns2_keeps_a_precedence_idle_until_a_packet_is_kept() {
         // Red's average 100, its backlog empty since time 0; red packets
         // arrive at 100 ms and 200 ms, both forced drops. The first decays
@@ -365,7 +275,7 @@ mod tests {
         let at = |ms| Time::ZERO + Dur::from_millis(ms);
         for flavour in BOTH {
             let mut r = rio(flavour);
-            r.precs[1].avg = 100.0;
+            r.precs[1].est.set_average(100.0);
             r.left(0, Time::ZERO);
             assert_eq!(r.admit(at(100), &mut coloured(Colour::Red), &idle), Admit::Drop(DropReason::Forced));
             let first = 100.0 * 0.998f64.powi(126);
@@ -408,8 +318,8 @@ mod tests {
         assert_eq!(r.drops[0], [0, 0, 1]);
         // Averages of 30; the link idle for 100 ms sends 125 packets' worth
         // at 10 Mbit/s: the next arrival decays red's by 0.998^126.
-        r.precs[0].avg = 30.0;
-        r.precs[1].avg = 30.0;
+        r.precs[0].est.set_average(30.0);
+        r.precs[1].est.set_average(30.0);
         r.left(0, Time::ZERO);
         let now = Time::ZERO + Dur::from_millis(100);
         let idle = Backlog { packets: 0, bytes: 0, wait: Dur::ZERO, idle_since: Some(Time::ZERO) };

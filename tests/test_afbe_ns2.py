@@ -1,0 +1,51 @@
+"""The AF/BE study (examples/afbe.toml: TSWTCM, RIO-C with flavour "ns2",
+web flows of 1 to 90 packets) in undertow's simulator and in ns-2 2.35's
+diffserv module (bench/ns2/afbe.tcl, its flows sending a two-way TCP's
+control packets too), reduced to 60 s of arrivals and seed 1: at load 0.5
+every AF flow length's mean completion time and best effort's over all
+its flows within 15% of ns-2's; at load 0.9 best effort's early-drop
+fraction within 15%. The full sweep (seeds 1-5, 180 s, loads 0.3-0.9 and
+AF shares) is bench/afbe_sweep.py, its table in docs/queues.md."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from conftest import ROOT, need_ns2
+
+spec = importlib.util.spec_from_file_location("afbe_sweep", ROOT / "bench/afbe_sweep.py")
+afbe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(afbe)
+
+STOP, END, SEED = 60.0, 80.0, 1
+
+
+def both(load: float, tmp_path):
+    u = afbe.run_undertow(load, 0.5, SEED, STOP, END, tmp_path / f"u{load}")
+    n = afbe.run_ns2(load, 0.5, SEED, STOP, END, control=True)
+    return u, n
+
+
+def class_mean(run: dict, name: str) -> float:
+    flows = [v for (c, _), vs in run["flows"].items() if c == name for v in vs]
+    return sum(flows) / len(flows)
+
+
+def test_completion_times_at_load_half_are_within_fifteen_percent_of_ns2(tmp_path):
+    need_ns2()
+    u, n = both(0.5, tmp_path)
+    pu, pn = afbe.pooled([u]), afbe.pooled([n])
+    for b in afbe.SIZES:
+        ratio = pu["completion"]["af", b] / pn["completion"]["af", b]
+        assert abs(ratio - 1) <= afbe.TOLERANCE, f"AF {b} B: {ratio:.2f} of ns-2's"
+    ratio = class_mean(u, "be") / class_mean(n, "be")
+    assert abs(ratio - 1) <= afbe.TOLERANCE, f"best effort: {ratio:.2f} of ns-2's"
+
+
+def test_best_efforts_early_drop_fraction_at_load_0_9_is_within_fifteen_percent_of_ns2(tmp_path):
+    need_ns2()
+    u, n = both(0.9, tmp_path)
+    pu, pn = afbe.pooled([u]), afbe.pooled([n])
+    assert pu["be_drops"] > 1000 and pn["be_drops"] > 1000, (pu["be_drops"], pn["be_drops"])
+    ratio = pu["be_early"] / pn["be_early"]
+    assert abs(ratio - 1) <= afbe.TOLERANCE, f"{pu['be_early']:.3f} against ns-2's {pn['be_early']:.3f}"

@@ -3,7 +3,8 @@ beside ns-2 2.35's diffserv module on the same setting (bench/ns2/afbe.tcl).
 
     python bench/afbe_sweep.py [--loads 0.3,0.5,0.7,0.9] [--af-shares 0.5]
                                [--seeds 1,2,3] [--stop 180] [--ns2] [--ns2-control]
-                               [--ns2-cache DIR] [--tcp-flavour ns2] [-j 2] [-o runs/afbe]
+                               [--same-flows] [--ns2-cache DIR] [--tcp-flavour ns2]
+                               [-j 2] [-o runs/afbe]
 
 For each (load, AF share) it runs the example's setting with web flows of
 both clouds at that load, once per seed, and prints per class (AF, BE)
@@ -21,6 +22,11 @@ It sends no other control packet, where undertow's two-way TCP sends
 three more through the bottleneck per flow (the handshake's ACK, the FIN,
 the ACK of the peer's FIN), which RIO-C's averages count as packets like
 any other; --ns2-control has ns-2's flows send those three too.
+Each side draws its own Poisson arrivals, whose offered load over a run
+differs from the mean by a few percent, which near saturation moves best
+effort's completion times by tens of percent; --same-flows has ns-2 start
+the flows undertow's run completed, at the same times and sizes, so that
+the two differ only in what the queue and TCP do with the same load.
 Target: within 15%.
 """
 
@@ -90,18 +96,35 @@ def run_undertow(load: float, af_share: float, seed: int, stop: float, end: floa
     return res
 
 
+def write_flows(run_dir: Path, path: Path) -> int:
+    """The flows undertow's run completed, as afbe.tcl's FLOWS lines
+    ("CLOUD BYTES START"); returns how many flows it started and did not
+    complete (not replayed)."""
+    lines, opened = [], 0
+    conns = pq.read_table(run_dir / "records" / "connections.parquet").to_pydict()
+    for name in CLASSES:
+        t = pq.read_table(run_dir / "records" / f"{name}.parquet").to_pydict()
+        lines += [(s, f"{name} {b} {s:.9f}") for b, s in zip(t["bytes"], t["start_s"])]
+        opened += sum(1 for a, act in zip(conns["app"], conns["active"]) if a == name and act)
+    path.write_text("".join(line + "\n" for _, line in sorted(lines)))
+    return opened - len(lines)
+
+
 def run_ns2(load: float, af_share: float, seed: int, stop: float, end: float, control: bool = False,
-            cache: Path | None = None) -> dict:
+            cache: Path | None = None, flows: Path | None = None) -> dict:
     """ns-2's run of bench/ns2/afbe.tcl, in the form of run_undertow's; with
     `control`, each flow also sends the three 40-byte packets a two-way
-    TCP sends beside its SYN and data. ns-2 is deterministic: with `cache`,
-    its output is kept there and reused."""
+    TCP sends beside its SYN and data; with `flows` (write_flows), it
+    starts those flows in place of its own Poisson arrivals. ns-2 is
+    deterministic: with `cache`, its output is kept there and reused
+    (not for `flows`)."""
     args = [str(load), str(af_share), str(seed), str(stop), str(end), str(int(control))]
-    kept = cache / ("afbe_" + "_".join(args) + ".txt") if cache else None
+    kept = cache / ("afbe_" + "_".join(args) + ".txt") if cache and not flows else None
     if kept and kept.exists():
         out = kept.read_text()
     else:
-        out = subprocess.run(["ns", str(NS2_SCRIPT), *args], check=True, capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
+        cmd = ["ns", str(NS2_SCRIPT), *args] + ([str(flows)] if flows else [])
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
         if kept:
             kept.parent.mkdir(parents=True, exist_ok=True)
             kept.write_text(out)
@@ -118,6 +141,17 @@ def run_ns2(load: float, af_share: float, seed: int, stop: float, end: float, co
         if tot:
             res["counts"][name] = {"offered": tot, "drops": ldrops + edrops, "early": edrops}
     return res
+
+
+def run_same_flows(load: float, af_share: float, seed: int, args, out: Path) -> tuple[dict, dict]:
+    """undertow's run, then ns-2's with the flows undertow completed."""
+    u = run_undertow(load, af_share, seed, args.stop, args.end, out, args.tcp_flavour)
+    flows = out / "ns2_flows.txt"
+    unfinished = write_flows(out, flows)
+    if unfinished:
+        print(f"load {load:g}, AF share {af_share:g}, seed {seed}: {unfinished} of undertow's flows did not complete"
+              " and are not replayed", file=sys.stderr)
+    return u, run_ns2(load, af_share, seed, args.stop, args.end, args.ns2_control, None, flows)
 
 
 def mean(v):
@@ -160,9 +194,12 @@ def main() -> int:
     p.add_argument("--ns2-control", action="store_true",
                    help="ns-2's flows also send a two-way TCP's handshake ACK, FIN and last ACK (bench/ns2/afbe.tcl)")
     p.add_argument("--ns2-cache", type=Path, help="keep ns-2's output here and reuse it (ns-2 is deterministic)")
+    p.add_argument("--same-flows", action="store_true",
+                   help="ns-2 starts the flows undertow's run started (same sizes and times) in place of its own arrivals; implies --ns2")
     p.add_argument("-j", "--jobs", type=int, default=1, help="runs at once")
     p.add_argument("-o", "--output", type=Path, default=Path("runs/afbe"))
     args = p.parse_args()
+    args.ns2 = args.ns2 or args.same_flows
     seeds = [int(x) for x in args.seeds.split(",")]
     points = [(float(s), float(lo)) for s in args.af_shares.split(",") for lo in args.loads.split(",")]
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -170,10 +207,18 @@ def main() -> int:
         for share, load in points:
             for seed in seeds:
                 out = args.output / f"load{load:g}_af{share:g}_seed{seed}"
+                if args.same_flows:
+                    jobs["p", share, load, seed] = pool.submit(run_same_flows, load, share, seed, args, out)
+                    continue
                 jobs["u", share, load, seed] = pool.submit(run_undertow, load, share, seed, args.stop, args.end, out, args.tcp_flavour)
                 if args.ns2:
                     jobs["n", share, load, seed] = pool.submit(run_ns2, load, share, seed, args.stop, args.end, args.ns2_control, args.ns2_cache)
-        results = {k: f.result() for k, f in jobs.items()}
+        results = {}
+        for k, f in jobs.items():
+            if k[0] == "p":
+                results[("u", *k[1:])], results[("n", *k[1:])] = f.result()
+            else:
+                results[k] = f.result()
     rows = []
     within = total = close = compared = 0
     for share, load in points:

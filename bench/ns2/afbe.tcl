@@ -3,7 +3,7 @@
 # through a bottleneck whose dsRED edge queue marks AF with TSW2CM (one
 # profile for the AF aggregate) and runs RIO-C on two precedences.
 #
-#   ns afbe.tcl LOAD AF_SHARE SEED STOP END [CONTROL]
+#   ns afbe.tcl LOAD AF_SHARE SEED STOP END [CONTROL [FLOWS]]
 #
 # prints one line per completed flow, "flow CLOUD BYTES START COMPLETION",
 # COMPLETION from the SYN to the ACK of the last data packet (ns-2's
@@ -15,6 +15,10 @@
 # handshake's ACK one round trip (44 ms) after the SYN, the FIN when the
 # flow is done and the ACK of the peer's FIN a round trip later (UDP
 # packets carrying nothing, metered and queued as the flow's own).
+#
+# FLOWS, a file of "CLOUD BYTES START" lines, replaces the Poisson
+# arrivals with those flows (bench/afbe_sweep.py --same-flows writes the
+# ones undertow's run started), so both simulators carry the same load.
 
 set load [lindex $argv 0]
 set afshare [lindex $argv 1]
@@ -22,6 +26,7 @@ set seed [lindex $argv 2]
 set stop [lindex $argv 3]
 set end [lindex $argv 4]
 set control [expr {[llength $argv] > 5 ? [lindex $argv 5] : 0}]
+set flows [expr {[llength $argv] > 6 ? [lindex $argv 6] : ""}]
 
 set rate 10e6
 set sizes {1 3 6 10 20 45 90}
@@ -109,10 +114,20 @@ proc start_flow {cloud node n} {
     }
 }
 
+if {$flows ne ""} {
+    set fh [open $flows]
+    while {[gets $fh line] >= 0} {
+        lassign $line cloud bytes t
+        set node [expr {$cloud eq "af" ? $A : $B}]
+        $ns at $t "start_flow $cloud $node [expr {$bytes / $pkt}]"
+    }
+    close $fh
+}
+
 # Poisson arrivals per cloud at its share of the offered load.
 foreach {cloud node share} [list af $A $afshare be $B [expr 1.0 - $afshare]] {
     set lambda [expr $load * $share * $rate / (8.0 * $mean_bytes)]
-    if {$lambda <= 0} continue
+    if {$flows ne "" || $lambda <= 0} continue
     set gap [new RandomVariable/Exponential]
     $gap set avg_ [expr 1.0 / $lambda]
     $gap use-rng $rng

@@ -56,7 +56,8 @@ fuzz-test:
 	  fuzz/run.sh $(FUZZ_SECONDS); \
 	fi
 
-# tshark reads the simulator's captures in the tests.
+# tshark reads the simulator's captures in the tests; ns-2 (the ns2
+# package, `ns`) runs the RED and AF/BE settings beside the simulator.
 system-deps:
 	@command -v tshark >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -66,6 +67,14 @@ system-deps:
 	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark >/dev/null; }; \
 	  else \
 	    echo "tshark is missing and cannot be installed here (needs root and apt-get): the capture tests will be skipped"; \
+	  fi; }
+	@command -v ns >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing ns-2 (apt-get)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q ns2 >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ns2 >/dev/null; }; \
+	  else \
+	    echo "ns-2 is missing and cannot be installed here (needs root and apt-get): the ns-2 comparisons will be skipped"; \
 	  fi; }
 
 bench: build

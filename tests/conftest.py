@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,3 +45,13 @@ def write_scenario(tmp_path):
         return p
 
     return write
+
+
+def need_ns2() -> None:
+    """ns-2 (`ns`, Debian's ns2 package) or a skip; where `make test` could
+    have installed it (root and apt-get), its absence is a failure."""
+    if shutil.which("ns"):
+        return
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        pytest.fail("ns-2 is missing: `make system-deps` installs it (apt-get install ns2)")
+    pytest.skip("ns-2 (the ns2 package) is not installed and cannot be here (needs root and apt-get)")

@@ -5,19 +5,16 @@ undertow's side: RED's average queue and early-drop share within 10%."""
 from __future__ import annotations
 
 import importlib.util
-import shutil
 
-import pytest
-
-from conftest import ROOT
+from conftest import ROOT, need_ns2
 
 spec = importlib.util.spec_from_file_location("red_compare", ROOT / "bench/ns2/red_compare.py")
 red_compare = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(red_compare)
 
 
-@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 (the ns2 package) is not installed")
 def test_red_average_queue_and_early_drops_are_within_ten_percent_of_ns2(tmp_path):
+    need_ns2()
     seeds = [1]
     ns2 = [red_compare.run_ns2(4, 200, s, "Newreno", False, tmp_path) for s in seeds]
     ours = [red_compare.run_undertow(4, 200, s, "Newreno", False, tmp_path) for s in seeds]

@@ -3,18 +3,30 @@
 # through a bottleneck whose dsRED edge queue marks AF with TSW2CM (one
 # profile for the AF aggregate) and runs RIO-C on two precedences.
 #
-#   ns afbe.tcl LOAD AF_SHARE SEED STOP END
+#   ns afbe.tcl LOAD AF_SHARE SEED STOP END [CONTROL [FLOWS]]
 #
 # prints one line per completed flow, "flow CLOUD BYTES START COMPLETION",
-# COMPLETION from the first data packet to the ACK of the last (ns-2's
-# one-way TCP has no handshake), then the queue's per-codepoint statistics
-# ("stats CP TOTAL TX LDROPS EDROPS").
+# COMPLETION from the SYN to the ACK of the last data packet (ns-2's
+# one-way TCP sends a 40-byte SYN and no other control packet), then the
+# queue's per-codepoint statistics ("CP TOTAL TX LDROPS EDROPS").
+#
+# CONTROL 1 adds, from each flow's source, the three 40-byte packets a
+# two-way TCP sends through the bottleneck beside its SYN and data: the
+# handshake's ACK one round trip (44 ms) after the SYN, the FIN when the
+# flow is done and the ACK of the peer's FIN a round trip later (UDP
+# packets carrying nothing, metered and queued as the flow's own).
+#
+# FLOWS, a file of "CLOUD BYTES START" lines, replaces the Poisson
+# arrivals with those flows (bench/afbe_sweep.py --same-flows writes the
+# ones undertow's run started), so both simulators carry the same load.
 
 set load [lindex $argv 0]
 set afshare [lindex $argv 1]
 set seed [lindex $argv 2]
 set stop [lindex $argv 3]
 set end [lindex $argv 4]
+set control [expr {[llength $argv] > 5 ? [lindex $argv 5] : 0}]
+set flows [expr {[llength $argv] > 6 ? [lindex $argv 6] : ""}]
 
 set rate 10e6
 set sizes {1 3 6 10 20 45 90}
@@ -67,15 +79,29 @@ set mean_bytes 0
 foreach n $sizes { set mean_bytes [expr $mean_bytes + $n * $pkt] }
 set mean_bytes [expr double($mean_bytes) / [llength $sizes]]
 
+# One UDP agent per cloud sends its flows' control packets.
+foreach {cloud node} [list af $A be $B] {
+    set ctl($cloud) [new Agent/UDP]
+    $ns attach-agent $node $ctl($cloud)
+    set null [new Agent/Null]
+    $ns attach-agent $D $null
+    $ns connect $ctl($cloud) $null
+}
+set rtt 0.044
+
 Agent/TCP instproc done {} {
-    global ns info
+    global ns info control ctl rtt
     set now [$ns now]
     set i $info($self)
     puts "flow [lindex $i 0] [lindex $i 1] [lindex $i 2] [expr $now - [lindex $i 2]]"
+    if {$control} {
+        $ctl([lindex $i 0]) send 40
+        $ns at [expr $now + $rtt] "$ctl([lindex $i 0]) send 40"
+    }
 }
 
 proc start_flow {cloud node n} {
-    global ns D info
+    global ns D info control ctl rtt
     set tcp [new Agent/TCP/Reno]
     set sink [new Agent/TCPSink]
     $ns attach-agent $node $tcp
@@ -83,12 +109,25 @@ proc start_flow {cloud node n} {
     $ns connect $tcp $sink
     set info($tcp) [list $cloud [expr $n * 1000] [$ns now]]
     $tcp advanceby $n
+    if {$control} {
+        $ns at [expr [$ns now] + $rtt] "$ctl($cloud) send 40"
+    }
+}
+
+if {$flows ne ""} {
+    set fh [open $flows]
+    while {[gets $fh line] >= 0} {
+        lassign $line cloud bytes t
+        set node [expr {$cloud eq "af" ? $A : $B}]
+        $ns at $t "start_flow $cloud $node [expr {$bytes / $pkt}]"
+    }
+    close $fh
 }
 
 # Poisson arrivals per cloud at its share of the offered load.
 foreach {cloud node share} [list af $A $afshare be $B [expr 1.0 - $afshare]] {
     set lambda [expr $load * $share * $rate / (8.0 * $mean_bytes)]
-    if {$lambda <= 0} continue
+    if {$flows ne "" || $lambda <= 0} continue
     set gap [new RandomVariable/Exponential]
     $gap set avg_ [expr 1.0 / $lambda]
     $gap use-rng $rng

@@ -9,8 +9,8 @@ use crate::outage::Outages;
 use crate::path::CustomElement;
 use crate::path::{Path, Stage};
 use crate::queue::{
-    Codel, CodelParams, CountMode, DisciplineKind, DropTail, Fifo, Pie, PieParams, Queue, QueueLimit, Red, RedCurve, RedParams, Rio, RioSpec, Server,
-    Transmit, Wrr, WrrClass,
+    Codel, CodelParams, DisciplineKind, DropTail, Fifo, Pie, PieParams, Queue, QueueLimit, Red, RedCurve, RedParams, Rio, RioFlavour, RioSpec,
+    Server, Transmit, Wrr, WrrClass,
 };
 use crate::schedule::{RateSchedule, Schedule};
 use crate::shaper::Shaper;
@@ -35,7 +35,7 @@ pub enum DisciplineSpec {
     Wrr(Vec<WrrClass>),
     /// RIO-C on the queue's limit (in packets) and rate
     /// ([`crate::queue::Rio`]); its drops draw from `stream`.
-    Rio { precedences: Vec<RedCurve>, mean_packet: u32, count: CountMode, stream: String },
+    Rio { precedences: Vec<RedCurve>, mean_packet: u32, flavour: RioFlavour, stream: String },
 }
 
 impl DisciplineSpec {
@@ -51,12 +51,12 @@ impl DisciplineSpec {
             DisciplineSpec::Codel(p) => DisciplineKind::Dequeue(Box::new(Codel::new(*p, limit))),
             DisciplineSpec::Pie { params, stream } => DisciplineKind::Arrival(Box::new(Pie::new(*params, limit, Rng::stream(seed, stream)))),
             DisciplineSpec::Wrr(classes) => DisciplineKind::Dequeue(Box::new(Wrr::new(classes))),
-            DisciplineSpec::Rio { precedences, mean_packet, count, stream } => {
+            DisciplineSpec::Rio { precedences, mean_packet, flavour, stream } => {
                 let limit = match limit {
                     QueueLimit::Packets(n) => n,
                     QueueLimit::Bytes(b) => (b / (*mean_packet).max(1) as u64).min(u32::MAX as u64) as u32,
                 };
-                let spec = RioSpec { precedences: precedences.clone(), limit, rate, mean_packet: *mean_packet, count: *count };
+                let spec = RioSpec { precedences: precedences.clone(), limit, rate, mean_packet: *mean_packet, flavour: *flavour };
                 DisciplineKind::Arrival(Box::new(Rio::new(&spec, Rng::stream(seed, stream))))
             }
         }

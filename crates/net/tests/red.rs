@@ -1,7 +1,7 @@
 //! RED against its definition (Floyd & Jacobson 1993, as ns-2 2.35's
 //! Queue/RED computes it).
 
-use net::queue::{Backlog, Discipline, Red, RedParams, RedVerdict};
+use net::queue::{Backlog, Discipline, Red, RedCurve, RedEstimator, RedParams, RedRule, RedVerdict};
 use net::{DisciplineSpec, ElementSpec, Outcome, Packet, Path, PathSpec, QueueLimit, RateSpec};
 use units::{Dur, Rate, Rng, Time};
 
@@ -191,4 +191,74 @@ fn with_setbit_red_marks_ecn_capable_packets_instead_of_dropping_them_early() {
     let mut c = Packet::new(0, 1500);
     let dropped = (0..100).filter(|_| red.admit(Time::ZERO, &mut c, &q) != net::queue::Admit::Accept).count();
     assert!(dropped > 0 && !c.ce);
+}
+
+/// RED on thresholds 10 and 40 packets, max_p 0.1, with weight 1 so that
+/// each arrival sets the average to the backlog it is given.
+fn paper(rule: RedRule) -> RedEstimator {
+    RedEstimator::from_curve(RedCurve { min_th: 10.0, max_th: 40.0, max_p: 0.1, w_q: 1.0 }, 1.0, rule)
+}
+
+#[test]
+fn the_papers_rule_spaces_drops_evenly_at_twice_p_b_and_forces_past_max_th() {
+    // Floyd and Jacobson: the k-th arrival after a drop is dropped with
+    // p_b/(1 - k·p_b), so the gap between drops is uniform on 1..K, K =
+    // 1/p_b - 1, of mean μ = 1/(2·p_b): a share of 2·p_b, within 4
+    // deviations of a renewal count (√(n·σ²/μ³) drops, σ² = (K² - 1)/12)
+    // over n arrivals. dsRED's rule is the same while p_b stays put. At
+    // most min_th nothing is dropped, past max_th everything.
+    let n = 200_000.0;
+    for rule in [RedRule::FloydJacobson, RedRule::Dsred] {
+        for (ave, pb) in [(5.0, 0.0), (10.0, 0.0), (25.0, 0.05), (13.0, 0.01), (40.5, 1.0)] {
+            let mut est = paper(rule);
+            let mut rng = Rng::stream(1, "paper");
+            est.arrive(ave, None);
+            let share = (0..n as u32).filter(|_| est.decide(0.0, 0, &mut rng) != RedVerdict::Pass).count() as f64 / n;
+            let (want, tol) = match pb {
+                0.0 => (0.0, 0.0),
+                1.0 => (1.0, 0.0),
+                _ => {
+                    let (k, mu) = (1.0 / pb - 1.0, 1.0 / (2.0 * pb));
+                    (1.0 / mu, 4.0 * (n * (k * k - 1.0) / 12.0 / mu.powi(3)).sqrt() / n)
+                }
+            };
+            assert!((share - want).abs() <= tol, "{rule:?} at {ave}: {share} against {want} ± {tol}");
+        }
+    }
+}
+
+#[test]
+fn dsreds_rule_makes_no_early_drop_once_count_times_p_b_passes_one() {
+    // 18 arrivals just above min_th (p_b 3·10⁻⁶, count 17), then the
+    // average jumps to 28 (p_b = 0.06): count·p_b = 1.08 at the next.
+    // The paper's p_a is 1 there, and drops resume at 2·p_b; dsRED's is
+    // negative and stays so as the count grows: no early drop in 10,000
+    // arrivals, until the average falls to min_th and the count restarts.
+    for rule in [RedRule::FloydJacobson, RedRule::Dsred] {
+        let mut est = paper(rule);
+        let mut rng = Rng::stream(1, "stall");
+        est.arrive(10.0001, None);
+        for _ in 0..18 {
+            assert_eq!(est.decide(0.0, 0, &mut rng), RedVerdict::Pass);
+        }
+        est.arrive(28.0, None);
+        let drops = (0..10_000).filter(|_| est.decide(0.0, 0, &mut rng) == RedVerdict::Early).count();
+        match rule {
+            RedRule::Dsred => assert_eq!(drops, 0),
+            _ => assert!((drops as f64 / 10_000.0 - 0.12).abs() < 0.01, "{drops}"),
+        }
+    }
+    let mut est = paper(RedRule::Dsred);
+    let mut rng = Rng::stream(1, "restart");
+    est.arrive(10.0001, None);
+    for _ in 0..18 {
+        est.decide(0.0, 0, &mut rng);
+    }
+    est.arrive(28.0, None);
+    assert_eq!(est.decide(0.0, 0, &mut rng), RedVerdict::Pass);
+    est.arrive(9.0, None);
+    assert_eq!(est.decide(0.0, 0, &mut rng), RedVerdict::Pass);
+    est.arrive(28.0, None);
+    let drops = (0..10_000).filter(|_| est.decide(0.0, 0, &mut rng) == RedVerdict::Early).count();
+    assert!((drops as f64 / 10_000.0 - 0.12).abs() < 0.01, "below min_th the count restarted: {drops}");
 }

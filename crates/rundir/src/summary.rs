@@ -80,7 +80,9 @@ fn class_summary(c: &net::ClassCounts) -> Value {
             let reasons: Map<String, Value> = net::DropReason::ALL.iter().map(|r| (r.name().to_string(), json!(by_reason[*r as usize]))).collect();
             colours.insert(colour.name().into(), Value::Object(reasons));
             drops += total;
-            early += by_reason[net::DropReason::Early as usize] + by_reason[net::DropReason::Forced as usize];
+            // RED's random drops only, as the AF/BE seed and ns-2's dsRED
+            // count them (forced drops go with the overflows there).
+            early += by_reason[net::DropReason::Early as usize];
         }
         let offered = c.offered[k];
         out.insert(

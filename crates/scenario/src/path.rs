@@ -136,10 +136,10 @@ pub struct QueueElement {
     /// time (default 1000B, ns-2's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_packet: Option<Size>,
-    /// rio: how drops are spaced: "red" (Floyd-Jacobson, the default) or
-    /// "dsred" (ns-2 2.35's dsRED).
+    /// rio: whose RIO-C: "clark-fang" (the definition, the default) or
+    /// "ns2" (ns-2 2.35's dsRED, with its departures from it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<RioCount>,
+    pub flavour: Option<RioFlavour>,
     /// wrr and rr: the classes served, each with its own sub-queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<WrrClassElement>>,
@@ -159,8 +159,8 @@ impl QueueElement {
 }
 
 choice! {
-    /// How RIO spaces its drops.
-    RioCount { Red = "red", Dsred = "dsred" }
+    /// Whose RIO-C.
+    RioFlavour { ClarkFang = "clark-fang", Ns2 = "ns2" }
 }
 
 /// One drop precedence of a rio queue.
@@ -371,7 +371,7 @@ fn no_diffserv_fields(q: &QueueElement, f: &str) -> Res<()> {
     for (field, present, wanted) in [
         ("precedences", q.precedences.is_some(), "\"rio\""),
         ("mean_packet", q.mean_packet.is_some(), "\"rio\""),
-        ("count", q.count.is_some(), "\"rio\""),
+        ("flavour", q.flavour.is_some(), "\"rio\""),
         ("classes", q.classes.is_some(), "\"wrr\" and \"rr\""),
     ] {
         if present {
@@ -392,7 +392,7 @@ fn diffserv(q: &QueueElement, kind: Discipline, limit: QueueLimit, f: &str, stre
     let rio = kind == Discipline::Rio;
     stray("precedences", q.precedences.is_some() && !rio, "\"rio\"")?;
     stray("mean_packet", q.mean_packet.is_some() && !rio, "\"rio\"")?;
-    stray("count", q.count.is_some() && !rio, "\"rio\"")?;
+    stray("flavour", q.flavour.is_some() && !rio, "\"rio\"")?;
     stray("classes", q.classes.is_some() && rio, "\"wrr\" and \"rr\"")?;
     Ok(match kind {
         Discipline::Rio => {
@@ -421,11 +421,11 @@ fn diffserv(q: &QueueElement, kind: Discipline, limit: QueueLimit, f: &str, stre
             if !(20..=65535).contains(&mean_packet) {
                 return Err(err(format!("{f}.mean_packet"), format!("{mean_packet} bytes is out of range: expected 20B to 65535B")));
             }
-            let count = match q.count.unwrap_or(RioCount::Red) {
-                RioCount::Red => net::queue::CountMode::Red,
-                RioCount::Dsred => net::queue::CountMode::Dsred,
+            let flavour = match q.flavour.unwrap_or(RioFlavour::ClarkFang) {
+                RioFlavour::ClarkFang => net::queue::RioFlavour::ClarkFang,
+                RioFlavour::Ns2 => net::queue::RioFlavour::Ns2,
             };
-            net::DisciplineSpec::Rio { precedences: curves, mean_packet: mean_packet as u32, count, stream: stream.to_string() }
+            net::DisciplineSpec::Rio { precedences: curves, mean_packet: mean_packet as u32, flavour, stream: stream.to_string() }
         }
         Discipline::Wrr | Discipline::Rr => {
             let classes = match &q.classes {

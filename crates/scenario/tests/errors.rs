@@ -129,6 +129,9 @@ fn diffserv_elements_and_disciplines_refuse_bad_values_by_name() {
     let p = "[{ min_th = 40, max_th = 70, max_p = 0.02 }, { min_th = 10, max_th = 40, max_p = 1.5 }]";
     check(&path(&format!("{q}, discipline = \"rio\", precedences = {p} }}")), &["path[0].precedences[1].max_p", "1.5", "at most 1"]);
     check(&path(&format!("{q}, precedences = {p} }}")), &["path[0].precedences", "does not apply to discipline \"droptail\""]);
+    let ok = "[{ min_th = 40, max_th = 70, max_p = 0.02 }, { min_th = 10, max_th = 40, max_p = 0.1 }]";
+    check(&path(&format!("{q}, discipline = \"rio\", flavour = \"dsred\", precedences = {ok} }}")), &["path[0].flavour", "\"dsred\"", "\"ns2\""]);
+    check(&path(&format!("{q}, discipline = \"red\", flavour = \"ns2\" }}")), &["path[0].flavour", "does not apply to discipline \"red\""]);
     check(&path(&format!("{q}, discipline = \"wrr\" }}")), &["path[0]", "\"classes\""]);
     check(&path(&format!("{q}, discipline = \"wrr\", classes = [{{ class = 1, weight = 0 }}] }}")), &["path[0].classes[0].weight", "at least 1"]);
     check(&path(&format!("{q}, discipline = \"rr\", classes = [{{ class = 1, weight = 3 }}] }}")), &["path[0].classes[0].weight", "\"wrr\""]);

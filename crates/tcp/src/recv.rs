@@ -3,7 +3,9 @@
 //!
 //! The application consumes in-order data instantly, so the buffer only ever holds
 //! out-of-order bytes. The advertised window is `rcv_buf - ooo_bytes`, or, with
-//! autotuning, what Linux's window growth allows ([`RcvSpace`]).
+//! autotuning, what Linux's window growth allows ([`RcvSpace`]); either way never
+//! less than what is left of the window last advertised (the right edge does not
+//! move back).
 
 use crate::rcv_space::RcvSpace;
 use crate::segment::KeptBlocks;
@@ -150,7 +152,11 @@ impl Receiver {
     }
     #[inline]
     pub fn window(&self) -> u64 {
-        let room = self.rcv_buf.saturating_sub(self.ooo_bytes);
+        // The buffer's free space, but never less than what is left of the
+        // window last advertised: a receiver does not shrink its window
+        // (RFC 9293 §3.8.6, Linux's tcp_select_window), so data the sender
+        // may send past a hole is kept, not trimmed.
+        let room = self.rcv_buf.saturating_sub(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt));
         match &self.space {
             None if !self.ooo_shrinks => self.rcv_buf,
             None => room,
@@ -387,7 +393,7 @@ mod tests {
             assert_eq!(blocks(&r), vec![(501, 1 + (i + 1) * 500)]);
             r.on_ack_sent();
         }
-        assert_eq!(r.window(), (1 << 20) - 1500);
+        assert_eq!(r.window(), 1 << 20, "held out-of-order bytes do not pull the right edge back");
         let rx = r.on_segment(Time::ZERO, 1, 500, false);
         assert_eq!(rx.delivered, 2000);
         assert_eq!(r.rcv_nxt(), 2001);
@@ -489,19 +495,48 @@ mod tests {
     }
 
     #[test]
-    fn a_fixed_window_shrinks_by_the_bytes_held_out_of_order_unless_told_not_to() {
-        for (shrinks, want) in [(true, 19_200 - 2 * 960), (false, 19_200)] {
+    fn a_fixed_window_leaves_out_the_bytes_held_out_of_order_unless_told_not_to() {
+        // Segments 0 and 2 of a 20-segment window are lost, 1 and 3 arrive,
+        // then 0 is repaired: segment 3 still waits for the second hole.
+        for (shrinks, want) in [(true, 19_200 - 960), (false, 19_200)] {
             let mut r = Receiver::new(19_200, Dur::from_millis(200));
             r.set_ooo_shrinks_window(shrinks);
             r.start(0, 960, 1, false, false);
-            r.on_segment(Time::ZERO, 1 + 960, 960, false); // segment 0 lost
-            r.on_segment(Time::ZERO, 1 + 2 * 960, 960, false);
-            assert_eq!(r.window(), want, "ooo_shrinks_window {shrinks}");
-            // ns-3's receiver offers the whole buffer from rcv_nxt: the sender may send
-            // up to segment 19 while segments 1 and 2 wait for the hole.
+            r.on_ack_sent();
+            r.on_segment(Time::ZERO, 1 + 960, 960, false);
+            r.on_segment(Time::ZERO, 1 + 3 * 960, 960, false);
+            // Either way the right edge offered stays while the first hole is open.
+            assert_eq!(r.rcv_nxt() + r.window(), 1 + 19_200, "ooo_shrinks_window {shrinks}");
             r.on_segment(Time::ZERO, 1, 960, false);
-            assert_eq!((r.rcv_nxt(), r.window()), (1 + 3 * 960, 19_200));
+            r.on_ack_sent();
+            // Linux's rule keeps the held segment's bytes out of the new window;
+            // ns-3's receiver offers the whole buffer from rcv_nxt.
+            assert_eq!((r.rcv_nxt(), r.window()), (1 + 2 * 960, want), "ooo_shrinks_window {shrinks}");
         }
+    }
+
+    #[test]
+    fn a_fixed_window_keeps_everything_sent_within_it_past_a_hole() {
+        // A 20-segment window; the first segment is lost and the other 19
+        // arrive. Holding them takes 19 segments of the buffer, but they lie
+        // within the window advertised before, which a receiver never
+        // shrinks: all are kept, and the duplicate ACKs keep offering the
+        // same right edge, so filling the hole delivers all 20 at once.
+        let mss = 1000u64;
+        let mut r = Receiver::new(20 * mss, Dur::from_millis(40));
+        r.start(0, mss as u32, 1, false, false);
+        r.on_ack_sent();
+        let edge = r.rcv_nxt() + r.window();
+        assert_eq!(edge, 1 + 20 * mss);
+        for i in 1..20 {
+            r.on_segment(Time::ZERO, 1 + i * mss, mss as u32, false);
+            assert_eq!(r.rcv_nxt() + r.window(), edge, "after segment {i} the right edge stays");
+            r.on_ack_sent();
+        }
+        assert_eq!(r.ooo_ranges(), vec![(1 + mss, edge)]);
+        let d = r.on_segment(Time::ZERO, 1, mss as u32, false);
+        assert_eq!(d.delivered, 20 * mss);
+        assert_eq!(r.window(), 20 * mss, "an empty buffer offers all of it again");
     }
 
     #[test]
@@ -511,7 +546,7 @@ mod tests {
         r.on_segment(Time::ZERO, 2001, 500, false);
         r.on_segment(Time::ZERO, 1201, 1000, false); // bridges both
         assert_eq!(r.ooo_ranges(), vec![(1001, 2501)]);
-        assert_eq!(r.window(), (1 << 20) - 1500);
+        assert_eq!(r.window(), 1 << 20);
         let d = r.on_segment(Time::ZERO, 1, 1100, false); // overlaps the range start
         assert_eq!(d.delivered, 2500);
         assert!(r.ooo_ranges().is_empty());

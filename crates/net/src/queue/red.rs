@@ -4,13 +4,47 @@
 //! evenly by the count since the last one, byte mode, idle-time decay and
 //! ECN marking.
 //!
-//! [`RedEstimator`] holds the average and the drop decision, apart from
-//! any queue, so that disciplines built on RED (RIO) reuse it per class.
+//! [`RedEstimator`] holds the average, its decay over idle time, the curve
+//! and the count, apart from any queue, so that disciplines built on RED
+//! (RIO, one per drop precedence) reuse it. How the count spaces drops is
+//! its [`RedRule`]: ns-2's Queue/RED, Floyd and Jacobson's algorithm as
+//! their paper gives it, or ns-2's dsRED.
 
 use super::{Admit, AqmStats, Backlog, Discipline, QueueLimit};
 use crate::element::DropReason;
 use crate::packet::Packet;
 use units::{Dur, Rate, Rng, Time};
+
+/// A RED curve in the paper's terms: thresholds in packets, the drop
+/// probability at the upper one, the average's weight (ns-2 dsRED's
+/// `configQ`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedCurve {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    /// The average's weight (w_q).
+    pub w_q: f64,
+}
+
+/// How RED decides between its thresholds, and so how its count spaces
+/// the drops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedRule {
+    /// ns-2 2.35's Queue/RED: the arrival that first finds the average
+    /// above `thresh` starts the count and is kept, a queue of one packet
+    /// is never dropped from, `wait_`, gentle and byte modes.
+    Queue,
+    /// Floyd and Jacobson's algorithm (1993): count = -1 while the average
+    /// is at most min_th; above it, count + 1 and p_a = p_b / (1 - count·p_b),
+    /// 1 once count·p_b reaches 1; a drop sets the count to 0; forced past
+    /// max_th.
+    FloydJacobson,
+    /// ns-2 2.35 dsRED's (diffserv/dsredq.cc): Floyd and Jacobson's
+    /// without the cap, so once count·p_b passes 1 p_a is negative and no
+    /// early drop comes until the average leaves (min_th, max_th].
+    Dsred,
+}
 
 /// RED's parameters as ns-2's Queue/RED names them (`thresh_` is
 /// `thresh`, ...). The defaults are ns-2 2.35's, except `use_mark_p_`
@@ -99,6 +133,7 @@ impl RedParams {
             mean_pktsize: self.mean_pktsize,
             wait: self.wait,
             ptc,
+            rule: RedRule::Queue,
             ave: 0.0,
             count: 0,
             count_bytes: 0,
@@ -133,15 +168,40 @@ pub struct RedEstimator {
     /// Packets of `mean_pktsize` the link sends per second: how many an
     /// idle period counts as.
     ptc: f64,
+    rule: RedRule,
     ave: f64,
-    /// Packets (and bytes) since the last drop.
-    count: u64,
+    /// Packets (and bytes) since the last drop; -1 below min_th with the
+    /// paper's rule.
+    count: i64,
     count_bytes: u64,
     /// Whether the last arrival found the average above `thresh`.
     old: bool,
 }
 
 impl RedEstimator {
+    /// RED on `curve`, in packets, with `rule`; `ptc` packets a second is
+    /// what an idle second counts as (ns-2: the link's rate over 8 ×
+    /// mean_pktsize).
+    pub fn from_curve(curve: RedCurve, ptc: f64, rule: RedRule) -> RedEstimator {
+        RedEstimator {
+            th_min: curve.min_th,
+            th_max: curve.max_th,
+            q_w: curve.w_q,
+            max_p: curve.max_p,
+            gentle: false,
+            bytes: false,
+            queue_in_bytes: false,
+            mean_pktsize: 1,
+            wait: false,
+            ptc,
+            rule,
+            ave: 0.0,
+            count: -1,
+            count_bytes: 0,
+            old: false,
+        }
+    }
+
     /// The queue as RED measures it: packets, or bytes with `queue_in_bytes_`.
     #[inline]
     pub fn measure(&self, packets: usize, bytes: u64) -> f64 {
@@ -157,14 +217,26 @@ impl RedEstimator {
     /// towards `q` with weight `q_weight`, after decaying as if
     /// ⌊idle · C⌋ packets had found the queue empty. Returns the average.
     pub fn arrive(&mut self, q: f64, idle: Option<Dur>) -> f64 {
+        self.arrive_adding(self.q_w * q, idle)
+    }
+
+    /// [`RedEstimator::arrive`] with the average moved by `added` instead
+    /// of q_weight · q (ns-2 dsRED's RIO-C adds Σ w_j·q_j over the lower
+    /// precedences, each backlog with its own precedence's weight).
+    pub fn arrive_adding(&mut self, added: f64, idle: Option<Dur>) -> f64 {
         let m = idle.map_or(0, |d| (self.ptc * d.as_secs_f64()) as i32);
-        self.ave = self.ave * (1.0 - self.q_w).powi(m.saturating_add(1)) + self.q_w * q;
+        self.ave = self.ave * (1.0 - self.q_w).powi(m.saturating_add(1)) + added;
         self.ave
     }
 
     /// The average queue, in the queue's unit.
     pub fn average(&self) -> f64 {
         self.ave
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_average(&mut self, ave: f64) {
+        self.ave = ave;
     }
 
     /// The thresholds in the queue's unit.
@@ -187,9 +259,14 @@ impl RedEstimator {
         } else if ave >= self.th_max {
             1.0
         } else {
-            self.max_p * (ave - self.th_min) / (self.th_max - self.th_min)
+            self.ramp()
         };
         p.min(1.0)
+    }
+
+    /// max_p, scaled by where the average lies between the thresholds.
+    fn ramp(&self) -> f64 {
+        self.max_p * (self.ave - self.th_min) / (self.th_max - self.th_min)
     }
 
     /// p_a: p_b spread by the count since the last drop, so that drops
@@ -219,7 +296,37 @@ impl RedEstimator {
     /// after [`RedEstimator::arrive`]. The count restarts at an early or
     /// forced drop (or mark); a drop for another reason (the queue's
     /// limit) should restart it too ([`RedEstimator::dropped`]).
+    /// With the paper's or dsRED's rule `q` and `len` play no part.
     pub fn decide(&mut self, q: f64, len: u32, rng: &mut Rng) -> RedVerdict {
+        match self.rule {
+            RedRule::Queue => self.decide_queue(q, len, rng),
+            RedRule::FloydJacobson | RedRule::Dsred => self.decide_paper(rng),
+        }
+    }
+
+    /// Floyd and Jacobson's decision (capped or, dsRED's, not).
+    fn decide_paper(&mut self, rng: &mut Rng) -> RedVerdict {
+        if self.ave <= self.th_min {
+            self.count = -1;
+            return RedVerdict::Pass;
+        }
+        if self.ave > self.th_max {
+            self.count = 0;
+            return RedVerdict::Forced;
+        }
+        let pb = self.ramp();
+        self.count += 1;
+        let cp = self.count as f64 * pb;
+        let pa = if self.rule == RedRule::FloydJacobson && cp >= 1.0 { 1.0 } else { pb / (1.0 - cp) };
+        if rng.uniform() < pa {
+            self.count = 0;
+            RedVerdict::Early
+        } else {
+            RedVerdict::Pass
+        }
+    }
+
+    fn decide_queue(&mut self, q: f64, len: u32, rng: &mut Rng) -> RedVerdict {
         self.count += 1;
         self.count_bytes += len as u64;
         // A queue of at most one packet (one byte) is never dropped from.

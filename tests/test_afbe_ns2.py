@@ -1,0 +1,61 @@
+"""The AF/BE study (examples/afbe.toml: TSWTCM, RIO-C with flavour "ns2",
+web flows of 1 to 90 packets) in undertow's simulator and in ns-2 2.35's
+diffserv module (bench/ns2/afbe.tcl, starting the flows undertow's run
+completed and sending a two-way TCP's control packets too), reduced to
+60 s of arrivals and seed 1. At load 0.5 every AF flow length's mean
+completion time and best effort's over all its flows within 15% of
+ns-2's; at load 0.9 each class's mean completion time over all its flows,
+its drop fraction and best effort's early-drop fraction within 15%. The
+full sweep (seeds 1-3, 180 s, loads 0.3-0.9, AF shares 0.5 and 0.3) is
+bench/afbe_sweep.py, its table in docs/queues.md."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from conftest import ROOT, need_ns2
+
+spec = importlib.util.spec_from_file_location("afbe_sweep", ROOT / "bench/afbe_sweep.py")
+afbe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(afbe)
+
+STOP, END, SEED = 60.0, 80.0, 1
+
+
+def both(load: float, tmp_path):
+    out = tmp_path / f"u{load}"
+    u = afbe.run_undertow(load, 0.5, SEED, STOP, END, out)
+    flows = tmp_path / f"flows{load}.txt"
+    afbe.write_flows(out, flows)
+    n = afbe.run_ns2(load, 0.5, SEED, STOP, END, control=True, flows=flows)
+    assert sum(len(v) for v in n["flows"].values()) == sum(len(v) for v in u["flows"].values()), "ns-2 completes every replayed flow"
+    return u, n
+
+
+def class_mean(run: dict, name: str) -> float:
+    flows = [v for (c, _), vs in run["flows"].items() if c == name for v in vs]
+    return sum(flows) / len(flows)
+
+
+def within(ours: float, theirs: float, what: str) -> None:
+    assert abs(ours / theirs - 1) <= afbe.TOLERANCE, f"{what}: {ours:.3f} against ns-2's {theirs:.3f}"
+
+
+def test_completion_times_at_load_half_are_within_fifteen_percent_of_ns2(tmp_path):
+    need_ns2()
+    u, n = both(0.5, tmp_path)
+    pu, pn = afbe.pooled([u]), afbe.pooled([n])
+    for b in afbe.SIZES:
+        within(pu["completion"]["af", b], pn["completion"]["af", b], f"AF {b} B mean completion")
+    within(class_mean(u, "be"), class_mean(n, "be"), "best effort's mean completion")
+
+
+def test_completion_and_drops_at_load_0_9_are_within_fifteen_percent_of_ns2(tmp_path):
+    need_ns2()
+    u, n = both(0.9, tmp_path)
+    pu, pn = afbe.pooled([u]), afbe.pooled([n])
+    assert pu["be_drops"] > 1000 and pn["be_drops"] > 1000, (pu["be_drops"], pn["be_drops"])
+    for name in ("af", "be"):
+        within(class_mean(u, name), class_mean(n, name), f"{name} mean completion")
+        within(pu[name + "_drop"], pn[name + "_drop"], f"{name} drop fraction")
+    within(pu["be_early"], pn["be_early"], "best effort's early-drop fraction")

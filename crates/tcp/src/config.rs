@@ -11,7 +11,7 @@ pub enum Algorithm {
     Reno,
     /// RFC 6582: stays in fast recovery until everything outstanding at entry is acked.
     NewReno,
-    /// RFC 9438 window growth; NewReno or SACK (RFC 6675 + PRR) recovery.
+    /// CUBIC window growth as Linux computes it; NewReno or SACK (RFC 6675 + PRR) recovery.
     Cubic,
 }
 

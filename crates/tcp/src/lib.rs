@@ -23,7 +23,8 @@
 //!   delayed ACKs (immediate ACKs for out-of-order data, hole fills, FIN and duplicates);
 //! * RFC 6298 retransmission timer with Karn's rule, exponential backoff and abort after
 //!   `max_retries`;
-//! * congestion control (`cc`): RFC 5681 with RFC 3465 byte counting, or CUBIC (RFC 9438);
+//! * congestion control (`cc`): RFC 5681 with RFC 3465 byte counting, or CUBIC as Linux
+//!   computes it (`tcp_cubic.c`, in whole packets);
 //! * loss recovery (`recovery`): Tahoe, Reno, NewReno (RFC 6582) with Limited Transmit
 //!   (RFC 3042), and SACK-based recovery (RFC 6675) paced by PRR (RFC 6937) whenever both
 //!   ends agreed on SACK;
@@ -48,6 +49,7 @@
 mod cc;
 mod config;
 mod conn;
+mod jiffies;
 mod rcv_space;
 mod recovery;
 mod recv;

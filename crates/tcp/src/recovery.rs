@@ -24,7 +24,7 @@
 use crate::cc::{Ack, Cc, CongestionControl, Window};
 use crate::send::Scoreboard;
 use crate::{Algorithm, LossResponse};
-use units::{Dur, Time};
+use units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -63,7 +63,6 @@ pub(crate) struct AckInfo {
     pub dup: bool,
     /// RFC 6937 DeliveredData: acked + change in SACKed bytes.
     pub delivered: u64,
-    pub srtt: Option<Dur>,
     /// Window growth is allowed only while cwnd-limited (see `conn.rs`).
     pub cwnd_limited: bool,
 }
@@ -316,7 +315,7 @@ fn whole_packets(cwnd: u64, mss: u64) -> u64 {
 
 fn grow(now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
     if a.acked > 0 && a.cwnd_limited {
-        cc.on_ack(w, now, &Ack { acked: a.acked, srtt: a.srtt, abc_limit });
+        cc.on_ack(w, now, &Ack { acked: a.acked, delivered: a.delivered, abc_limit });
     }
 }
 

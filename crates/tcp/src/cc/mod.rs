@@ -34,7 +34,9 @@ impl Window {
 pub(crate) struct Ack {
     /// Newly cumulatively acknowledged bytes.
     pub acked: u64,
-    pub srtt: Option<Dur>,
+    /// Bytes newly delivered by this ACK, cumulatively or by SACK (RFC 6937
+    /// DeliveredData, Linux's `acked_sacked`).
+    pub delivered: u64,
     /// RFC 3465 limit L on slow-start growth per ACK (2 MSS, 1 MSS after an RTO).
     pub abc_limit: u64,
 }

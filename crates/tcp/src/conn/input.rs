@@ -165,7 +165,6 @@ impl Tcp {
             acked,
             dup,
             delivered: (acked + self.sb.sacked()).saturating_sub(sacked_before),
-            srtt: self.rtt.srtt(),
             cwnd_limited: self.usage.allows_growth(&self.w),
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);

@@ -103,6 +103,7 @@ fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static
         // The cubic module's `hystart` parameter is global, not per network namespace.
         ("hystart", tcp.hystart != d.hystart),
         ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
+        ("rto_estimator", tcp.rto_estimator != d.rto_estimator),
         ("rto_tick", tcp.rto_tick != d.rto_tick),
         ("loss_response", tcp.loss_response != d.loss_response),
     ];
@@ -153,6 +154,9 @@ mod tests {
         // HyStart is a global parameter of Linux's cubic module.
         let e = linux(&TcpConfig { hystart: false, ..TcpConfig::default() }).unwrap_err();
         assert!(e.contains("tcp.hystart"), "{e}");
+        // Linux's RTO estimator is its own.
+        let e = linux(&TcpConfig { rto_estimator: tcp::RtoEstimator::Rfc6298, ..TcpConfig::default() }).unwrap_err();
+        assert!(e.contains("tcp.rto_estimator"), "{e}");
     }
 
     #[test]

@@ -183,7 +183,10 @@ pub struct TcpSpec {
     /// RFC 5681 §4.1 restart from the initial window after an idle RTO; default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_restart: Option<bool>,
-    /// ns-2's coarse-clock RTO estimator with this tick (tcpTick_); unset: RFC 6298.
+    /// "linux" or "rfc6298": how the retransmission timeout follows the RTT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_estimator: Option<RtoEstimatorSpec>,
+    /// ns-2's coarse-clock RTO estimator with this tick (tcpTick_), instead of rto_estimator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_tick: Option<TimeSpan>,
     /// "linux" or "ns2": how ssthresh and fast retransmit respond to a loss.
@@ -213,6 +216,7 @@ impl TcpSpec {
             initial_rto: self.initial_rto.or(base.initial_rto),
             limited_transmit: self.limited_transmit.or(base.limited_transmit),
             idle_restart: self.idle_restart.or(base.idle_restart),
+            rto_estimator: self.rto_estimator.or(base.rto_estimator),
             rto_tick: self.rto_tick.or(base.rto_tick),
             loss_response: self.loss_response.or(base.loss_response),
         }
@@ -222,6 +226,11 @@ impl TcpSpec {
 choice! {
     /// The TCP stack a scenario's unset TCP fields follow.
     TcpFlavour { Linux = "linux", Ns2 = "ns2" }
+}
+
+choice! {
+    /// How the retransmission timeout is estimated (tcp::RtoEstimator).
+    RtoEstimatorSpec { Linux = "linux", Rfc6298 = "rfc6298" }
 }
 
 choice! {

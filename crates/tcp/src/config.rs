@@ -33,6 +33,19 @@ pub enum LossResponse {
     Ns2,
 }
 
+/// How the retransmission timeout is estimated from RTT samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum RtoEstimator {
+    /// Linux's `tcp_rtt_estimator`/`tcp_set_rto`: RTO = SRTT + max(deviation term,
+    /// `min_rto`), about the RTT plus 200 ms, in whole jiffies; samples from the oldest
+    /// segment each ACK delivers, SACKed ones and timestamp echoes included.
+    #[default]
+    Linux,
+    /// RFC 6298: RTO = max(`min_rto`, SRTT + 4·RTTVAR); a sample from the newest segment
+    /// each cumulative ACK covers, Karn's rule.
+    Rfc6298,
+}
+
 /// Per-endpoint settings. `Default` gives Linux-like values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -103,9 +116,11 @@ pub struct TcpConfig {
     /// detection, `tcp_cubic.c`), as Linux does by default. Off: slow start runs until
     /// a loss or ssthresh.
     pub hystart: bool,
-    /// `None`: RFC 6298's estimator (nanoseconds, a sample per ACK). `Some(tick)`: ns-2's
-    /// coarse-clock estimator (`tcpTick_`): one timed segment per round trip, measured
-    /// in ticks, backoff kept until a timed segment is acknowledged.
+    /// The RTO estimator, unless `rto_tick` is set.
+    pub rto_estimator: RtoEstimator,
+    /// `Some(tick)`: ns-2's coarse-clock estimator (`tcpTick_`) instead of
+    /// `rto_estimator`: one timed segment per round trip, measured in ticks, backoff
+    /// kept until a timed segment is acknowledged.
     pub rto_tick: Option<Dur>,
     pub loss_response: LossResponse,
 }
@@ -139,6 +154,7 @@ impl Default for TcpConfig {
             limited_transmit: true,
             slow_start_after_idle: true,
             hystart: true,
+            rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,
         }

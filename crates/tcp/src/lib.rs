@@ -57,7 +57,7 @@ mod rtt;
 mod segment;
 mod send;
 
-pub use config::{Algorithm, LossResponse, TcpConfig};
+pub use config::{Algorithm, LossResponse, RtoEstimator, TcpConfig};
 pub use conn::{Notify, State, Tcp, TcpStats};
 pub use segment::{syn_option_bytes, Flags, SackBlocks, Segment, SynOptions};
 pub use units::{Dur, Time};

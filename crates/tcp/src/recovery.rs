@@ -440,7 +440,7 @@ mod tests {
         // Segment 0 lost; each SACK for segments 1.. delivers one segment.
         let mut sent = 0;
         for k in 1..20u64 {
-            let newly = f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)]));
+            let newly = f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)])).bytes;
             f.sb.mark_lost_by_sack(3, M);
             let a = AckInfo { dup: true, delivered: newly, ..Default::default() };
             let o = f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);

@@ -49,6 +49,20 @@ pub(crate) struct Acked {
     /// Send time of the latest never-retransmitted segment acked, if the ACK covered no
     /// retransmitted segment (Karn's algorithm, as Linux applies it without timestamps).
     pub rtt_from: Option<Time>,
+    /// Send time of the earliest never-retransmitted segment acked that was not SACKed
+    /// before, likewise (Linux's `first_ackt`, which its RTO estimator takes).
+    pub first: Option<Time>,
+}
+
+/// Result of applying an ACK's SACK blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sacked {
+    /// Bytes newly SACKed.
+    pub bytes: u64,
+    /// Send times of the earliest and the latest never-retransmitted segments newly
+    /// SACKed (Linux's `first_sackt`, `last_sackt`).
+    pub first: Option<Time>,
+    pub last: Option<Time>,
 }
 
 /// The first segment NextSeg (RFC 6675 §4) could retransmit.
@@ -160,6 +174,7 @@ impl Scoreboard {
     pub fn ack(&mut self, ack: u64) -> Acked {
         debug_assert!(ack > self.una && ack <= self.nxt);
         let mut rtt_from = None;
+        let mut first = None;
         let mut rtx_acked = false;
         while let Some(f) = self.q.front() {
             if f.end <= ack {
@@ -169,6 +184,9 @@ impl Scoreboard {
                     rtx_acked = true;
                 } else {
                     rtt_from = Some(f.sent);
+                    if first.is_none() && !f.has(SACKED) {
+                        first = Some(f.sent);
+                    }
                 }
             } else {
                 if f.start < ack {
@@ -193,7 +211,10 @@ impl Scoreboard {
         while self.rtx_fifo.front().is_some_and(|&(_, mark)| mark <= ack) {
             self.rtx_fifo.pop_front();
         }
-        Acked { bytes, rtt_from: if rtx_acked { None } else { rtt_from } }
+        if rtx_acked {
+            (rtt_from, first) = (None, None);
+        }
+        Acked { bytes, rtt_from, first }
     }
 
     fn forget(&mut self, flags: u8, len: u64, whole: bool) {
@@ -209,9 +230,9 @@ impl Scoreboard {
         }
     }
 
-    /// Apply SACK blocks; returns the bytes newly SACKed.
-    pub fn apply_sack(&mut self, blocks: &SackBlocks) -> u64 {
-        let mut newly = 0;
+    /// Apply SACK blocks: the bytes newly SACKed, and when they were sent.
+    pub fn apply_sack(&mut self, blocks: &SackBlocks) -> Sacked {
+        let mut newly = Sacked::default();
         let cache = self.sack_cache;
         let mut seen = SackBlocks::default();
         for &(bs, be) in blocks.as_slice() {
@@ -229,7 +250,7 @@ impl Scoreboard {
                     continue;
                 }
                 let stop = cache.as_slice().iter().map(|c| c.0).filter(|&c| c > pos).fold(be, u64::min);
-                newly += self.sack_range(pos, stop, bs, be);
+                self.sack_range(pos, stop, bs, be, &mut newly);
                 pos = stop;
             }
         }
@@ -238,8 +259,7 @@ impl Scoreboard {
     }
 
     /// Mark segments overlapping `[from, to)` that lie wholly inside block `[bs, be)`.
-    fn sack_range(&mut self, from: u64, to: u64, bs: u64, be: u64) -> u64 {
-        let mut newly = 0;
+    fn sack_range(&mut self, from: u64, to: u64, bs: u64, be: u64, newly: &mut Sacked) {
         let mut i = self.q.partition_point(|s| s.end <= from);
         while i < self.q.len() && self.q[i].start < to {
             #[cfg(test)]
@@ -249,11 +269,14 @@ impl Scoreboard {
             let s = self.q[i];
             if !s.has(SACKED) && s.start >= bs && s.end <= be {
                 self.mark_sacked(i);
-                newly += s.len();
+                newly.bytes += s.len();
+                if !s.has(RETRANS_EVER) {
+                    newly.first = Some(newly.first.map_or(s.sent, |t: Time| t.min(s.sent)));
+                    newly.last = Some(newly.last.map_or(s.sent, |t: Time| t.max(s.sent)));
+                }
             }
             i += 1;
         }
-        newly
     }
 
     fn mark_sacked(&mut self, i: usize) {
@@ -434,7 +457,7 @@ mod tests {
     fn sack(b: &mut Scoreboard, blocks: &[(u64, u64)]) -> u64 {
         let n = b.apply_sack(&SackBlocks::from_slice(blocks));
         b.check();
-        n
+        n.bytes
     }
 
     #[test]
@@ -457,12 +480,18 @@ mod tests {
         b.check();
         // The cumulative ACK of retransmitted data gives no RTT sample (Karn).
         let a = b.ack(seq(4));
-        assert_eq!(a, Acked { bytes: 4 * M, rtt_from: None });
+        assert_eq!(a, Acked { bytes: 4 * M, rtt_from: None, first: None });
         assert_eq!((b.pipe(), b.sacked()), (6 * M, 0));
         b.check();
-        // A clean ACK samples the latest segment it covers.
+        // A clean ACK samples the latest segment it covers, and Linux's estimator
+        // the earliest.
         let a = b.ack(seq(6));
-        assert_eq!(a.rtt_from, Some(Time(5)));
+        assert_eq!((a.rtt_from, a.first), (Some(Time(5)), Some(Time(4))));
+        // SACKed segments sampled when SACKed: the earliest not SACKed before.
+        let s = b.apply_sack(&SackBlocks::from_slice(&[(seq(7), seq(9))]));
+        assert_eq!((s.bytes, s.first, s.last), (2 * M, Some(Time(7)), Some(Time(8))));
+        let a = b.ack(seq(10));
+        assert_eq!((a.rtt_from, a.first), (Some(Time(9)), Some(Time(6))));
     }
 
     #[test]

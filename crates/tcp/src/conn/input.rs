@@ -4,6 +4,8 @@
 use super::{Notify, State, Tcp};
 use crate::cc::{CongestionControl, Sample, Window};
 use crate::recovery::{AckInfo, Mode, Recovery};
+use crate::rtt::Samples;
+use crate::send::Sacked;
 use crate::{Flags, LossResponse, SackBlocks, Segment, SynOptions};
 use units::{Dur, Time};
 
@@ -94,7 +96,7 @@ impl Tcp {
         if self.syn_retransmitted {
             self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         } else {
-            self.rtt.sample_syn(self.syn_sent_at, now);
+            self.rtt.sample_syn(self.syn_sent_at, now, self.sb.nxt());
         }
         self.rto_at = None;
         self.last_send = now;
@@ -133,20 +135,25 @@ impl Tcp {
         }
         let sack = self.rec.uses_sack();
         let sacked_before = self.sb.sacked();
-        let newly_sacked = if sack && !seg.sack.is_empty() { self.sb.apply_sack(&seg.sack) } else { 0 };
+        let sacked = if sack && !seg.sack.is_empty() { self.sb.apply_sack(&seg.sack) } else { Sacked::default() };
+        let newly_sacked = sacked.bytes;
 
         let mut acked = 0;
+        let mut samples = Samples { sacked_first: sacked.first, sacked_last: sacked.last, ..Samples::default() };
         if ack > una {
             let a = self.sb.ack(ack);
             acked = a.bytes;
-            if let Some(rtt) = self.rtt.on_ack(now, ack, a.rtt_from) {
-                let s = Sample { rtt, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
-                self.cc.on_rtt_sample(&mut self.w, now, &s);
-            }
+            (samples.acked_first, samples.acked_last) = (a.first, a.rtt_from);
+            samples.ts_echo = self.ts_echo(now, seg);
             self.rto_count = 0;
             let data = ack.min(self.write_end) - una.min(self.write_end);
             n.acked += data;
             self.stats.bytes_acked += data;
+        }
+        (samples.una, samples.nxt) = (self.sb.una(), self.sb.nxt());
+        if let Some(rtt) = self.rtt.on_ack(now, ack, acked > 0, &samples) {
+            let s = Sample { rtt, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
+            self.cc.on_rtt_sample(&mut self.w, now, &s);
         }
         if sack {
             let mss = self.mss as u64;
@@ -191,6 +198,14 @@ impl Tcp {
             self.on_fin_acked(n);
         }
         true
+    }
+
+    /// Now minus the TSval the peer echoed (Linux's fallback RTT sample, in ms), if
+    /// timestamps are on and it echoed one.
+    fn ts_echo(&self, now: Time, seg: &Segment) -> Option<Dur> {
+        let (_, tsecr) = seg.ts.filter(|&(_, e)| self.ts_ok && e != 0)?;
+        let ms = Self::tsval(now).wrapping_sub(tsecr).max(1);
+        (ms < 1 << 31).then(|| Dur::from_millis(ms as u64))
     }
 
     pub(super) fn on_fin_acked(&mut self, n: &mut Notify) {

@@ -103,6 +103,8 @@ fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static
         // The cubic module's `hystart` parameter is global, not per network namespace.
         ("hystart", tcp.hystart != d.hystart),
         ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
+        // Linux 6.17 removed RFC 6675's loss detection: RACK runs whatever tcp_recovery says.
+        ("rack", tcp.rack != d.rack),
         ("rto_estimator", tcp.rto_estimator != d.rto_estimator),
         ("rto_tick", tcp.rto_tick != d.rto_tick),
         ("loss_response", tcp.loss_response != d.loss_response),

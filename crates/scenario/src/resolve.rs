@@ -383,6 +383,9 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(r) = spec.idle_restart {
         c.slow_start_after_idle = r;
     }
+    if let Some(r) = spec.rack {
+        c.rack = r;
+    }
     if let Some(e) = spec.rto_estimator {
         c.rto_estimator = match e {
             RtoEstimatorSpec::Linux => RtoEstimator::Linux,

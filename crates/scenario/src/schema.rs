@@ -183,6 +183,9 @@ pub struct TcpSpec {
     /// RFC 5681 §4.1 restart from the initial window after an idle RTO; default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_restart: Option<bool>,
+    /// RACK loss detection (RFC 8985) with SACK; false: RFC 6675's IsLost. Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<bool>,
     /// "linux" or "rfc6298": how the retransmission timeout follows the RTT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_estimator: Option<RtoEstimatorSpec>,
@@ -216,6 +219,7 @@ impl TcpSpec {
             initial_rto: self.initial_rto.or(base.initial_rto),
             limited_transmit: self.limited_transmit.or(base.limited_transmit),
             idle_restart: self.idle_restart.or(base.idle_restart),
+            rack: self.rack.or(base.rack),
             rto_estimator: self.rto_estimator.or(base.rto_estimator),
             rto_tick: self.rto_tick.or(base.rto_tick),
             loss_response: self.loss_response.or(base.loss_response),

@@ -116,6 +116,10 @@ pub struct TcpConfig {
     /// detection, `tcp_cubic.c`), as Linux does by default. Off: slow start runs until
     /// a loss or ssthresh.
     pub hystart: bool,
+    /// RACK loss detection (RFC 8985, Linux's `tcp_recovery` = 1) with SACK: a segment is
+    /// lost once one sent after it was delivered and its reordering window passed.
+    /// Off: RFC 6675's IsLost (dupthresh segments SACKed above it).
+    pub rack: bool,
     /// The RTO estimator, unless `rto_tick` is set.
     pub rto_estimator: RtoEstimator,
     /// `Some(tick)`: ns-2's coarse-clock estimator (`tcpTick_`) instead of
@@ -154,6 +158,7 @@ impl Default for TcpConfig {
             limited_transmit: true,
             slow_start_after_idle: true,
             hystart: true,
+            rack: true,
             rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,

@@ -50,6 +50,7 @@ mod cc;
 mod config;
 mod conn;
 mod jiffies;
+mod rack;
 mod rcv_space;
 mod recovery;
 mod recv;

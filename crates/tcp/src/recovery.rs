@@ -98,10 +98,13 @@ pub(crate) struct Recovery {
     /// ns-2: the window fast recovery ends with, half the window at entry to the byte
     /// (`precision_reduce_`: cwnd_ = windowd() / 2, while ssthresh_ is its integer part).
     half_cwnd: u64,
+    /// SACK losses are found by RACK (`rack.rs`): recovery begins once anything is
+    /// marked lost, not at dupthresh duplicates.
+    rack: bool,
 }
 
 impl Recovery {
-    pub fn new(mode: Mode, dupthresh: u32, response: LossResponse) -> Self {
+    pub fn new(mode: Mode, dupthresh: u32, response: LossResponse, rack: bool) -> Self {
         Recovery {
             mode,
             phase: Phase::Open,
@@ -114,6 +117,7 @@ impl Recovery {
             recover_fs: 0,
             ns2: response == LossResponse::Ns2,
             half_cwnd: 0,
+            rack,
         }
     }
 
@@ -179,6 +183,8 @@ impl Recovery {
             return false;
         }
         match self.mode {
+            // RACK (Linux `tcp_time_to_recover`): a loss was proven.
+            Mode::Sack if self.rack => sb.lost() > 0,
             // RFC 6675 §5: dupthresh duplicates, or IsLost(HighACK + 1).
             Mode::Sack => sb.head_lost() || (a.dup && self.dupacks >= self.dupthresh),
             _ => a.dup && self.dupacks == self.dupthresh,
@@ -266,6 +272,18 @@ impl Recovery {
         }
     }
 
+    /// RACK's reordering timer found losses (Linux `tcp_rack_reo_timeout`): from the open
+    /// state they begin recovery, counted as one segment delivered for PRR. Returns
+    /// whether recovery began.
+    pub fn on_reorder_timeout(&mut self, now: Time, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> bool {
+        if self.phase != Phase::Open || self.mode != Mode::Sack || sb.lost() == 0 {
+            return false;
+        }
+        let mut o = Outcome { retransmit_head: false, entered: false };
+        self.enter(now, &AckInfo { delivered: w.mss, ..AckInfo::default() }, sb, w, cc, &mut o);
+        o.entered
+    }
+
     /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt.
     fn prr(&mut self, delivered: u64, sb: &Scoreboard, w: &mut Window) {
         self.prr_delivered += delivered;
@@ -341,7 +359,12 @@ mod tests {
         for i in 0..nsegs {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
-        Fixture { r: Recovery::new(mode, 3, response), sb, w: Window { cwnd, ssthresh: u64::MAX, mss: M }, cc: Cc::new(Algorithm::Reno, true, true) }
+        Fixture {
+            r: Recovery::new(mode, 3, response, false),
+            sb,
+            w: Window { cwnd, ssthresh: u64::MAX, mss: M },
+            cc: Cc::new(Algorithm::Reno, true, true),
+        }
     }
 
     impl Fixture {
@@ -350,7 +373,7 @@ mod tests {
             self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
         fn ack(&mut self, to: u64) -> Outcome {
-            let acked = self.sb.ack(to).bytes;
+            let acked = self.sb.ack(to, self.sb.high_sacked(), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
             let a = AckInfo { acked, delivered: acked, cwnd_limited: true, ..Default::default() };
             self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
@@ -440,7 +463,8 @@ mod tests {
         // Segment 0 lost; each SACK for segments 1.. delivers one segment.
         let mut sent = 0;
         for k in 1..20u64 {
-            let newly = f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)])).bytes;
+            let newly =
+                f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)]), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
             f.sb.mark_lost_by_sack(3, M);
             let a = AckInfo { dup: true, delivered: newly, ..Default::default() };
             let o = f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);

@@ -1,9 +1,15 @@
 mod common;
 use common::*;
-use tcp::{Algorithm, Dur, Flags, State, TcpConfig, Time};
+use tcp::{Algorithm, Dur, Flags, RtoEstimator, State, TcpConfig, Time};
 
 fn ms(x: u64) -> Dur {
     Dur::from_millis(x)
+}
+
+/// RFC 6298's timer, which runs exactly when due (Linux's runs on its timer wheel,
+/// `connect_gives_up_after_syn_retries` shows both).
+fn rfc(alg: Algorithm) -> TcpConfig {
+    TcpConfig { rto_estimator: RtoEstimator::Rfc6298, ..cfg(alg, true) }
 }
 
 #[test]
@@ -58,7 +64,7 @@ fn sack_blocks_only_sent_when_negotiated() {
 #[test]
 fn lost_syn_is_retransmitted_after_initial_rto_and_cwnd_is_one() {
     let mut first = true;
-    let mut net = Net::new(cfg(Algorithm::Reno, true), cfg(Algorithm::Reno, true), ms(10)).dropping(move |_, side, seg| {
+    let mut net = Net::new(rfc(Algorithm::Reno), rfc(Algorithm::Reno), ms(10)).dropping(move |_, side, seg| {
         let d = side == Side::A && seg.flags.contains(Flags::SYN) && first;
         first &= !d;
         d
@@ -80,7 +86,7 @@ fn lost_syn_is_retransmitted_after_initial_rto_and_cwnd_is_one() {
 #[test]
 fn lost_synack_is_retransmitted_and_server_starts_with_one_segment() {
     let mut first = true;
-    let mut net = Net::new(cfg(Algorithm::Reno, true), cfg(Algorithm::Reno, true), ms(10)).transfer(0, 5_000).dropping(move |_, side, seg| {
+    let mut net = Net::new(rfc(Algorithm::Reno), rfc(Algorithm::Reno), ms(10)).transfer(0, 5_000).dropping(move |_, side, seg| {
         let d = side == Side::B && seg.flags.contains(Flags::SYN) && first;
         first &= !d;
         d
@@ -109,16 +115,24 @@ fn data_rides_on_the_third_ack() {
 
 #[test]
 fn connect_gives_up_after_syn_retries() {
-    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).dropping(|_, side, _| side == Side::A);
-    net.start();
-    net.run(Time::from_secs_f64(1000.0));
-    let syns: Vec<u64> = net.sent_by(Side::A).map(|w| w.t.0 / 1_000_000).collect();
-    assert_eq!(syns, vec![0, 1000, 3000, 7000, 15000, 31000, 63000], "1 + 6 retries, doubling (ms)");
-    assert!(net.app[0].reset);
-    // The last wait is 64 s capped at max_rto = 60 s.
-    assert_eq!(net.app[0].closed, Some(Time::from_secs_f64(123.0)));
-    assert_eq!(net.a().state(), State::Closed);
-    assert_eq!(net.a().poll_at(), None);
+    // RFC 6298's timer: 1 + 6 retries, doubling from 1 s, the last wait of 64 s capped at
+    // max_rto = 60 s. Linux's runs on its timer wheel: each wait is rounded up past the
+    // wheel's granularity (8 jiffies = 32 ms from 63 jiffies, 64 from 504, 512 from
+    // 4032), so 1 s becomes 1.024 s, and so on.
+    for (c, want, closed) in [
+        (rfc(Algorithm::Cubic), vec![0, 1000, 3000, 7000, 15000, 31000, 63000], 123_000),
+        (cfg(Algorithm::Cubic, true), vec![0, 1024, 3040, 7168, 15360, 31488, 65536], 126_976),
+    ] {
+        let mut net = Net::new(c.clone(), c, ms(10)).dropping(|_, side, _| side == Side::A);
+        net.start();
+        net.run(Time::from_secs_f64(1000.0));
+        let syns: Vec<u64> = net.sent_by(Side::A).map(|w| w.t.0 / 1_000_000).collect();
+        assert_eq!(syns, want, "1 + 6 retries, doubling (ms)");
+        assert!(net.app[0].reset);
+        assert_eq!(net.app[0].closed, Some(Time(closed * 1_000_000)));
+        assert_eq!(net.a().state(), State::Closed);
+        assert_eq!(net.a().poll_at(), None);
+    }
 }
 
 #[test]

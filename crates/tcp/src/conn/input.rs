@@ -1,7 +1,7 @@
 //! Incoming side of the connection: handshake, ACK processing, data and FIN, RST, and
 //! the retransmission timer.
 
-use super::{Notify, State, Tcp};
+use super::{Notify, State, Tcp, Xmit};
 use crate::cc::{CongestionControl, Sample, Window};
 use crate::recovery::{AckInfo, Mode, Recovery};
 use crate::rtt::Samples;
@@ -40,7 +40,7 @@ impl Tcp {
         self.stats.segs_sent += 1;
         self.stats.retransmits += retransmit as u64;
         self.syn_sent_at = now;
-        self.rto_at = Some(now + self.rtt.rto());
+        self.arm(now, self.rtt.rto(), Xmit::Retransmit);
     }
 
     pub(super) fn on_peer_syn(&mut self, syn: &Segment) {
@@ -92,13 +92,13 @@ impl Tcp {
         let iw = if self.syn_retransmitted { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
         self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
         self.grow_sndbuf();
-        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh, self.cfg.loss_response);
+        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh, self.cfg.loss_response, self.cfg.rack);
         if self.syn_retransmitted {
             self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         } else {
             self.rtt.sample_syn(self.syn_sent_at, now, self.sb.nxt());
         }
-        self.rto_at = None;
+        self.xmit = None;
         self.last_send = now;
         self.state = if self.fin_queued { State::FinWait1 } else { State::Established };
         n.established = true;
@@ -135,13 +135,14 @@ impl Tcp {
         }
         let sack = self.rec.uses_sack();
         let sacked_before = self.sb.sacked();
-        let sacked = if sack && !seg.sack.is_empty() { self.sb.apply_sack(&seg.sack) } else { Sacked::default() };
+        let prior_fack = self.sb.high_sacked();
+        let sacked = if sack && !seg.sack.is_empty() { self.sb.apply_sack(&seg.sack, &mut self.rack, now) } else { Sacked::default() };
         let newly_sacked = sacked.bytes;
 
         let mut acked = 0;
         let mut samples = Samples { sacked_first: sacked.first, sacked_last: sacked.last, ..Samples::default() };
         if ack > una {
-            let a = self.sb.ack(ack);
+            let a = self.sb.ack(ack, prior_fack, &mut self.rack, now);
             acked = a.bytes;
             (samples.acked_first, samples.acked_last) = (a.first, a.rtt_from);
             samples.ts_echo = self.ts_echo(now, seg);
@@ -152,10 +153,16 @@ impl Tcp {
         }
         (samples.una, samples.nxt) = (self.sb.una(), self.sb.nxt());
         if let Some(rtt) = self.rtt.on_ack(now, ack, acked > 0, &samples) {
+            self.rack.on_rtt(rtt);
             let s = Sample { rtt, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
             self.cc.on_rtt_sample(&mut self.w, now, &s);
         }
-        if sack {
+        let mut reorder_at = None;
+        if sack && self.cfg.rack {
+            if self.rack.take_advanced() {
+                reorder_at = self.detect_loss_by_rack(now);
+            }
+        } else if sack {
             let mss = self.mss as u64;
             self.sb.detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
             self.sb.mark_lost_by_sack(self.cfg.dupthresh, mss);
@@ -179,15 +186,15 @@ impl Tcp {
         if o.entered && self.cfg.loss_response == LossResponse::Ns2 {
             // ns-2's reset_rtx_timer(1, 0) at a fast retransmit.
             self.rtt.cancel_timing();
-            self.rto_at = Some(now + self.rtt.rto());
+            self.arm(now, self.rtt.rto(), Xmit::Retransmit);
         }
-        if acked > 0 {
+        if let Some(at) = reorder_at {
+            // RACK waits on a segment: the reordering timer, not the RTO (Linux clears
+            // FLAG_SET_XMIT_TIMER).
+            self.arm_reorder(now, at);
+        } else if acked > 0 {
             // RFC 6298 5.2/5.3.
-            if self.sb.outstanding() == 0 {
-                self.rto_at = None;
-            } else {
-                self.rto_at = Some(now + self.rtt.rto());
-            }
+            self.rearm_rto(now);
         }
         if o.retransmit_head {
             if let Some(idx) = self.sb.head_retransmittable() {
@@ -284,7 +291,7 @@ impl Tcp {
                     self.send_retransmission(idx, now, out);
                 }
                 self.transmit(now, out);
-                self.rto_at = Some(now + self.rtt.rto()); // 5.6
+                self.arm(now, self.rtt.rto(), Xmit::Retransmit); // 5.6
             }
         }
     }
@@ -298,7 +305,7 @@ impl Tcp {
 
     pub(super) fn enter_closed(&mut self) {
         self.state = State::Closed;
-        self.rto_at = None;
+        self.xmit = None;
         self.rcv.on_ack_sent();
     }
 }

@@ -3,13 +3,16 @@
 
 mod input;
 mod output;
+mod timers;
 
 use crate::cc::{Cc, Window};
+use crate::rack::Rack;
 use crate::recovery::{Mode, Recovery};
 use crate::recv::Receiver;
 use crate::rtt::Rto;
 use crate::send::Scoreboard;
 use crate::{Flags, Segment, TcpConfig};
+use timers::Xmit;
 use units::{Dur, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,7 +114,9 @@ pub struct Tcp {
     cc: Cc,
     rec: Recovery,
     rtt: Rto,
-    rto_at: Option<Time>,
+    /// The transmit timer: when, and for what.
+    xmit: Option<(Time, Xmit)>,
+    rack: Rack,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
     syn_rtx: u32,
@@ -148,9 +153,10 @@ impl Tcp {
             snd_wl2: 0,
             w: Window { cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64, ssthresh: cfg.initial_ssthresh, mss: mss as u64 },
             cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
-            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh, cfg.loss_response),
+            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh, cfg.loss_response, cfg.rack),
             rtt: Rto::new(cfg.rto_estimator, cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
-            rto_at: None,
+            xmit: None,
+            rack: Rack::default(),
             rto_count: 0,
             syn_rtx: 0,
             syn_retransmitted: false,
@@ -304,9 +310,9 @@ impl Tcp {
                 if syn && !ack {
                     // The peer retransmitted its SYN: our SYN-ACK was lost.
                     self.syn_retransmitted = true;
-                    let at = self.rto_at;
+                    let at = self.xmit;
                     self.send_syn(now, out, true);
-                    self.rto_at = at;
+                    self.xmit = at;
                     return n;
                 }
                 if !ack || seg.ack != 1 {
@@ -354,19 +360,18 @@ impl Tcp {
             self.rcv.force_ack();
             self.flush_ack(now, out);
         }
-        if self.rto_at.is_some_and(|t| t <= now) {
-            self.rto_at = None;
-            self.on_rto(now, out, &mut n);
+        if let Some((_, kind)) = self.xmit.filter(|&(t, _)| t <= now) {
+            self.on_xmit_timer(now, kind, out, &mut n);
         }
         n
     }
 
-    /// Earliest deadline: retransmission or delayed ACK.
+    /// Earliest deadline: the transmit timer or the delayed ACK.
     pub fn poll_at(&self) -> Option<Time> {
         if self.state == State::Closed {
             return None;
         }
-        match (self.rto_at, self.rcv.delack_deadline()) {
+        match (self.xmit.map(|x| x.0), self.rcv.delack_deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

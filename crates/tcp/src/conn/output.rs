@@ -1,6 +1,6 @@
 //! Outgoing side of the connection: what to send, in which order, and building segments.
 
-use super::{State, Tcp};
+use super::{State, Tcp, Xmit};
 use crate::cc::CongestionControl;
 use crate::{Flags, Segment};
 use units::Time;
@@ -100,6 +100,11 @@ impl Tcp {
     pub(super) fn send_retransmission(&mut self, idx: usize, now: Time, out: &mut Vec<Segment>) {
         let (start, end, fin) = self.sb.seg(idx);
         self.sb.mark_retransmitted(idx, now);
+        if self.cfg.rack && start == self.sb.una() && self.xmit.is_none_or(|(_, k)| k != Xmit::Reorder) {
+            // Linux (`tcp_xmit_retransmit_queue`) restarts the RTO when it resends the
+            // oldest segment, unless RACK's reordering timer is running.
+            self.arm(now, self.rtt.rto(), Xmit::Retransmit);
+        }
         self.rec.on_sent(end - start);
         let len = end - start - fin as u64;
         self.stats.retransmits += 1;
@@ -121,9 +126,7 @@ impl Tcp {
         self.stats.data_segs_sent += (len > 0) as u64;
         self.stats.bytes_sent += len;
         self.last_send = now;
-        if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rtt.rto()); // RFC 6298 5.1
-        }
+        self.arm_rto_if_idle(now); // RFC 6298 5.1
     }
 
     /// Send a pure ACK if the receiver wants one now.

@@ -107,6 +107,15 @@ impl Rto {
         }
     }
 
+    /// When a timer armed at `now` for `delay` runs: on Linux's timer wheel with Linux's
+    /// estimator, exactly then with the others.
+    pub fn timer_at(&self, now: Time, delay: Dur) -> Time {
+        match self {
+            Rto::Linux(_) => crate::jiffies::timer_at(now, delay),
+            Rto::Rfc6298(_) | Rto::Ticks(_) => now + delay,
+        }
+    }
+
     pub fn rto(&self) -> Dur {
         match self {
             Rto::Linux(e) => e.rto(),

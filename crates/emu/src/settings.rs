@@ -58,6 +58,8 @@ pub fn translate(tcp: &TcpConfig) -> (Linux, Vec<(&'static str, &'static str)>) 
     sysctl("tcp_retries2", tcp.max_retries.to_string());
     sysctl("tcp_syn_retries", tcp.syn_retries.to_string());
     sysctl("tcp_slow_start_after_idle", flag(tcp.slow_start_after_idle));
+    // 3: the tail loss probe (RFC 8985 §7), Linux's default; 0: none.
+    sysctl("tcp_early_retrans", if tcp.tlp { "3" } else { "0" }.to_string());
     if tcp.snd_buf_auto {
         sysctl("tcp_wmem", format!("4096 {} {}", tcp.snd_buf_initial, tcp.snd_buf));
     }
@@ -132,6 +134,13 @@ mod tests {
         assert_eq!((l.mss, l.sndbuf, l.rcvbuf), (None, None, None));
         assert!(l.route.is_empty());
         assert!(l.sysctls.contains(&("net.ipv4.tcp_sack".into(), "1".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_early_retrans".into(), "3".into())));
+    }
+
+    #[test]
+    fn no_tail_loss_probe_is_a_sysctl_of_the_namespace() {
+        let l = linux(&TcpConfig { tlp: false, ..TcpConfig::default() }).unwrap();
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_early_retrans".into(), "0".into())), "{:?}", l.sysctls);
     }
 
     #[test]

@@ -52,6 +52,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         limited_transmit: (c.limited_transmit != linux.limited_transmit).then_some(c.limited_transmit),
         idle_restart: (c.slow_start_after_idle != linux.slow_start_after_idle).then_some(c.slow_start_after_idle),
         rack: (c.rack != linux.rack).then_some(c.rack),
+        tlp: (c.tlp != linux.tlp).then_some(c.tlp),
         rto_estimator: (c.rto_estimator != linux.rto_estimator).then_some(match c.rto_estimator {
             RtoEstimator::Linux => RtoEstimatorSpec::Linux,
             RtoEstimator::Rfc6298 => RtoEstimatorSpec::Rfc6298,

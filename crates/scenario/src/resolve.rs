@@ -386,6 +386,9 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(r) = spec.rack {
         c.rack = r;
     }
+    if let Some(t) = spec.tlp {
+        c.tlp = t;
+    }
     if let Some(e) = spec.rto_estimator {
         c.rto_estimator = match e {
             RtoEstimatorSpec::Linux => RtoEstimator::Linux,

@@ -186,6 +186,9 @@ pub struct TcpSpec {
     /// RACK loss detection (RFC 8985) with SACK; false: RFC 6675's IsLost. Default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack: Option<bool>,
+    /// Tail loss probe (RFC 8985 §7) with SACK. Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlp: Option<bool>,
     /// "linux" or "rfc6298": how the retransmission timeout follows the RTT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_estimator: Option<RtoEstimatorSpec>,
@@ -220,6 +223,7 @@ impl TcpSpec {
             limited_transmit: self.limited_transmit.or(base.limited_transmit),
             idle_restart: self.idle_restart.or(base.idle_restart),
             rack: self.rack.or(base.rack),
+            tlp: self.tlp.or(base.tlp),
             rto_estimator: self.rto_estimator.or(base.rto_estimator),
             rto_tick: self.rto_tick.or(base.rto_tick),
             loss_response: self.loss_response.or(base.loss_response),

@@ -273,18 +273,18 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
     let (s, r) =
         ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n")).unwrap().resolved(None, None).unwrap();
     let linux = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    for absent in ["limited_transmit", "idle_restart", "rack", "rto_estimator", "rto_tick", "loss_response"] {
+    for absent in ["limited_transmit", "idle_restart", "rack", "tlp", "rto_estimator", "rto_tick", "loss_response"] {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }
 }
 
 #[test]
-fn the_rfc_6298_estimator_and_rfc_6675_loss_detection_are_chosen_by_name_and_written_back() {
-    let text = format!("{BASE}[tcp]\nrto_estimator = \"rfc6298\"\nrack = false\n[[background]]\nmodel = \"greedy\"\n");
+fn rfc_6298_rfc_6675_and_no_probe_are_chosen_by_name_and_written_back() {
+    let text = format!("{BASE}[tcp]\nrto_estimator = \"rfc6298\"\nrack = false\ntlp = false\n[[background]]\nmodel = \"greedy\"\n");
     let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
     let (s, r) = f.resolved(None, None).unwrap();
     let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    assert!(filled.contains("rto_estimator = \"rfc6298\"") && filled.contains("rack = false"), "{filled}");
+    assert!(filled.contains("rto_estimator = \"rfc6298\"") && filled.contains("rack = false") && filled.contains("tlp = false"), "{filled}");
     let (_, r2) = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap();
     assert_eq!(r, r2);
     let text = format!("{BASE}[tcp]\nrto_estimator = \"bsd\"\n[[background]]\nmodel = \"greedy\"\n");

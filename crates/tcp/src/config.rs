@@ -120,6 +120,11 @@ pub struct TcpConfig {
     /// lost once one sent after it was delivered and its reordering window passed.
     /// Off: RFC 6675's IsLost (dupthresh segments SACKed above it).
     pub rack: bool,
+    /// Tail loss probe (RFC 8985 §7, Linux's `tcp_early_retrans` = 3) with SACK: with
+    /// nothing SACKed or retransmitted, about two RTTs after the last ACK send one new
+    /// segment (or the last one again) so that a lost tail is found by RACK instead of
+    /// the RTO.
+    pub tlp: bool,
     /// The RTO estimator, unless `rto_tick` is set.
     pub rto_estimator: RtoEstimator,
     /// `Some(tick)`: ns-2's coarse-clock estimator (`tcpTick_`) instead of
@@ -159,6 +164,7 @@ impl Default for TcpConfig {
             slow_start_after_idle: true,
             hystart: true,
             rack: true,
+            tlp: true,
             rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,

@@ -284,6 +284,14 @@ impl Recovery {
         o.entered
     }
 
+    /// A tail loss probe repaired a loss (Linux `tcp_process_tlp_ack`): one reduction,
+    /// at once (Linux's CWR state entered and left on one ACK): ssthresh as for a
+    /// loss, cwnd = ssthresh.
+    pub fn on_probe_repaired(&mut self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc) {
+        cc.on_loss(w, now, sb.outstanding());
+        cc.on_recovery_exit(w, now);
+    }
+
     /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt.
     fn prr(&mut self, delivered: u64, sb: &Scoreboard, w: &mut Window) {
         self.prr_delivered += delivered;

@@ -173,6 +173,28 @@ impl Scoreboard {
     pub fn sacked_segs(&self) -> u64 {
         self.sacked_segs
     }
+    /// Linux's Disorder state: something SACKed or a retransmission in flight, or the
+    /// oldest segment was retransmitted (`tcp_left_out`, `tcp_any_retrans_done`).
+    pub fn disorder(&self) -> bool {
+        self.sacked > 0 || self.lost > 0 || self.retrans > 0 || self.q.front().is_some_and(|s| s.has(RETRANS_EVER))
+    }
+
+    /// The highest segment sent, for a tail loss probe to send again.
+    pub fn last_idx(&self) -> Option<usize> {
+        self.q.len().checked_sub(1)
+    }
+
+    /// Segment `idx` was sent again at `now` as a loss probe: like a retransmission for
+    /// RTT samples and RACK, but not counted as in flight twice (Linux sends it with
+    /// `__tcp_retransmit_skb`, outside `retrans_out`).
+    pub fn mark_probed(&mut self, idx: usize, now: Time) {
+        let order = self.next_order();
+        let s = &mut self.q[idx];
+        s.flags |= RETRANS_EVER;
+        s.sent = now;
+        s.order = order;
+    }
+
     /// When the oldest outstanding segment was last sent.
     pub fn head_sent(&self) -> Option<Time> {
         self.q.front().map(|s| s.sent)

@@ -13,9 +13,10 @@ fn ms(x: u64) -> Dur {
 }
 
 /// A's transfer of `segs` segments over a 20 ms RTT path through a 10 Mbit/s
-/// bottleneck (a segment every 0.8 ms), dropping what `drop` says.
+/// bottleneck (a segment every 0.8 ms), dropping what `drop` says; without RACK, RFC
+/// 6675 alone (no tail loss probe either).
 fn run(rack: bool, segs: u64, drop: impl FnMut(Time, Side, &tcp::Segment) -> bool + 'static) -> Net {
-    let c = tcp::TcpConfig { rack, ..cfg(Algorithm::Cubic, true) };
+    let c = tcp::TcpConfig { rack, tlp: rack, ..cfg(Algorithm::Cubic, true) };
     let mut net = Net::new(c.clone(), c, ms(10)).bottleneck(units::Rate::bps(10_000_000), 1000).transfer(segs * MSS, 0).dropping(drop);
     net.start();
     net.run(Time::from_secs_f64(30.0));

@@ -27,7 +27,8 @@ fn rto_backs_off_doubling_to_max_then_aborts() {
 }
 
 fn backs_off(rto_estimator: RtoEstimator, want: [u64; 6]) {
-    let c = TcpConfig { max_rto: Dur::from_secs(2), max_retries: 6, rto_estimator, ..cfg(Algorithm::NewReno, true) };
+    // No tail loss probe: the timer alone (tlp.rs has the probe before it).
+    let c = TcpConfig { max_rto: Dur::from_secs(2), max_retries: 6, rto_estimator, tlp: false, ..cfg(Algorithm::NewReno, true) };
     let mut net = outage(c, 0.1, 1e9);
     net.run(Time::from_secs_f64(100.0));
     // The timer was last restarted by the last ACK of data sent before the outage.

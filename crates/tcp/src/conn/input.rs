@@ -157,6 +157,8 @@ impl Tcp {
             let s = Sample { rtt, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
             self.cc.on_rtt_sample(&mut self.w, now, &s);
         }
+        let not_dup = acked > 0 || seg.len > 0 || seg.wnd != prev_wnd;
+        self.process_probe_ack(now, ack, acked > 0, newly_sacked > 0, not_dup);
         let mut reorder_at = None;
         if sack && self.cfg.rack {
             if self.rack.take_advanced() {
@@ -188,13 +190,17 @@ impl Tcp {
             self.rtt.cancel_timing();
             self.arm(now, self.rtt.rto(), Xmit::Retransmit);
         }
+        if o.entered {
+            self.tlp_high = None;
+        }
         if let Some(at) = reorder_at {
             // RACK waits on a segment: the reordering timer, not the RTO (Linux clears
             // FLAG_SET_XMIT_TIMER).
             self.arm_reorder(now, at);
-        } else if acked > 0 {
-            // RFC 6298 5.2/5.3.
-            self.rearm_rto(now);
+        } else if acked > 0 || samples.sacked_first.is_some_and(|t| self.sb.head_sent().is_some_and(|h| t < h)) {
+            // RFC 6298 5.2/5.3; Linux also for a SACK of data sent before the oldest
+            // segment was last sent, and sets the probe instead where it may.
+            self.set_xmit_timer(now);
         }
         if o.retransmit_head {
             if let Some(idx) = self.sb.head_retransmittable() {
@@ -283,6 +289,7 @@ impl Tcp {
                 }
                 let repeated = self.rto_count > 0;
                 self.rto_count += 1;
+                self.tlp_high = None;
                 self.rec.on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
                 self.rtt.cancel_timing();
                 self.rtt.back_off(); // RFC 6298 5.5

@@ -66,6 +66,8 @@ pub struct TcpStats {
     pub fast_recoveries: u64,
     /// Retransmission timer expirations (handshake included).
     pub rtos: u64,
+    /// Tail loss probes sent (counted in `retransmits` too when they resend data).
+    pub loss_probes: u64,
     pub dup_acks_rcvd: u64,
     pub segs_rcvd: u64,
     /// Payload bytes of ours acknowledged.
@@ -117,6 +119,10 @@ pub struct Tcp {
     /// The transmit timer: when, and for what.
     xmit: Option<(Time, Xmit)>,
     rack: Rack,
+    /// A tail loss probe is outstanding until snd_una reaches this (`tlp_high_seq`), and
+    /// it was a retransmission (`tlp_retrans`).
+    tlp_high: Option<u64>,
+    tlp_retrans: bool,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
     syn_rtx: u32,
@@ -157,6 +163,8 @@ impl Tcp {
             rtt: Rto::new(cfg.rto_estimator, cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             xmit: None,
             rack: Rack::default(),
+            tlp_high: None,
+            tlp_retrans: false,
             rto_count: 0,
             syn_rtx: 0,
             syn_retransmitted: false,

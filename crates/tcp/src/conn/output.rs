@@ -19,6 +19,7 @@ impl Tcp {
             self.cc.on_idle_restart(&mut self.w, iw);
         }
         let mut sent = false;
+        let mut sent_new = false;
         let mut cwnd_limited = false;
         loop {
             let room = self.rec.send_window(&self.w, self.cfg.limited_transmit).saturating_sub(self.sb.pipe());
@@ -47,7 +48,7 @@ impl Tcp {
                     }
                     let fin = fin_due && self.sb.nxt() + len == self.write_end;
                     self.send_new(now, len, fin, out);
-                    sent = true;
+                    (sent, sent_new) = (true, true);
                     continue;
                 }
             } else if fin_due {
@@ -56,7 +57,7 @@ impl Tcp {
                     break;
                 }
                 self.send_new(now, 0, true, out);
-                sent = true;
+                (sent, sent_new) = (true, true);
                 continue;
             }
             // 3. RFC 6675 NextSeg rule 3: unSACKed data below the highest SACK.
@@ -71,9 +72,29 @@ impl Tcp {
             }
             break;
         }
+        if sent_new && !self.schedule_probe(now, false) && matches!(self.xmit, Some((_, Xmit::Probe))) {
+            // New data replaces a probe that may no longer run (Linux
+            // `tcp_event_new_data_sent`).
+            self.rearm_rto(now);
+        }
         if sent || cwnd_limited {
             self.validate_cwnd(cwnd_limited);
         }
+    }
+
+    /// A tail loss probe of new data: one segment, whatever cwnd says, if the peer's
+    /// window has room for it (Linux `tcp_write_xmit` with `push_one` = 2). Returns
+    /// whether it went out.
+    pub(super) fn send_probe_new(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+        let avail = self.write_end - self.sb.nxt().min(self.write_end);
+        let len = avail.min(self.mss as u64);
+        let rwnd_room = (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt());
+        if len == 0 || len > rwnd_room {
+            return false;
+        }
+        let fin = self.fin_queued && !self.fin_sent && self.sb.nxt() + len == self.write_end;
+        self.send_new(now, len, fin, out);
+        true
     }
 
     /// Linux tcp_cwnd_validate, in bytes.

@@ -11,9 +11,10 @@
 //! delivered, up to ssthresh, the rest going to congestion avoidance. With
 //! `byte_counting` off it grows by one segment per ACK instead, as ns-3's does.
 //!
-//! HyStart (`tcp_cubic.c` since 5.8, module defaults) watches each round of slow start
-//! (from an ACK until snd_una passes the snd_nxt of that moment) once cwnd >= 16
-//! segments, and sets ssthresh = cwnd when either
+//! HyStart (`tcp_cubic.c` since 5.8 with 6.14's round fix, module defaults) watches each
+//! round of slow start (from an ACK until snd_una passes the snd_nxt of that moment,
+//! counted from the first ACK) once cwnd >= 16 segments, and sets ssthresh = cwnd when
+//! either
 //! - ACK train: ACKs arriving at most 2 ms apart have kept coming for longer than
 //!   (delay_min + ack_delay) / 2 since the round began (the window fills the pipe), or
 //! - delay: the least of the round's first 8 RTT samples (and of any later ones) exceeds
@@ -164,12 +165,18 @@ impl Cubic {
         }
     }
 
-    /// Linux `hystart_update`: one RTT sample in slow start with cwnd >= 16 segments.
+    /// Linux `hystart_update`: one RTT sample in slow start. Rounds are counted from the
+    /// first ACK, so that each begins with the first ACK of a flight; the tests run from
+    /// cwnd >= 16 segments (Linux 6.14 and later: earlier kernels began counting rounds
+    /// only there, mid-flight).
     fn hystart_update(&mut self, w: &mut Window, now: Time, s: &Sample, delay: Dur) {
         let delay_min = self.delay_min.unwrap_or(delay);
         let h = &mut self.hystart;
         if s.una > h.end_seq {
             h.reset(now, s.nxt);
+        }
+        if w.cwnd < HYSTART_LOW_WINDOW * w.mss {
+            return;
         }
         // ACK train: a closely spaced train of ACKs lasting half the minimum RTT means
         // the window already spans the path's capacity.
@@ -296,7 +303,7 @@ impl CongestionControl for Cubic {
         if self.delay_min.is_none_or(|d| d > delay) {
             self.delay_min = Some(delay);
         }
-        if self.hystart_on && !self.hystart.found && w.in_slow_start() && w.cwnd >= HYSTART_LOW_WINDOW * w.mss {
+        if self.hystart_on && !self.hystart.found && w.in_slow_start() {
             self.hystart_update(w, now, s, delay);
         }
     }

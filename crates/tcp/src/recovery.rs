@@ -63,6 +63,8 @@ pub(crate) struct AckInfo {
     pub dup: bool,
     /// RFC 6937 DeliveredData: acked + change in SACKed bytes.
     pub delivered: u64,
+    /// Loss detection marked a segment lost on this ACK.
+    pub newly_lost: bool,
     /// Window growth is allowed only while cwnd-limited (see `conn.rs`).
     pub cwnd_limited: bool,
 }
@@ -129,10 +131,11 @@ impl Recovery {
     pub fn uses_sack(&self) -> bool {
         self.mode == Mode::Sack
     }
-    /// In SACK recovery, NextSeg rule 3 may retransmit unSACKed data below the highest SACK.
+    /// In SACK recovery, NextSeg rule 3 may retransmit unSACKed data below the highest
+    /// SACK; not with RACK, as Linux retransmits only what is marked lost.
     #[inline]
     pub fn rule3_allowed(&self) -> bool {
-        self.mode == Mode::Sack && self.phase == Phase::Recovery
+        self.mode == Mode::Sack && self.phase == Phase::Recovery && !self.rack
     }
 
     /// cwnd for the send loop: RFC 3042 Limited Transmit lets the first two duplicate
@@ -221,9 +224,10 @@ impl Recovery {
                 sb.reset_rxt_cursor();
                 self.prr_delivered = 0;
                 self.prr_out = 0;
-                self.recover_fs = sb.outstanding();
+                // Linux takes cwnd at entry (`prior_cwnd`), RFC 6937 FlightSize.
+                self.recover_fs = if self.rack { w.cwnd } else { sb.outstanding() };
                 self.phase = Phase::Recovery;
-                self.prr(a.delivered, sb, w);
+                self.prr(a, sb, w);
             }
         }
     }
@@ -253,7 +257,7 @@ impl Recovery {
                 if sb.una() >= self.recover {
                     self.exit(now, a, w, cc);
                 } else {
-                    self.prr(a.delivered, sb, w);
+                    self.prr(a, sb, w);
                 }
             }
             Mode::Tahoe => unreachable!("Tahoe recovers in the Loss phase"),
@@ -292,8 +296,15 @@ impl Recovery {
         cc.on_recovery_exit(w, now);
     }
 
-    /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt.
-    fn prr(&mut self, delivered: u64, sb: &Scoreboard, w: &mut Window) {
+    /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt. With RACK
+    /// as Linux's `tcp_cwnd_reduction`: an ACK that delivers nothing leaves cwnd, and the
+    /// reduction bound's extra segment comes only with an ACK that advanced snd_una and
+    /// found no new loss (PRR-CRB's conservative spirit).
+    fn prr(&mut self, a: &AckInfo, sb: &Scoreboard, w: &mut Window) {
+        let delivered = a.delivered;
+        if self.rack && delivered == 0 {
+            return;
+        }
         self.prr_delivered += delivered;
         let pipe = sb.pipe();
         let ss = w.ssthresh;
@@ -301,7 +312,8 @@ impl Recovery {
             let target = (self.prr_delivered as u128 * ss as u128).div_ceil(self.recover_fs.max(1) as u128);
             (target as u64).saturating_sub(self.prr_out)
         } else {
-            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + w.mss;
+            let extra = if !self.rack || (a.acked > 0 && !a.newly_lost) { w.mss } else { 0 };
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + extra;
             (ss - pipe).min(limit)
         };
         // The fast retransmit itself always goes out (as in Linux).
@@ -363,12 +375,16 @@ mod tests {
     }
 
     fn fixture_with(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse) -> Fixture {
+        fixture_full(mode, nsegs, cwnd, response, false)
+    }
+
+    fn fixture_full(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse, rack: bool) -> Fixture {
         let mut sb = Scoreboard::new(1);
         for i in 0..nsegs {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
         Fixture {
-            r: Recovery::new(mode, 3, response, false),
+            r: Recovery::new(mode, 3, response, rack),
             sb,
             w: Window { cwnd, ssthresh: u64::MAX, mss: M },
             cc: Cc::new(Algorithm::Reno, true, true),
@@ -542,5 +558,43 @@ mod tests {
         g.r.on_rto(Time::ZERO, false, &mut g.sb, &mut g.w, &mut g.cc);
         g.r.on_rto(Time::ZERO, true, &mut g.sb, &mut g.w, &mut g.cc);
         assert_eq!(g.w.ssthresh, 5 * M, "FlightSize 10 / 2, held");
+    }
+    #[test]
+    fn linux_prr_takes_cwnd_at_entry_and_adds_a_segment_only_on_clean_progress() {
+        // 20 segments out under a cwnd of 30 (the sender ran out of data): segment 0
+        // lost, 1-3 SACKed. ssthresh = FlightSize / 2 = 10 segments. Proportional part
+        // (pipe 16 > 10): RFC 6937 may send 3 × 10 / 20 = 1.5 segments' bytes of the 3
+        // delivered, Linux 3 × 10 / 30 = 1 (RecoverFS = cwnd at entry).
+        for (rack, sndcnt) in [(false, 1500), (true, 1000)] {
+            let mut f = fixture_full(Mode::Sack, 20, 30 * M, LossResponse::Linux, rack);
+            let newly = f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + 4 * M)]), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
+            f.sb.mark_lost_by_sack(3, M);
+            let a = AckInfo { dup: true, delivered: newly, newly_lost: true, ..Default::default() };
+            f.r.dupacks = 2;
+            assert!(f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc).entered);
+            assert_eq!(f.w.ssthresh, 10 * M);
+            assert_eq!(f.w.cwnd - f.sb.pipe(), sndcnt, "rack {rack}");
+        }
+        // Below ssthresh (the reduction bound): pipe 4 after 12 more SACKed and 3 lost.
+        // The bound is max(prr_delivered - prr_out, delivered) + 1 segment: Linux adds the
+        // segment only for an ACK that advanced snd_una and marked nothing lost.
+        for (rack, acked, newly_lost, sndcnt) in [(false, 0, true, 2), (true, 0, false, 1), (true, M, true, 1), (true, M, false, 2)] {
+            let mut f = fixture_full(Mode::Sack, 20, 20 * M, LossResponse::Linux, rack);
+            f.r.phase = Phase::Recovery;
+            f.r.prr_delivered = 10 * M;
+            f.r.prr_out = 10 * M;
+            f.w.ssthresh = 10 * M;
+            f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + 4 * M, 1 + 20 * M)]), &mut crate::rack::Rack::default(), Time::ZERO);
+            f.sb.mark_lost_by_sack(3, M);
+            assert_eq!(f.sb.pipe(), 0);
+            let a = AckInfo { delivered: M, acked, newly_lost, ..Default::default() };
+            f.r.prr(&a, &f.sb, &mut f.w);
+            assert_eq!(f.w.cwnd, sndcnt * M, "rack {rack} acked {acked} newly_lost {newly_lost}");
+        }
+        // An ACK that delivers nothing leaves Linux's cwnd alone.
+        let mut f = fixture_full(Mode::Sack, 20, 20 * M, LossResponse::Linux, true);
+        f.r.phase = Phase::Recovery;
+        f.r.prr(&AckInfo::default(), &f.sb, &mut f.w);
+        assert_eq!(f.w.cwnd, 20 * M);
     }
 }

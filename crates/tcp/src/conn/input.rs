@@ -160,6 +160,7 @@ impl Tcp {
         let not_dup = acked > 0 || seg.len > 0 || seg.wnd != prev_wnd;
         self.process_probe_ack(now, ack, acked > 0, newly_sacked > 0, not_dup);
         let mut reorder_at = None;
+        let lost_before = self.sb.lost();
         if sack && self.cfg.rack {
             if self.rack.take_advanced() {
                 reorder_at = self.detect_loss_by_rack(now);
@@ -181,6 +182,7 @@ impl Tcp {
             acked,
             dup,
             delivered: (acked + self.sb.sacked()).saturating_sub(sacked_before),
+            newly_lost: self.sb.lost() > lost_before,
             cwnd_limited: self.usage.allows_growth(&self.w),
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);

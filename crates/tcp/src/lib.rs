@@ -16,9 +16,10 @@
 //! Results are compared with the Mathis formula, ns-3 and Linux, so each mechanism
 //! follows its RFC, cited next to the code:
 //!
-//! * handshake with MSS and SACK-permitted negotiation (RFC 9293, RFC 2018); a
-//!   retransmitted SYN or SYN-ACK gives an initial window of one segment (RFC 5681) and a
-//!   3 s RTO until the first sample (RFC 6298 5.7);
+//! * handshake with MSS and SACK-permitted negotiation (RFC 9293, RFC 2018); more than
+//!   one retransmitted SYN or SYN-ACK gives an initial window of one segment (Linux; RFC
+//!   5681 says after one), and without a timestamp echo to time it a 3 s RTO until the
+//!   first sample (RFC 6298 5.7);
 //! * receiver with out-of-order reassembly, RFC 2018 SACK block order and RFC 1122/5681
 //!   delayed ACKs (immediate ACKs for out-of-order data, hole fills, FIN and duplicates);
 //! * RFC 6298 retransmission timer with Karn's rule, exponential backoff and abort after

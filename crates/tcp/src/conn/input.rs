@@ -74,7 +74,7 @@ impl Tcp {
             if seg.ack != 1 {
                 return;
             }
-            self.establish(now, n);
+            self.establish(now, seg, n);
             // Third ACK of the handshake; data written meanwhile rides on it.
             self.rcv.force_ack();
             self.transmit(now, out);
@@ -86,17 +86,23 @@ impl Tcp {
         }
     }
 
-    pub(super) fn establish(&mut self, now: Time, n: &mut Notify) {
+    /// The handshake completed with `seg` (the SYN-ACK, or the ACK of ours).
+    pub(super) fn establish(&mut self, now: Time, seg: &Segment, n: &mut Notify) {
         let mss = self.mss as u64;
-        // RFC 5681 §3.1 / RFC 6928: a lost SYN or SYN-ACK means an initial window of 1.
-        let iw = if self.syn_retransmitted { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
+        // RFC 5681 §3.1 asks for an initial window of 1 after a lost SYN or SYN-ACK;
+        // Linux (`tcp_init_transfer`), with RFC 6298's 1 s initial RTO, only after more
+        // than one retransmission.
+        let iw = if self.syn_resent > 1 { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
         self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
         self.grow_sndbuf();
         self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh, self.cfg.loss_response, self.cfg.rack);
-        if self.syn_retransmitted {
-            self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
-        } else {
+        if self.syn_resent == 0 {
             self.rtt.sample_syn(self.syn_sent_at, now, self.sb.nxt());
+        } else if let Some(echo) = self.ts_echo(now, seg).filter(|_| self.rtt.samples_echoes()) {
+            // Linux measures the handshake from the timestamp the peer echoed.
+            self.rtt.sample_syn(now - echo, now, self.sb.nxt());
+        } else {
+            self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         }
         self.xmit = None;
         self.last_send = now;
@@ -217,7 +223,7 @@ impl Tcp {
 
     /// Now minus the TSval the peer echoed (Linux's fallback RTT sample, in ms), if
     /// timestamps are on and it echoed one.
-    fn ts_echo(&self, now: Time, seg: &Segment) -> Option<Dur> {
+    pub(super) fn ts_echo(&self, now: Time, seg: &Segment) -> Option<Dur> {
         let (_, tsecr) = seg.ts.filter(|&(_, e)| self.ts_ok && e != 0)?;
         let ms = Self::tsval(now).wrapping_sub(tsecr).max(1);
         (ms < 1 << 31).then(|| Dur::from_millis(ms as u64))
@@ -276,7 +282,7 @@ impl Tcp {
                     return;
                 }
                 self.syn_rtx += 1;
-                self.syn_retransmitted = true;
+                self.syn_resent += 1;
                 self.rtt.back_off();
                 self.send_syn(now, out, true);
             }

@@ -125,8 +125,10 @@ pub struct Tcp {
     tlp_retrans: bool,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
+    /// SYN (or SYN-ACK) timeouts, towards `syn_retries`.
     syn_rtx: u32,
-    syn_retransmitted: bool,
+    /// SYN or SYN-ACK retransmissions of any cause (Linux's `total_retrans` then).
+    syn_resent: u32,
     syn_sent_at: Time,
     last_send: Time,
     usage: CwndUsage,
@@ -167,7 +169,7 @@ impl Tcp {
             tlp_retrans: false,
             rto_count: 0,
             syn_rtx: 0,
-            syn_retransmitted: false,
+            syn_resent: 0,
             syn_sent_at: Time::ZERO,
             last_send: Time::ZERO,
             usage: CwndUsage::default(),
@@ -316,17 +318,17 @@ impl Tcp {
             }
             State::SynReceived => {
                 if syn && !ack {
-                    // The peer retransmitted its SYN: our SYN-ACK was lost.
-                    self.syn_retransmitted = true;
-                    let at = self.xmit;
+                    // The peer retransmitted its SYN: our SYN-ACK was lost. Send it again
+                    // and restart the timer (Linux `tcp_check_req`), so that the timer
+                    // does not resend it once more right after.
+                    self.syn_resent += 1;
                     self.send_syn(now, out, true);
-                    self.xmit = at;
                     return n;
                 }
                 if !ack || seg.ack != 1 {
                     return n;
                 }
-                self.establish(now, &mut n);
+                self.establish(now, seg, &mut n);
                 if syn {
                     // Simultaneous open: the peer's SYN-ACK is a duplicate SYN; ACK it.
                     self.rcv.force_ack();

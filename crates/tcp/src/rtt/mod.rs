@@ -97,6 +97,12 @@ impl Rto {
         }
     }
 
+    /// Whether the estimator takes a timestamp echo as a sample (Linux's does, where
+    /// Karn's rule allows none).
+    pub fn samples_echoes(&self) -> bool {
+        matches!(self, Rto::Linux(_))
+    }
+
     /// RFC 6298 §5.7 (Linux's `TCP_TIMEOUT_FALLBACK`): after a timed-out SYN, 3 s until
     /// a sample (ns-2 already starts from its 3 s `rtxcur_init_`).
     pub fn syn_timed_out(&mut self) {

@@ -3,7 +3,9 @@
 //!
 //! The application consumes in-order data instantly, so the buffer only ever holds
 //! out-of-order bytes. The advertised window is `rcv_buf - ooo_bytes`, or, with
-//! autotuning, what Linux's window growth allows ([`RcvSpace`]).
+//! autotuning, what Linux's window growth allows ([`RcvSpace`]); either way its
+//! right edge never moves back, and data up to it is kept (Linux's
+//! `tcp_select_window` with `tcp_shrink_window` off, its default).
 
 use crate::rcv_space::RcvSpace;
 use crate::SackBlocks;
@@ -141,7 +143,7 @@ impl Receiver {
     pub fn window(&self) -> u64 {
         let room = self.rcv_buf.saturating_sub(self.ooo_bytes);
         match &self.space {
-            None => room,
+            None => room.max(self.right_edge.saturating_sub(self.rcv_nxt)),
             Some(sp) => sp.window(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt)).min(room),
         }
     }
@@ -374,7 +376,8 @@ mod tests {
             assert_eq!(blocks(&r), vec![(501, 1 + (i + 1) * 500)]);
             r.on_ack_sent();
         }
-        assert_eq!(r.window(), (1 << 20) - 1500);
+        // Out-of-order bytes fill the buffer but the offered edge stays.
+        assert_eq!(r.window(), 1 << 20);
         let rx = r.on_segment(Time::ZERO, 1, 500, false);
         assert_eq!(rx.delivered, 2000);
         assert_eq!(r.rcv_nxt(), 2001);
@@ -476,13 +479,40 @@ mod tests {
     }
 
     #[test]
+    fn out_of_order_data_within_the_offered_window_is_kept() {
+        // A fixed 2,000-byte buffer offers 2,000 bytes. The first segment is
+        // lost; the next three fill the buffer out of order, and the fourth,
+        // still within the window offered before any of them, is kept too:
+        // Linux never moves the right edge back, so the sender, which sent
+        // up to it, loses nothing at the receiver.
+        let mut r = Receiver::new(2000, Dur::from_millis(40));
+        r.start(0, 500, 2, true, false);
+        r.on_ack_sent();
+        assert_eq!(r.window(), 2000);
+        for i in 1..4u64 {
+            r.on_segment(Time::ZERO, 1 + i * 500, 500, false);
+            r.on_ack_sent();
+            // The window the next ACK offers: to the same right edge.
+            assert_eq!(r.rcv_nxt() + r.window(), 2001);
+        }
+        assert_eq!(r.ooo_ranges(), vec![(501, 2001)]);
+        // Beyond the edge: trimmed.
+        r.on_segment(Time::ZERO, 2001, 500, false);
+        assert_eq!(r.ooo_ranges(), vec![(501, 2001)]);
+        let d = r.on_segment(Time::ZERO, 1, 500, false);
+        assert_eq!(d.delivered, 2000);
+        r.on_ack_sent();
+        assert_eq!(r.rcv_nxt() + r.window(), 4001);
+    }
+
+    #[test]
     fn overlapping_segments_merge() {
         let mut r = rx();
         r.on_segment(Time::ZERO, 1001, 500, false);
         r.on_segment(Time::ZERO, 2001, 500, false);
         r.on_segment(Time::ZERO, 1201, 1000, false); // bridges both
         assert_eq!(r.ooo_ranges(), vec![(1001, 2501)]);
-        assert_eq!(r.window(), (1 << 20) - 1500);
+        assert_eq!(r.window(), 1 << 20);
         let d = r.on_segment(Time::ZERO, 1, 1100, false); // overlaps the range start
         assert_eq!(d.delivered, 2500);
         assert!(r.ooo_ranges().is_empty());

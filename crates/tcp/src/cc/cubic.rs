@@ -353,9 +353,19 @@ impl CongestionControl for Cubic {
         w.cwnd = w.ssthresh;
     }
 
-    fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
-        w.cwnd = w.cwnd.min(iw);
-        self.curve.epoch_start = None;
+    /// Linux's CUBIC ignores `CA_EVENT_CWND_RESTART`: its curve carries on, shifted
+    /// by the idle time when data leaves again ([`Self::on_tx_start`]).
+    fn on_idle_restart(&mut self, _w: &mut Window) {}
+
+    /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: an application-limited
+    /// pause does not count as time on the curve, so the window does not leap
+    /// when sending resumes.
+    fn on_tx_start(&mut self, now: Time, last_send: Time) {
+        let j = jiffies(now);
+        let idle = j.saturating_sub(jiffies(last_send));
+        if let Some(e) = self.curve.epoch_start.as_mut().filter(|_| idle > 0) {
+            *e = (*e + idle).min(j);
+        }
     }
 }
 
@@ -552,6 +562,25 @@ mod tests {
         c.on_rto(&mut w, Time(5), 20 * MSS, 77, false);
         assert!(!c.hystart.found && c.delay_min.is_none());
         assert_eq!((c.hystart.end_seq, c.hystart.round_start), (77, Time(5)));
+    }
+
+    #[test]
+    fn an_idle_pause_shifts_the_epoch() {
+        // An epoch that began at jiffy 250 (1 s); sending last at 2 s and again at
+        // 3.5 s: the 375 idle jiffies move the start to 625, so the curve stands
+        // where it stood when the sender paused. A pause longer than the epoch
+        // itself only brings its start to now.
+        let mut c = Cubic::default();
+        c.curve.epoch_start = Some(250);
+        c.on_tx_start(Time::from_secs_f64(3.5), Time::from_secs_f64(2.0));
+        assert_eq!(c.curve.epoch_start, Some(625));
+        c.curve.epoch_start = Some(875);
+        c.on_tx_start(Time::from_secs_f64(10.0), Time::from_secs_f64(1.0));
+        assert_eq!(c.curve.epoch_start, Some(2500));
+        // No epoch (slow start, or just after a reduction): nothing to shift.
+        c.curve.epoch_start = None;
+        c.on_tx_start(Time::from_secs_f64(20.0), Time::from_secs_f64(10.0));
+        assert_eq!(c.curve.epoch_start, None);
     }
 
     #[test]

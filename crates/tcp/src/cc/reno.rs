@@ -68,8 +68,7 @@ impl CongestionControl for Reno {
         w.cwnd = w.ssthresh;
     }
 
-    fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
-        w.cwnd = w.cwnd.min(iw);
+    fn on_idle_restart(&mut self, _w: &mut Window) {
         self.bytes_acked = 0;
         self.frac = 0;
     }

@@ -14,9 +14,8 @@ impl Tcp {
             return;
         }
         let mss = self.mss as u64;
-        if self.cfg.slow_start_after_idle && self.sb.outstanding() == 0 && self.write_end > self.sb.nxt() && now - self.last_send > self.rtt.rto() {
-            let iw = self.cfg.initial_cwnd.max(1) as u64 * mss;
-            self.cc.on_idle_restart(&mut self.w, iw);
+        if self.cfg.slow_start_after_idle && self.sb.outstanding() == 0 && self.write_end > self.sb.nxt() {
+            self.restart_after_idle(now);
         }
         let mut sent = false;
         let mut sent_new = false;
@@ -97,6 +96,30 @@ impl Tcp {
         true
     }
 
+    /// Linux `tcp_slow_start_after_idle_check` and `tcp_cwnd_restart`: after more
+    /// than an RTO without sending, ssthresh keeps at least 3/4 of the window
+    /// (`tcp_current_ssthresh`) and cwnd halves once per further RTO of idleness,
+    /// down to no less than the initial window (RFC 5681 §4.1 goes straight there).
+    fn restart_after_idle(&mut self, now: Time) {
+        let rto = self.rtt.rto();
+        let mut idle = now - self.last_send;
+        if idle <= rto {
+            return;
+        }
+        let mss = self.w.mss;
+        let mut cwnd = self.w.cwnd / mss;
+        if self.rec.phase() == crate::recovery::Phase::Open {
+            self.w.ssthresh = self.w.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) * mss);
+        }
+        let restart = (self.cfg.initial_cwnd.max(1) as u64).min(cwnd);
+        while idle > rto && cwnd > restart {
+            idle -= rto;
+            cwnd >>= 1;
+        }
+        self.w.cwnd = cwnd.max(restart) * mss;
+        self.cc.on_idle_restart(&mut self.w);
+    }
+
     /// Linux tcp_cwnd_validate, in bytes.
     pub(super) fn validate_cwnd(&mut self, limited: bool) {
         let out = self.sb.outstanding();
@@ -111,6 +134,9 @@ impl Tcp {
     pub(super) fn send_new(&mut self, now: Time, len: u64, fin: bool, out: &mut Vec<Segment>) {
         let seq = self.sb.nxt();
         let end = seq + len + fin as u64;
+        if self.sb.pipe() == 0 {
+            self.cc.on_tx_start(now, self.last_send);
+        }
         self.sb.on_send(seq, end, now, fin);
         self.rtt.on_send(now, end);
         self.fin_sent |= fin;

@@ -280,6 +280,38 @@ client_command = "true"
     assert owned_by(os.getpid()) == []
 
 
+def test_hosts_behind_one_line_share_its_rate_in_the_emulator_as_in_the_simulator(tmp_path):
+    """A group's line is made by the fabric from the host plans, in either
+    engine: three greedy senders behind one 4 Mbit/s line carry 4 Mbit/s
+    together, and each on a 4 Mbit/s link of its own three times that."""
+    scenario = tmp_path / "line.toml"
+    greedy = 'model = "greedy", hosts = 3, spread = "0.5s"'
+    scenario.write_text(f"""
+duration = "6s"
+[topology.bottleneck]
+rate = "50Mbps"
+delay = "5ms"
+[cases.line]
+background = [{{ {greedy}, access = {{ rate = "100Mbps", delay = "2ms" }}, line = {{ rate = "4Mbps", queue = "50p" }} }}]
+[cases.apart]
+background = [{{ {greedy}, access = {{ rate = "4Mbps", delay = "2ms", queue = "50p" }} }}]
+""")
+    carried = {}
+    for engine in ("sim", "emu"):
+        r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", engine, "-o", str(tmp_path / engine), "-q"],
+                           capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stderr
+        for case in ("line", "apart"):
+            s = json.loads((tmp_path / engine / case / "summary.json").read_text())
+            carried[engine, case] = s["links"]["bottleneck_fwd"]["mean_rate_bps"]
+    print({k: round(v / 1e6, 2) for k, v in carried.items()})
+    for engine in ("sim", "emu"):
+        # Started within the first half second, over 6 s.
+        assert 0.8 * 4e6 < carried[engine, "line"] <= 4e6 * 1.01, carried
+        assert 0.8 * 12e6 < carried[engine, "apart"] <= 12e6 * 1.01, carried
+    assert abs(carried["emu", "line"] / carried["sim", "line"] - 1) < 0.1, carried
+
+
 @pytest.fixture(scope="module")
 def ynet_model(tmp_path_factory) -> Path:
     """A Swing model of the shared web-ynet-2013 trace."""
@@ -324,6 +356,109 @@ hosts = 1000
         assert abs(emu_rate / sim_rate - 1) < 0.15, (link, sim_rate, emu_rate)
     sim_pairs, emu_pairs = (runs[e]["apps"]["swing"]["counters"]["pairs"] for e in ("sim", "emu"))
     assert abs(emu_pairs / sim_pairs - 1) < 0.1, (sim_pairs, emu_pairs)
+
+
+def test_trace_playback_sends_the_same_packets_and_bytes_in_both_engines(tmp_path):
+    """Bellcore's event list (Ethernet frame sizes up to 1518 bytes, so
+    some datagrams cross as fragments) played over UDP at 1 ms and over
+    TCP: the same packets and bytes in both engines, nearly every
+    millisecond's packets in the same millisecond."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from conftest import traces_dir
+
+    trace = traces_dir() / "bc-paug89-100k.tl"
+    scenario = tmp_path / "playback.toml"
+    scenario.write_text(f"""
+duration = "10s"
+[topology.bottleneck]
+rate = "100Mbps"
+delay = "10ms"
+[[background]]
+model = "playback"
+name = "udp"
+file = {json.dumps(str(trace))}
+transport = "udp"
+offset = "10s"
+length = "8s"
+start = "1s"
+hosts = 4
+[[background]]
+model = "playback"
+name = "tcp"
+file = {json.dumps(str(trace))}
+transport = "tcp"
+offset = "20s"
+length = "8s"
+start = "1s"
+hosts = 2
+""")
+    runs, series = {}, {}
+    for engine in ("sim", "emu"):
+        r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", engine, "-o", str(tmp_path / engine), "-q"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        runs[engine] = json.loads((tmp_path / engine / "summary.json").read_text())
+        series[engine] = np.array(pq.read_table(tmp_path / engine / "series" / "bottleneck.parquet").column("fwd_packets"))
+    udp = {e: runs[e]["apps"]["udp"]["counters"] for e in runs}
+    tcp = {e: runs[e]["apps"]["tcp"]["counters"] for e in runs}
+    assert udp["sim"]["sent_packets"] > 3000
+    for key in ("sent_packets", "sent_bytes", "received_packets", "received_bytes"):
+        assert udp["emu"][key] == udp["sim"][key] == (udp["sim"]["trace_bytes"] if "bytes" in key else udp["sim"][key]), key
+    assert tcp["emu"]["received_bytes"] == tcp["sim"]["received_bytes"] == tcp["sim"]["trace_bytes"] > 1_000_000
+    sim, emu = series["sim"], series["emu"]
+    # Linux may coalesce a late writer's TCP writes; the datagrams are the same.
+    assert abs(emu.sum() / sim.sum() - 1) < 0.01, (sim.sum(), emu.sum())
+    busy = (sim > 0) | (emu > 0)
+    assert (sim[busy] == emu[busy]).mean() > 0.9
+
+
+def test_ipv6_hosts_of_a_model_cross_the_core_as_ipv6_and_only_between_the_runs_addresses(tmp_path):
+    """web-reddit-tls is an IPv6 trace: its virtual hosts get addresses in
+    the emulator's unique-local prefix, their packets cross the core, and
+    nothing else (no router solicitation) reaches it."""
+    from conftest import traces_dir
+
+    model = tmp_path / "reddit.json"
+    r = subprocess.run([*UNDERTOW, "extract", str(traces_dir() / "web-reddit-tls.pcap"), "-o", str(model), "-q"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    scenario = tmp_path / "v6.toml"
+    scenario.write_text(f"""
+duration = "10s"
+[topology.bottleneck]
+rate = "100Mbps"
+delay = "5ms"
+queue = "200p"
+[output]
+pcap = true
+[[background]]
+model = "swing"
+name = "swing"
+file = {json.dumps(str(model))}
+session_scale = 20.0
+hosts = 100
+""")
+    runs = {}
+    for engine in ("sim", "emu"):
+        r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", engine, "-o", str(tmp_path / engine), "-q"],
+                           capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stderr
+        runs[engine] = json.loads((tmp_path / engine / "summary.json").read_text())
+    emu = runs["emu"]["engine"]
+    assert emu["tun_dropped"] == 0 and emu["unroutable"] == 0 and emu["write_errors"] == 0
+    sim_pairs, emu_pairs = (runs[e]["apps"]["swing"]["counters"]["pairs"] for e in ("sim", "emu"))
+    assert emu_pairs > 500 and abs(emu_pairs / sim_pairs - 1) < 0.15, (sim_pairs, emu_pairs)
+    # The core's capture, extracted again: every host is one of the run's
+    # IPv6 addresses, the left side's in its own /64.
+    again = tmp_path / "again.json"
+    r = subprocess.run([*UNDERTOW, "extract", str(tmp_path / "emu" / "bottleneck.pcap"), "-o", str(again), "-q"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    hosts = json.loads(again.read_text())["hosts"]
+    assert len(hosts) > 100
+    assert all(h["addr"].startswith(("fd75:7400:0:1::", "fd75:7400:0:2::")) for h in hosts), hosts[:3]
 
 
 def test_a_model_regenerated_through_the_emulator_meets_the_realism_targets(tmp_path, ynet_model):

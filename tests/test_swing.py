@@ -25,7 +25,7 @@ def test_every_shared_trace_extracts_and_inspects(tmp_path, name):
     r = cli("extract", str(traces_dir() / name), "-o", str(out))
     assert r.returncode == 0, r.stderr
     m = json.loads(out.read_text())
-    assert m["format"] == "undertow.swing-model/1"
+    assert m["format"] == "undertow.swing-model/2"
     assert m["traces"][0]["packets"] > 0
     link = m["link"]["dirs"]
     assert sum(d["bytes"] for d in link) > 0
@@ -210,6 +210,10 @@ def test_validate_reports_every_figure(espn_validation):
     # taken on it, and validate says so.
     assert "\ncapture point: on host 172.16.0.122 (side A)" in out
     assert v["capture_point"].startswith("capture point: on host 172.16.0.122 (side A)")
+    # Two of its servers' packets reached it one after the other at
+    # 97.1 Mbit/s (the 100 Mbit/s link before it): a line, in both forms.
+    assert [(x["side"], x["hosts"], round(x["rate_bps"] / 1e5) / 10) for x in v["lines"]["original"]] == [("b", 2, 97.1)]
+    assert "\nshared lines: trace side B, 2 hosts at 97.1 Mbit/s; regenerated " in out
     # The targets are judged in the output and the file alike.
     t = v["targets"]
     assert "targets:" in out and "mean rate within 10% each way: met" in out
@@ -446,6 +450,9 @@ pcap_from = "15s"
     assert r.returncode == 0, r.stderr
     m = json.loads((tmp_path / "m.json").read_text())
     assert m["sides"]["hosts_a"] > 50 and m["link"]["dirs"][1]["packets"] > 50_000
+    # The capture was taken where the 100 Mbit/s link delivers: its
+    # servers' packets crossed it one after the other, as a line's.
+    assert [(x["side"], len(x["hosts"]), round(x["rate_bps"] / 1e6)) for x in m["lines"]] == [("b", 100, 100)], m["lines"]
     r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"))
     assert r.returncode == 0, r.stderr
     v = json.loads((tmp_path / "v" / "validation.json").read_text())

@@ -247,6 +247,8 @@ def extract_overrides(args: argparse.Namespace) -> dict:
         if args.shaper_fraction is not None:
             raise InputError("give --shaper-fraction or --no-shaper, not both")
         o["shaper_max_fraction"] = None
+    if args.no_lines:
+        o["lines"] = False
     if args.port or args.ports:
         ports = {p: n for p, n in json.loads(_core.default_extract_options())["ports"]}
         if args.ports:
@@ -294,7 +296,7 @@ def port_name(spec: str, where: str, quote: bool = True) -> tuple[int, str]:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from undertow.inspect_model import load_model
+    from undertow.inspect_model import duplicate_frames, duplicates_line, load_model
 
     outputs.check_file_target(outputs.output_path(args.output, "-o"))
     opts = json.dumps(extract_overrides(args))
@@ -316,6 +318,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print(f"{packets:,} packets in {wall:.2f} s: {len(m['classes'])} TCP classes ({conns} connections, {sessions} sessions), "
               f"{len(m['udp'])} UDP classes, {len(m['hosts'])} hosts")
         print(f"sides: {m['sides']['decided_by']}")
+        if duplicate_frames(m):
+            print(duplicates_line(duplicate_frames(m)))
         print(f"model: {args.output} (undertow inspect {args.output})")
     if args.report:
         print(report)
@@ -554,6 +558,7 @@ def parser() -> argparse.ArgumentParser:
                    help="a host whose longest sends stayed under this fraction of its capacity gets a token bucket (default 0.5)")
     x.add_argument("--shaper-min-segments", type=whole(1, 2**32 - 1), metavar="N", help="data segments in a sending stretch (default 16)")
     x.add_argument("--no-shaper", action="store_true", help="never give a host a token bucket")
+    x.add_argument("--no-lines", action="store_true", help="look for no shared lines: every host on its own path")
     x.add_argument("--loss-formula", choices=["swing", "retransmissions"], help="default swing")
     x.add_argument("--loss-min-packets", type=whole(1, 2**63 - 1), metavar="N", help="default 100")
     x.add_argument("--no-think-minus-rtt", action="store_true", help="keep the host RTT in think times")

@@ -52,6 +52,35 @@ def capture_point(model: dict) -> str:
     return "capture point: unknown (too few handshakes seen whole)"
 
 
+def lines(model: dict) -> list[str]:
+    """The shared lines in words: which hosts of which side, at what rate,
+    on how many back-to-back packets of different hosts (and how many came
+    faster than the line could send them)."""
+    if not model["options"].get("lines", False):
+        return ["shared lines: not looked for (a model extracted before line detection, or with --no-lines)"]
+    found = model.get("lines", [])
+    if not found:
+        return ["shared lines: none found (no hosts of one side whose packets reached the capture serialised at one rate)"]
+    out = [f"shared lines: {len(found)}"]
+    for i, ln in enumerate(found):
+        hosts = ", ".join(ln["hosts"][:6]) + (f" and {len(ln['hosts']) - 6} more" if len(ln["hosts"]) > 6 else "")
+        out.append(f"  line {i}: side {ln['side'].upper()}, {len(ln['hosts'])} hosts ({hosts}) at {_rate(ln['rate_bps'])} towards "
+                   f"the capture: {ln['back_to_back']} packets followed another host's back to back, {ln['faster']} faster")
+    return out
+
+
+def duplicate_frames(model: dict) -> int:
+    """Frames the capture recorded twice, which extraction and the trace's
+    series passed over."""
+    return sum(t.get("duplicates", 0) for t in model["traces"])
+
+
+def duplicates_line(n: int) -> str:
+    """`n` duplicate frames in words ("" for none)."""
+    return (f"capture duplicates: {n:,} frames were recorded twice within 1 ms (the same datagram, or a segment "
+            "its receiver had not answered); the second copies were dropped") if n else ""
+
+
 def load_model(path) -> dict:
     """A model file as a dict, after the core's checks (the same a scenario's
     `swing` background runs: what `inspect` shows, `run` accepts)."""
@@ -101,7 +130,8 @@ def summary(m: dict) -> str:
         out.append(f"trace {t['path']}: {t['packets']:,} packets, {t['bytes']:,} bytes, {t['duration_s']:.3f} s"
                    + (f", {t['skipped']} damaged records skipped" if t["skipped"] else "")
                    + (f", {t['truncated_tail_bytes']:,} bytes at the end unreadable" if t.get("truncated_tail_bytes") else "")
-                   + (f", {t['non_ip']} non-IP frames" if t["non_ip"] else ""))
+                   + (f", {t['non_ip']} non-IP frames" if t["non_ip"] else "")
+                   + (f", {t['duplicates']:,} frames recorded twice (dropped)" if t.get("duplicates") else ""))
     link = m["link"]
     s = m["sides"]
     out.append(f"sides: {s['hosts_a']} hosts on side A, {s['hosts_b']} on side B ({s['decided_by']})")
@@ -112,6 +142,7 @@ def summary(m: dict) -> str:
         if d.get("unseen_bytes"):
             out.append(f"  capture loss: {d['unseen_bytes']:,} bytes of TCP payload acknowledged but not captured")
     out.append(capture_point(m))
+    out.extend(lines(m))
     for side in ("a", "b"):
         st = [x for x in link.get("stalls", []) if x["side"] == side]
         if st:

@@ -21,12 +21,12 @@ import numpy as np
 
 from undertow import _core
 from undertow.analysis.energy import EnergyResult, energy
-from undertow.inspect_model import capture_point, load_model, split_hosts
+from undertow.inspect_model import capture_point, duplicate_frames, duplicates_line, load_model, split_hosts
 
 ENGINES = ("sim", "emu")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Validation:
     comparison: dict
     energy: dict[str, dict[str, EnergyResult]]
@@ -53,6 +53,12 @@ class Validation:
     """Where the trace was captured, in words (`inspect_model.capture_point`)."""
     engine: str = "sim"
     """The engine that regenerated the traffic."""
+    lines: dict = field(default_factory=lambda: {"original": [], "regenerated": []})
+    """The shared lines of the trace's model and of the regenerated
+    capture's (`lines_of`)."""
+    duplicates: int = 0
+    """Frames the trace's capture recorded twice, dropped
+    (`inspect_model.duplicate_frames`)."""
 
 
 #: `auto_periods`: at most this many periods, and about this many packets
@@ -133,6 +139,12 @@ pcap = true
 pcap_snaplen = "128B"
 pcap_from = "{period_s!r}s"
 {misses}"""
+
+
+def lines_of(model: dict) -> list[dict]:
+    """A model's shared lines: side, number of hosts, rate and evidence."""
+    return [{"side": ln["side"], "hosts": len(ln["hosts"]), "rate_bps": ln["rate_bps"], "back_to_back": ln["back_to_back"],
+             "faster": ln["faster"]} for ln in model.get("lines", [])]
 
 
 def energy_of(series: dict, bin_s: float, what: str = "bytes", window: Optional[int] = None) -> dict[str, EnergyResult]:
@@ -244,8 +256,25 @@ def validate(
     one_way = link.get("tcp_one_way", 0) / max(link.get("tcp_connections", 0), 1)
     # The run's own series (no capture read) has no warnings.
     warnings = original["warnings"] + regen_series.get("warnings", [])
-    result = Validation(comparison, {"original": e_orig, "regenerated": e_regen}, diffs, rundir, regen, loss, miss, one_way,
-                        split_hosts(m), structure, reason, warnings, capture_point(m), engine)
+    lines = {"original": lines_of(m), "regenerated": lines_of(json.loads(regen.read_text()))}
+    result = Validation(
+        comparison=comparison,
+        energy={"original": e_orig, "regenerated": e_regen},
+        energy_diff=diffs,
+        rundir=rundir,
+        regenerated_model=regen,
+        capture_loss=loss,
+        capture_miss=miss,
+        one_way=one_way,
+        middlebox=split_hosts(m),
+        structure=structure,
+        structure_reason=reason,
+        trace_warnings=warnings,
+        capture_point=capture_point(m),
+        engine=engine,
+        lines=lines,
+        duplicates=duplicate_frames(m),
+    )
     (out / "validation.json").write_text(json.dumps(report_dict(result), indent=2) + "\n")
     return result
 
@@ -304,6 +333,8 @@ def report_dict(v: Validation) -> dict:
         "one_way_connections": v.one_way,
         "split_tcp_hosts": v.middlebox,
         "capture_point": v.capture_point,
+        "lines": v.lines,
+        "capture_duplicates": v.duplicates,
         "energy_log2_difference": {
             d: [{"octave": j, "scale_s": s, "difference": diff, **_trace_octave(v, d, j)} for j, s, diff in rows]
             for d, rows in v.energy_diff.items()
@@ -327,9 +358,13 @@ def text(v: Validation) -> str:
         r, p = c["rate_bps"][i], c["packets_per_s"][i]
         rows.append([f"rate {name}", f"{r['original'] / 1e6:.3f} Mbit/s", f"{r['regenerated'] / 1e6:.3f} Mbit/s", _pct(r["relative_error"])])
         rows.append([f"packets/s {name}", f"{p['original']:.1f}", f"{p['regenerated']:.1f}", _pct(p["relative_error"])])
+    def lines(found: list[dict]) -> str:
+        return "; ".join(f"side {ln['side'].upper()}, {ln['hosts']} hosts at {ln['rate_bps'] / 1e6:.3g} Mbit/s" for ln in found) or "none"
+
     out = [f"sessions regenerated: {v.structure}" + (f" ({v.structure_reason})" if v.structure_reason else ""),
            f"regenerated in: {'the emulator (real Linux TCP)' if v.engine == 'emu' else 'the simulator'}",
-           *([v.capture_point] if v.capture_point else []), "",
+           *([v.capture_point] if v.capture_point else []), *([duplicates_line(v.duplicates)] if v.duplicates else []),
+           f"shared lines: trace {lines(v.lines['original'])}; regenerated {lines(v.lines['regenerated'])}", "",
            render(["figure", "original", "regenerated", "error"], rows)]
     if v.one_way > ONE_WAY_WARN:
         out.append(f"warning: the trace saw {v.one_way * 100:.0f}% of its TCP connections in one direction only (asymmetric "

@@ -204,6 +204,7 @@ fn trace_series<'py>(
         d.set_item(format!("{dir}_packets"), s.packets[i].clone())?;
     }
     d.set_item("unplaced", s.unplaced)?;
+    d.set_item("duplicates", s.duplicates)?;
     d.set_item("warnings", damage_lines(&s.damaged))?;
     Ok(d)
 }

@@ -108,9 +108,13 @@ fn make_space(tag: &str, p: &SpacePlan) -> io::Result<Space> {
         // Else the TUN's coming up sends router solicitations and listener
         // reports towards the core.
         ns.sysctl(&format!("net.ipv6.conf.{TUN}.disable_ipv6"), "1")?;
+    } else {
+        // No router answers on a TUN: the solicitations would only reach
+        // the core as packets of no host.
+        ns.sysctl(&format!("net.ipv6.conf.{TUN}.router_solicitations"), "0")?;
     }
     let (v4, v6) = (addr::V4_NET, addr::V6_NET);
-    let mut lines = vec!["link set lo up".to_string(), format!("link set {TUN} mtu 1500 txqueuelen {TUN_TXQUEUELEN} up")];
+    let mut lines = vec!["link set lo up".to_string(), format!("link set {TUN} mtu {} txqueuelen {TUN_TXQUEUELEN} up", net::MTU)];
     for a in &p.addrs {
         match a {
             IpAddr::V4(_) => lines.push(format!("address add {a}/32 dev {TUN}")),
@@ -120,7 +124,8 @@ fn make_space(tag: &str, p: &SpacePlan) -> io::Result<Space> {
     let attrs = p.route.join(" ");
     lines.push(format!("route add {}/{} dev {TUN} {attrs}", v4.0, v4.1));
     if p.addrs.iter().any(|a| a.is_ipv6()) {
-        lines.push(format!("-6 route add {}/{} dev {TUN} {attrs}", v6.0, v6.1));
+        // `ip` takes the family from the prefix; `-6` is not a batch command.
+        lines.push(format!("route add {}/{} dev {TUN} {attrs}", v6.0, v6.1));
     }
     ns.ip_batch(&lines)?;
     for (k, v) in &p.sysctls {

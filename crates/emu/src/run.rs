@@ -87,9 +87,8 @@ impl scenario::Hosts for Builder {
 
     fn host(&mut self, p: &HostPlan) -> HostId {
         let id = self.hosts.len() as HostId;
-        match self.fabric.add_host(p.side, p.up.clone(), p.down.clone(), p.beyond.clone(), p.loses) {
-            Ok(h) => self.fabric.set_class(h, p.class),
-            Err(e) => self.fail(format!("host {id}'s paths: {e}")),
+        if let Err(e) = p.attach(&mut self.fabric) {
+            self.fail(format!("host {id}'s paths: {e}"));
         }
         let s = (p.side == Side::Right) as usize;
         let index = self.per_side[s];

@@ -110,6 +110,8 @@ fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static
         ("rto_estimator", tcp.rto_estimator != d.rto_estimator),
         ("rto_tick", tcp.rto_tick != d.rto_tick),
         ("loss_response", tcp.loss_response != d.loss_response),
+        ("ooo_shrinks_window", tcp.ooo_shrinks_window != d.ooo_shrinks_window),
+        ("partial_ack_timer", tcp.partial_ack_timer != d.partial_ack_timer),
     ];
     fixed.iter().filter(|(_, differs)| *differs).map(|(name, _)| (*name, "Linux fixes it; only the simulator can change it")).collect()
 }

@@ -24,10 +24,61 @@ fn check_size(r: libc::ssize_t) -> io::Result<usize> {
 
 /// CLOCK_MONOTONIC in nanoseconds.
 pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CLOCK_REALTIME, the clock of the kernel's receive timestamps.
+pub fn realtime_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid timespec; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: `ts` is a valid timespec; both clocks always exist.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Asks the kernel to stamp each datagram socket `fd` receives with the
+/// instant its stack received it (SO_TIMESTAMPNS).
+pub fn enable_rx_timestamps(fd: RawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: the option value is a c_int that outlives the call.
+    check(unsafe {
+        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&on as *const libc::c_int).cast(), size_of::<libc::c_int>() as libc::socklen_t)
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("setsockopt SO_TIMESTAMPNS: {e}")))?;
+    Ok(())
+}
+
+/// Receives one datagram into `buf`: its length and, if the socket asked
+/// for them, the kernel's receive time on CLOCK_REALTIME (ns).
+pub fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut control = [0u64; 8];
+    // SAFETY: an all-zero msghdr is valid; its pointers are set below to
+    // buffers that outlive the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = size_of_val(&control) as _;
+    // SAFETY: `msg` describes valid buffers.
+    let n = check_size(unsafe { libc::recvmsg(fd, &mut msg, 0) })?;
+    let mut stamp = None;
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled,
+    // within msg_controllen; a SCM_TIMESTAMPNS payload is a timespec.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n, stamp))
 }
 
 /// Opens a TUN device named `name` (IFF_TUN, no packet information,

@@ -1,4 +1,4 @@
-//! `cargo run --release -p extract --example extract -- [--key client-server] [--repeat N] FILE... > model.json`
+//! `cargo run --release -p extract --example extract -- [--key client-server] [--repeat N] [--no-lines] FILE... > model.json`
 //!
 //! Extracts the Swing model of the given traces (merged as one link) with
 //! the default options, writes it as JSON to stdout, and prints the
@@ -28,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--repeat" => repeat = Some(args.next().and_then(|n| n.parse().ok()).ok_or("--repeat needs a count")?),
+            "--no-lines" => opts.lines = false,
             "--key" => {
                 opts.session_key = match args.next().as_deref() {
                     Some("client") => swing::SessionKey::Client,
@@ -39,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     if paths.is_empty() {
-        return Err("usage: extract [--key client|client-server] [--repeat N] FILE... > model.json".into());
+        return Err("usage: extract [--key client|client-server] [--repeat N] [--no-lines] FILE... > model.json".into());
     }
     let t = Instant::now();
     let (model, report) = match repeat {

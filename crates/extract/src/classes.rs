@@ -188,6 +188,8 @@ pub(crate) struct Finish<'a> {
     /// The first packet read (ns), which session shapes' starts are absolute
     /// from.
     pub t0: i64,
+    /// Each host's index in the model's `hosts`.
+    pub host_index: &'a [u32],
 }
 
 /// A request is taken to follow another connection's response only if it
@@ -267,7 +269,7 @@ impl Finish<'_> {
                 servers.len() as u32 - 1
             }
         };
-        SessionSample {
+        let mut sample = SessionSample {
             start_s: ns_round(secs(sh.start - self.t0) + self.start_shift_s).max(0.0),
             rres: sh
                 .rres
@@ -300,7 +302,10 @@ impl Finish<'_> {
                         .collect(),
                 })
                 .collect(),
-        }
+            hosts: vec![],
+        };
+        sample.hosts = std::iter::once(host).chain(servers).map(|h| self.host_index[h as usize]).collect();
+        sample
     }
 }
 
@@ -588,6 +593,7 @@ mod tests {
             think_minus_rtt: true,
             start_shift_s: 0.0,
             t0: 0,
+            host_index: &[0, 1],
         };
         let out = t.build(&names, &f);
         assert_eq!(out.len(), 2);

@@ -1,12 +1,13 @@
 //! Event lists: one packet a line, `time` or `time size` (seconds since
-//! the trace's start; IP bytes), plain text or xz-compressed, as the
+//! the trace's start; IP bytes), plain text or compressed with xz, gzip or
+//! bzip2, as the
 //! classic ITA traces come (Bellcore's `.TL`, the arrival-time lists of
 //! shared/traces). The lines are those `undertow energy` reads
 //! (python/undertow/analysis/series.py): whitespace-separated decimal
 //! numbers, the same number of columns on every line, `#` comments and
 //! blank lines ignored.
 //!
-//! The file is read as a stream, xz or not, so its size is bounded only by
+//! The file is read as a stream, compressed or not, so its size is bounded only by
 //! the events it may hold (`max_events`) and the length of a line.
 
 use std::fs::File;
@@ -33,9 +34,9 @@ pub struct EventList {
     pub sizes: Option<Vec<u32>>,
 }
 
-/// Reads the event list at `path` (xz-compressed if it starts with xz's
-/// magic). Errors are one line naming the file, and the line where one is
-/// at fault.
+/// Reads the event list at `path` (compressed if it starts with xz's,
+/// gzip's or bzip2's magic). Errors are one line naming the file, and the
+/// line where one is at fault.
 pub fn read_events(path: &Path, max_events: usize) -> Result<EventList, String> {
     let name = path.display().to_string();
     let mut f = File::open(path).map_err(|e| format!("{name}: cannot open: {e}"))?;
@@ -43,23 +44,33 @@ pub fn read_events(path: &Path, max_events: usize) -> Result<EventList, String> 
     let n = read_head(&mut f, &mut head).map_err(|e| format!("{name}: cannot read: {e}"))?;
     let mut sink = Lines { name: name.clone(), max_events, ..Lines::default() };
     let head = &head[..n];
-    let res = if head == XZ_MAGIC {
-        let mut input = BufReader::new(head.chain(f));
-        lzma_rs::xz_decompress(&mut input, &mut sink).map_err(|e| match e {
+    let input = BufReader::new(head.chain(f));
+    let res = match compression(head) {
+        Some(Compression::Xz) => lzma_rs::xz_decompress(&mut { input }, &mut sink).map_err(|e| match e {
             lzma_rs::error::Error::IoError(e) => e.to_string(),
             e => format!("xz data is damaged ({e})"),
-        })
-    } else {
-        if let Some(kind) = compressed(head) {
-            return Err(format!("{name}: {kind}-compressed: decompress it first (event lists are read as plain text or xz)"));
+        }),
+        Some(Compression::Gzip) => decompress(flate2::bufread::MultiGzDecoder::new(input), &mut sink, "gzip"),
+        Some(Compression::Bzip2) => decompress(bzip2::bufread::MultiBzDecoder::new(input), &mut sink, "bzip2"),
+        Some(Compression::Zstd) => {
+            return Err(format!("{name}: zstd-compressed: decompress it first (event lists are read plain or compressed with xz, gzip or bzip2)"))
         }
-        io::copy(&mut head.chain(f), &mut sink).map(|_| ()).map_err(|e| e.to_string())
+        None => io::copy(&mut { input }, &mut sink).map(|_| ()).map_err(|e| e.to_string()),
     };
     if let Some(e) = sink.err.take() {
         return Err(e);
     }
     res.map_err(|e| format!("{name}: cannot read: {e}"))?;
     sink.finish()
+}
+
+/// Copies what `input` decompresses into `sink`; an error of the data (not
+/// of the sink, which keeps its own) names the format.
+fn decompress(mut input: impl Read, sink: &mut Lines, format: &str) -> Result<(), String> {
+    io::copy(&mut input, sink).map(|_| ()).map_err(|e| match e.kind() {
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => format!("{format} data is damaged ({e})"),
+        _ => e.to_string(),
+    })
 }
 
 fn read_head(f: &mut File, head: &mut [u8]) -> io::Result<usize> {
@@ -73,11 +84,20 @@ fn read_head(f: &mut File, head: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-fn compressed(head: &[u8]) -> Option<&'static str> {
+enum Compression {
+    Xz,
+    Gzip,
+    Bzip2,
+    Zstd,
+}
+
+/// The compression a file's first bytes announce.
+fn compression(head: &[u8]) -> Option<Compression> {
     match head {
-        [0x1f, 0x8b, ..] => Some("gzip"),
-        [b'B', b'Z', b'h', ..] => Some("bzip2"),
-        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd"),
+        h if h == XZ_MAGIC => Some(Compression::Xz),
+        [0x1f, 0x8b, ..] => Some(Compression::Gzip),
+        [b'B', b'Z', b'h', ..] => Some(Compression::Bzip2),
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Compression::Zstd),
         _ => None,
     }
 }
@@ -245,6 +265,29 @@ mod tests {
     }
 
     #[test]
+    fn gzip_and_bzip2_lists_read_as_their_plain_text_and_damage_is_said() {
+        let text = b"0.001340 40\n0.001508 1500\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        bz.write_all(text).unwrap();
+        let bz = bz.finish().unwrap();
+        for (name, data) in [("one.gz", gz), ("one.bz2", bz)] {
+            let p = write(name, &data);
+            let l = read_events(&p, 10).unwrap();
+            assert_eq!((l.times_ns, l.sizes), (vec![1_340_000, 1_508_000], Some(vec![40, 1500])), "{name}");
+            let cut = write(&format!("cut-{name}"), &data[..data.len() / 2]);
+            let e = read_events(&cut, 10).unwrap_err();
+            let format = if name.ends_with("gz") { "gzip" } else { "bzip2" };
+            assert!(e.starts_with(&cut.display().to_string()) && e.contains(format) && !e.contains('\n'), "{e}");
+            for p in [p, cut] {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+    }
+
+    #[test]
     fn bad_lists_are_refused_naming_the_file_and_line() {
         let cases: [(&[u8], &str); 7] = [
             (b"0.1 100\n0.2\n", "line 2 has 1 columns where line 1 has 2"),
@@ -253,7 +296,7 @@ mod tests {
             (b"0.1 1.5\n", "line 1: the size is not a whole number"),
             (b"0.1 70000\n", "line 1: the size is not a whole number"),
             (b"# nothing\n\n", "no events"),
-            (b"\x1f\x8b\x08\x00", "gzip-compressed"),
+            (b"\x28\xb5\x2f\xfd\x00", "zstd-compressed: decompress it first"),
         ];
         for (i, (text, want)) in cases.iter().enumerate() {
             let p = write(&format!("bad{i}"), text);

@@ -4,8 +4,10 @@
 //! captured apart, Swing's file0/file1): a k-way merge on timestamps, one
 //! decoded record read ahead per file. Within a file records come in file
 //! order, which may be slightly out of time order; nothing downstream
-//! assumes sorted input.
+//! assumes sorted input. A frame the capture recorded twice (`dedup`) is
+//! counted and passed over.
 
+use crate::dedup::Recent;
 use crate::error::ExtractError;
 use std::fs::File;
 use std::io::Read;
@@ -23,6 +25,8 @@ pub(crate) struct SrcInfo {
     pub tmax: Option<i64>,
     pub non_ip: u64,
     pub decode_errors: u64,
+    /// Records passed over as the capture's second copy of a frame.
+    pub duplicates: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -37,31 +41,38 @@ pub(crate) struct Src {
     head: Option<Head>,
     done: bool,
     pub info: SrcInfo,
+    recent: Recent,
 }
 
 impl Src {
     pub(crate) fn new(name: String, r: Reader) -> Src {
-        Src { name, r, head: None, done: false, info: SrcInfo::default() }
+        Src { name, r, head: None, done: false, info: SrcInfo::default(), recent: Recent::default() }
     }
 
     #[inline]
     fn pull(&mut self) -> Result<Option<Head>, TraceError> {
-        let Some(rec) = self.r.read_next()? else {
-            self.done = true;
-            return Ok(None);
-        };
-        let res = rec.decode();
-        let i = &mut self.info;
-        i.packets += 1;
-        i.bytes += rec.orig_len as u64;
-        i.tmin = Some(i.tmin.map_or(rec.ts_ns, |t| t.min(rec.ts_ns)));
-        i.tmax = Some(i.tmax.map_or(rec.ts_ns, |t| t.max(rec.ts_ns)));
-        match res {
-            Err(DecodeError::NotIp(_) | DecodeError::UnsupportedLinkType(_)) => i.non_ip += 1,
-            Err(_) => i.decode_errors += 1,
-            Ok(_) => {}
+        loop {
+            let Some(rec) = self.r.read_next()? else {
+                self.done = true;
+                return Ok(None);
+            };
+            let res = rec.decode();
+            let i = &mut self.info;
+            i.packets += 1;
+            i.bytes += rec.orig_len as u64;
+            match &res {
+                Err(DecodeError::NotIp(_) | DecodeError::UnsupportedLinkType(_)) => i.non_ip += 1,
+                Err(_) => i.decode_errors += 1,
+                Ok(p) if self.recent.is_copy(rec.ts_ns, rec.data, rec.orig_len, p) => {
+                    i.duplicates += 1;
+                    continue;
+                }
+                Ok(_) => {}
+            }
+            i.tmin = Some(i.tmin.map_or(rec.ts_ns, |t| t.min(rec.ts_ns)));
+            i.tmax = Some(i.tmax.map_or(rec.ts_ns, |t| t.max(rec.ts_ns)));
+            return Ok(Some(Head { ts: rec.ts_ns, res }));
         }
-        Ok(Some(Head { ts: rec.ts_ns, res }))
     }
 }
 

@@ -9,7 +9,8 @@
 //! connection's pairs and parts go to its class (`classes`) and to its
 //! session key's queue (`grouping`) through `sink`. What needs the whole
 //! trace — sides (`sides`), RTT estimates, capacity filtering, loss
-//! classification (`netparams`) — is decided at the end (`model`).
+//! classification (`netparams`), hosts that shared a line (`lines`) — is
+//! decided at the end (`model`).
 //! Memory grows with concurrent connections, active session keys and
 //! hosts; samples are held in reservoirs of fixed size (`reservoir`).
 //!
@@ -57,6 +58,7 @@
 
 mod classes;
 mod damage;
+mod dedup;
 mod direction;
 mod error;
 mod events;
@@ -65,6 +67,7 @@ mod flowkey;
 pub mod grouping;
 mod hosts;
 mod input;
+mod lines;
 mod model;
 mod netparams;
 mod options;
@@ -118,6 +121,8 @@ pub struct Report {
     pub damaged: Vec<TraceDamage>,
     /// Frames that were not IP (ARP, LLDP, ...) or of an unsupported link type.
     pub non_ip: u64,
+    /// Frames the capture recorded twice (`dedup`): passed over.
+    pub duplicates: u64,
     /// IP frames whose headers could not be decoded.
     pub decode_errors: u64,
     /// Packets earlier than one already processed.
@@ -155,6 +160,10 @@ pub struct Report {
     pub stored_values: u64,
     pub tcp_classes: u64,
     pub udp_classes: u64,
+    /// Pairs of hosts whose cross-host gaps were kept for line detection,
+    /// and samples of pairs beyond that cap, not kept.
+    pub line_pairs: u64,
+    pub line_samples_dropped: u64,
     /// (class, client host) counters kept.
     pub class_host_entries: u64,
 }

@@ -27,6 +27,11 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
     let dec = decide(&ex.o.sides, hosts, &ex.macs, &tallies);
     let nets: Vec<_> = hosts.iter().map(|h| h.net.finish(o)).collect();
     let host_rtt: Vec<Option<f64>> = nets.iter().map(|n| n.rtt_s).collect();
+    let order = host_order(hosts, &dec.side);
+    let mut host_index = vec![0u32; hosts.len()];
+    for (k, &i) in order.iter().enumerate() {
+        host_index[i] = k as u32;
+    }
     let fin = Finish {
         side_of: &dec.side,
         host_rtt: &host_rtt,
@@ -34,11 +39,17 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         think_minus_rtt: o.think_minus_rtt,
         start_shift_s: secs(ex.t0.unwrap_or(tmin).saturating_sub(tmin)),
         t0: ex.tcp.sink.t0,
+        host_index: &host_index,
     };
     let classes = tcp_classes(&ex, &fin);
     let udp = udp_classes(&ex, &dec.side, fin.start_shift_s);
     let dirs = link_dirs(hosts, &dec.side, duration_s);
-    let params = host_params(hosts, &nets, &dec.side);
+    let params = host_params(hosts, &nets, &dec.side, &order);
+    let lines = ex.lines.as_ref().map_or_else(Vec::new, |l| {
+        let at_capture: Vec<bool> = nets.iter().map(|n| n.at_capture).collect();
+        let addr: Vec<u128> = hosts.iter().map(|h| h.addr).collect();
+        l.lines(&dec.side, &at_capture, &addr)
+    });
     let hosts_a = dec.side.iter().filter(|s| **s == Side::A).count() as u64;
 
     let report = report(&ex, srcs, &traces);
@@ -59,6 +70,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
         classes,
         udp,
         hosts: params,
+        lines,
     };
     (model, report)
 }
@@ -79,6 +91,7 @@ fn trace_infos(srcs: &[Src]) -> Vec<TraceInfo> {
                 skipped: s.r.stats().skipped + i.decode_errors,
                 non_ip: i.non_ip,
                 truncated_tail_bytes: s.r.stats().truncated_tail,
+                duplicates: i.duplicates,
             }
         })
         .collect()
@@ -146,12 +159,18 @@ fn link_dirs(hosts: &[Host], side_of: &[Side], duration_s: f64) -> [DirStats; 2]
 
 /// Each host's parameters, sorted by side, then bytes (descending), then
 /// address.
-fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side]) -> Vec<HostParams> {
+/// The hosts in the model's order: by side, then most bytes first.
+fn host_order(hosts: &[Host], side_of: &[Side]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..hosts.len()).collect();
     order.sort_unstable_by_key(|&i| (side_of[i], std::cmp::Reverse(hosts[i].bytes), hosts[i].addr));
     order
-        .into_iter()
-        .map(|i| {
+}
+
+/// Each host's parameters, in `order`.
+fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side], order: &[usize]) -> Vec<HostParams> {
+    order
+        .iter()
+        .map(|&i| {
             let (h, n) = (&hosts[i], &nets[i]);
             HostParams {
                 addr: key_string(h.addr),
@@ -201,6 +220,7 @@ fn report(ex: &Extractor, srcs: &[Src], traces: &[TraceInfo]) -> Report {
         truncated_tail_bytes: srcs.iter().map(|s| s.r.stats().truncated_tail).sum(),
         damaged: srcs.iter().filter_map(TraceDamage::of).collect(),
         non_ip: srcs.iter().map(|s| s.info.non_ip).sum(),
+        duplicates: srcs.iter().map(|s| s.info.duplicates).sum(),
         decode_errors: srcs.iter().map(|s| s.info.decode_errors).sum(),
         out_of_order: ex.out_of_order,
         hosts: hosts.len() as u64,
@@ -218,9 +238,14 @@ fn report(ex: &Extractor, srcs: &[Src], traces: &[TraceInfo]) -> Report {
         peak_udp_flows: ex.udp.peak_live as u64,
         peak_group_keys: ex.tcp.sink.grouper.peak_keys as u64,
         peak_pending: ex.tcp.sink.grouper.peak_pending as u64,
-        stored_values: (ex.tcp.sink.classes.stored() + ex.udp.stored() + hosts.iter().map(|h| h.net.stored()).sum::<usize>()) as u64,
+        stored_values: (ex.tcp.sink.classes.stored()
+            + ex.udp.stored()
+            + hosts.iter().map(|h| h.net.stored()).sum::<usize>()
+            + ex.lines.as_ref().map_or(0, |l| l.stored())) as u64,
         tcp_classes: ex.tcp.sink.classes.count() as u64,
         udp_classes: ex.udp.classes() as u64,
         class_host_entries: ex.tcp.sink.classes.entries() as u64,
+        line_pairs: ex.lines.as_ref().map_or(0, |l| l.pairs() as u64),
+        line_samples_dropped: ex.lines.as_ref().map_or(0, |l| l.dropped_samples),
     }
 }

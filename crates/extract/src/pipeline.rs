@@ -4,6 +4,7 @@
 
 use crate::classes::ClassNames;
 use crate::hosts::HostTable;
+use crate::lines::LineTracker;
 use crate::options::Compiled;
 use crate::sides::{addr_key, vote, MacTable};
 use crate::tcpflow::Tcp;
@@ -18,6 +19,8 @@ pub(crate) struct Extractor {
     pub names: ClassNames,
     pub tcp: Tcp,
     pub udp: UdpTable,
+    /// Cross-host gaps, for hosts that share a line (when looked for).
+    pub lines: Option<LineTracker>,
     pub rng_hosts: Rng,
     pub rng_udp: Rng,
     /// First packet's time: the origin of samples taken during the pass.
@@ -40,6 +43,7 @@ impl Extractor {
             names: ClassNames::new(&o.o.ports),
             tcp: Tcp::new(&o, record),
             udp: UdpTable::new(o.udp_idle, o.o.session_structures > 0),
+            lines: o.o.lines.then(LineTracker::default),
             rng_hosts: Rng::stream(0, "extract.hosts"),
             rng_udp: Rng::stream(0, "extract.udp"),
             t0: None,
@@ -70,10 +74,11 @@ impl Extractor {
         self.ip_packets += 1;
         let (src, dst) = (addr_key(p.ip.src), addr_key(p.ip.dst));
         let len = p.ip.total_len;
-        let mut pure_syn = false;
+        let (mut pure_syn, mut synack) = (false, false);
         let (s, d) = match &p.transport {
             Transport::Tcp(tcp) => {
                 pure_syn = tcp.flags.syn() && !tcp.flags.ack();
+                synack = tcp.flags.syn() && tcp.flags.ack();
                 self.tcp.packet(t, src, dst, tcp, len, &mut self.hosts, &mut self.names, &mut self.rng_hosts)
             }
             Transport::Udp(u) => {
@@ -87,6 +92,9 @@ impl Extractor {
                 (self.hosts.id(src), self.hosts.id(dst))
             }
         };
+        if let Some(l) = &mut self.lines {
+            l.packet(t, s, d, len);
+        }
         let h = self.hosts.get(s);
         h.packets += 1;
         h.bytes += len as u64;
@@ -100,7 +108,7 @@ impl Extractor {
         }
         let private_src = h.private;
         if let Some(mac) = p.src_mac {
-            let id = self.macs.frame(mac, pure_syn);
+            let id = self.macs.frame(mac, pure_syn, synack);
             vote(&mut self.hosts.get(s).votes, id, true);
             vote(&mut self.hosts.get(d).votes, id, false);
         }

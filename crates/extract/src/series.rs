@@ -27,6 +27,8 @@ pub struct Series {
     pub packets: [Vec<f64>; 2],
     /// IP packets neither of whose hosts has a side (not counted in a bin).
     pub unplaced: u64,
+    /// Frames the capture recorded twice, passed over as extraction does.
+    pub duplicates: u64,
     /// Each file with damaged records or a truncated tail: the bins hold
     /// only what could be read.
     pub damaged: Vec<TraceDamage>,
@@ -80,6 +82,7 @@ pub fn series(paths: &[PathBuf], bin_s: f64, sides: &HashMap<IpAddr, Side>, star
     }
     s.start_ns = start.unwrap_or(0);
     s.damaged = merge.srcs.iter().filter_map(TraceDamage::of).collect();
+    s.duplicates = merge.srcs.iter().map(|x| x.info.duplicates).sum();
     let n = s.bytes.iter().map(Vec::len).max().unwrap_or(0);
     for v in s.bytes.iter_mut().chain(s.packets.iter_mut()) {
         v.resize(n, 0.0);

@@ -142,8 +142,9 @@ pub(crate) fn is_private(k: u128) -> bool {
 pub(crate) struct MacStat {
     pub mac: [u8; 6],
     pub frames: u64,
-    /// Pure SYNs (no ACK) sent from this MAC.
+    /// Pure SYNs (no ACK) and SYN/ACKs sent from this MAC.
     pub syns: u64,
+    pub synacks: u64,
 }
 
 /// Source MACs seen, interned to small ids.
@@ -155,16 +156,17 @@ pub(crate) struct MacTable {
 }
 
 impl MacTable {
-    /// Counts a frame and returns the MAC's id.
+    /// Counts a frame (a pure SYN, a SYN/ACK or neither) and returns the
+    /// MAC's id.
     #[inline]
-    pub(crate) fn frame(&mut self, mac: [u8; 6], pure_syn: bool) -> u32 {
+    pub(crate) fn frame(&mut self, mac: [u8; 6], pure_syn: bool, synack: bool) -> u32 {
         let id = match self.last {
             Some((m, id)) if m == mac => id,
             _ => {
                 let n = self.stats.len() as u32;
                 let id = *self.map.entry(mac).or_insert(n);
                 if id == n {
-                    self.stats.push(MacStat { mac, frames: 0, syns: 0 });
+                    self.stats.push(MacStat { mac, frames: 0, syns: 0, synacks: 0 });
                 }
                 self.last = Some((mac, id));
                 id
@@ -173,6 +175,7 @@ impl MacTable {
         let s = &mut self.stats[id as usize];
         s.frames += 1;
         s.syns += pure_syn as u64;
+        s.synacks += synack as u64;
         id
     }
 }
@@ -281,7 +284,10 @@ fn auto(hosts: &[Host], macs: &MacTable, t: &Tallies) -> Decision {
                 })
                 .expect("two MACs at most, one at least");
             let s = &macs.stats[best as usize];
-            if s.syns > 0 {
+            // A MAC that also sent the SYN/ACKs answering its SYNs carries
+            // both sides (a tunnel's or a host's made-up Ethernet header,
+            // one address for every frame): it tells no side.
+            if s.syns > 0 && s.synacks * 2 < s.syns {
                 let syns: u64 = macs.stats.iter().map(|s| s.syns).sum();
                 let names: Vec<String> = top.iter().map(|&i| fmt_mac(&macs.stats[i as usize].mac)).collect();
                 return Decision {

@@ -188,14 +188,16 @@ impl Sink {
     }
 
     /// Ends the current chunk of `c` at `end`; `linger` (ns): from its last
-    /// pair's end to its close, for the connection's last chunk when it
-    /// closed with FIN or RST.
+    /// pair's end to its close, for the connection's last chunk when a side
+    /// closed it with FIN or RST. A concurrent connection keeps it in its
+    /// whole session only (its units are drawn without a close).
     pub(crate) fn end_chunk(&mut self, c: &mut Conn, end: i64, linger: Option<i64>) {
         match c.adus() {
             Some(adus) => {
                 if self.keep_shapes {
                     c.shape.adus = adus.clone();
                 }
+                c.shape.linger = linger.unwrap_or(0);
                 self.classes.concurrent(c.class, c.hosts[0], adus, &mut self.rng);
                 c.held.clear();
                 self.classes.host(c.class, c.hosts[0]).connections += 1;

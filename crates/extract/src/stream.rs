@@ -32,9 +32,9 @@ pub(crate) struct Seg {
     pub ack: u32,
 }
 
-/// A direction's first flight of data: when it began, the offsets it
-/// spans, its largest segment and the last one's time (for the sender's
-/// initial window).
+/// A flight of a direction's data begun with nothing unacknowledged: when
+/// it began, the offsets it spans, its largest segment and the last one's
+/// time (for the sender's initial window).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Flight {
     pub start: i64,
@@ -42,6 +42,12 @@ pub(crate) struct Flight {
     pub to: i64,
     pub max_len: u32,
     pub last: i64,
+    /// Begun after the direction's earlier data (not its first flight).
+    pub later: bool,
+    /// When the first ACK of its data was seen.
+    pub acked_at: Option<i64>,
+    /// The length of its latest segment.
+    pub last_len: u32,
 }
 
 impl Flight {
@@ -54,6 +60,14 @@ impl Flight {
     pub fn segments(&self, mss: Option<u16>) -> u32 {
         let size = (mss.unwrap_or(0) as i64).max(self.max_len as i64).max(1);
         ((self.to - self.from + size - 1) / size).max(1) as u32
+    }
+
+    /// Its latest segment filled the MSS the receiver announced (less 60
+    /// bytes of options), or 1000 bytes if none was: the sender stopped
+    /// with data to send, not at the end of a message (which Nagle's rule
+    /// would also hold for the ACK).
+    pub fn ends_full(&self, mss: Option<u16>) -> bool {
+        self.last_len + 60 >= mss.map_or(1060, u32::from)
     }
 }
 
@@ -95,8 +109,8 @@ pub(crate) struct Dir {
     pub rwnd: u16,
     /// Highest offset the peer has acknowledged.
     pub acked: i64,
-    /// The first flight while it is being counted; `flight_done` once it
-    /// was counted or could not be.
+    /// The flight being counted; `flight_done` once the first
+    /// window-limited one was counted, or could not be.
     pub flight: Option<Flight>,
     pub flight_done: bool,
     /// The latest segment of new data: when it was seen and its start.

@@ -92,6 +92,14 @@ impl Handshake {
             _ => None,
         }
     }
+
+    /// The path's round trip (`rtt`) and the part of it between the
+    /// capture and side `d` (0: the client's, SYN/ACK to ACK; 1: the
+    /// server's, SYN to SYN/ACK).
+    fn rtts(&self, d: usize) -> Option<(i64, i64)> {
+        let side = if d == 0 { self.ack? - self.synack? } else { self.server_rtt()? };
+        Some((self.rtt()?, side))
+    }
 }
 
 /// One TCP connection; direction 0 is client to server.
@@ -415,12 +423,11 @@ impl Tcp {
         if c.chunk_pairs > 0 {
             let end = end.max(c.chunk_end);
             // How long the connection stayed open after its last exchange
-            // (an idle keep-alive) before a side closed it; unknown when
-            // the trace ended or the connection went idle first.
-            let linger = match why {
-                EndReason::Fin | EndReason::Rst => c.closing_at.map(|f| (f - c.chunk_end).max(0)),
-                _ => None,
-            };
+            // (an idle keep-alive) before a side closed it: its first FIN
+            // or RST, also when the other side's FIN never came before the
+            // trace ended (a server closing on its keep-alive timer, a
+            // client that lets the socket be); unknown when no side closed.
+            let linger = c.closing_at.map(|f| (f - c.chunk_end).max(0));
             sink.end_chunk(c, end, linger);
         } else {
             sink.grouper.cancel(c.gkey, c.token);
@@ -533,27 +540,46 @@ const FLIGHT_PAUSE: Rtts = Rtts { num: 1, den: 4 };
 /// jitter). Sooner, the pause was within a flight that the path spread
 /// out, and the count would fall short.
 const NEXT_FLIGHT_AFTER: Rtts = Rtts { num: 9, den: 10 };
+/// A segment sent on an ACK reaches the capture the sender's side of the
+/// round trip after the ACK did (`ON_ACK` of it, for jitter, plus
+/// `ON_ACK_MARGIN_NS` for the sender's own reaction).
+const ON_ACK: Rtts = Rtts { num: 3, den: 2 };
+const ON_ACK_MARGIN_NS: i64 = 1_000_000;
 
 /// A new data segment at offsets `s0..e0` at `t` in a direction: counts
-/// its first flight, the segments that arrive within `FLIGHT_SPAN` of the
-/// first, in segments of the MSS the receiver announced (`mss`). Returns
-/// the count once the flight is over, if a clear pause (`FLIGHT_PAUSE`)
-/// followed it as the sender waited for ACKs and the next segment came
-/// `NEXT_FLIGHT_AFTER` the first. A path that spreads the flight over the
-/// whole RTT gives none, nor does a slow line whose every packet takes
-/// longer than `FLIGHT_PAUSE`. (The peer's data ends the count too: see
-/// `data`.)
-fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: Option<u16>) -> Option<u32> {
+/// its first window-limited flight, the segments that arrive within
+/// `FLIGHT_SPAN` of the first of a flight begun with nothing
+/// unacknowledged, in segments of the MSS the receiver announced (`mss`).
+/// Returns the count once the flight is over, if a clear pause
+/// (`FLIGHT_PAUSE`) followed it as the sender waited for ACKs and the next
+/// segment came `NEXT_FLIGHT_AFTER` the first. A path that spreads the
+/// flight over the whole RTT gives none, nor does a slow line whose every
+/// packet takes longer than `FLIGHT_PAUSE`. A flight the peer's data ends
+/// (see `data`) was all the application had, a request: the count waits
+/// for a later flight, which a stack sends with the window it began with
+/// (Linux, RFC 7661: a window grows only while it limits the sender; and a
+/// sender idle for an RTO restarts from it, RFC 5681), unless a loss
+/// shrank it in between. A later flight counts only if it ended with a
+/// full segment and its next segment came on its first ACK, within
+/// `ON_ACK` of the round trip between the capture and the sender: an
+/// application writing a message now and then ends it short and sends at
+/// other times. `rtts`: the path's round trip and the sender's part of it.
+fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtts: Option<(i64, i64)>, mss: Option<u16>) -> Option<u32> {
     if dd.flight_done {
         return None;
     }
-    let Some(r) = rtt.filter(|&r| r > 0) else {
+    let Some((r, side)) = rtts.filter(|&(r, _)| r > 0) else {
         dd.flight_done = true;
         return None;
     };
     match &mut dd.flight {
+        // Data of its own still unacknowledged, or a loss shown since its
+        // first (which shrank the window): no flight starts here.
+        None if dd.data_hi.is_some_and(|h| dd.acked < h || dd.loss_at.is_some()) => None,
         None => {
-            dd.flight = Some(Flight { start: t, from: s0, to: e0, max_len: (e0 - s0) as u32, last: t });
+            let later = dd.data_hi.is_some();
+            dd.flight =
+                Some(Flight { start: t, from: s0, to: e0, max_len: (e0 - s0) as u32, last: t, later, acked_at: None, last_len: (e0 - s0) as u32 });
             None
         }
         Some(f) if t < f.start + FLIGHT_SPAN.of(r) => {
@@ -561,11 +587,19 @@ fn first_flight(dd: &mut Dir, t: i64, s0: i64, e0: i64, rtt: Option<i64>, mss: O
             f.to = f.to.max(e0);
             f.max_len = f.max_len.max((e0 - s0) as u32);
             f.last = t;
+            f.last_len = (e0 - s0) as u32;
             None
         }
         Some(f) => {
+            let on_ack = !f.later || (f.ends_full(mss) && f.acked_at.is_some_and(|a| t >= a && t - a <= ON_ACK.of(side) + ON_ACK_MARGIN_NS));
+            let waited = t - f.last >= FLIGHT_PAUSE.of(r) && t - f.start >= NEXT_FLIGHT_AFTER.of(r);
+            if waited && !on_ack {
+                // An application's own pause: look again at the next flight.
+                dd.flight = None;
+                return first_flight(dd, t, s0, e0, Some((r, side)), mss);
+            }
             dd.flight_done = true;
-            (t - f.last >= FLIGHT_PAUSE.of(r) && t - f.start >= NEXT_FLIGHT_AFTER.of(r)).then(|| f.segments(mss))
+            waited.then(|| f.segments(mss))
         }
     }
 }
@@ -748,6 +782,9 @@ fn ack(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
     let pure_ack = s.p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst();
     ack_habits(od, a, pure_ack, s, cx);
     reported_loss(od, a, pure_ack, s);
+    if let Some(fl) = od.flight.as_mut().filter(|fl| a > fl.from && fl.acked_at.is_none()) {
+        fl.acked_at = Some(s.t);
+    }
     od.acked = od.acked.max(a);
     acked_unseen(c, a, s, cx);
 }
@@ -838,9 +875,10 @@ fn data(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
     // The other side's data is in flight, unacknowledged, as this side
     // sends: the two sides do not take turns.
     let other_in_flight = c.dirs[o].data_hi.is_some() && c.dirs[o].hi > c.dirs[o].acked;
-    if c.dirs[o].flight.is_some() {
-        // The other side's first flight is over once this side speaks.
-        c.dirs[o].flight_done = true;
+    if c.dirs[o].flight.take().is_some() {
+        // The other side's flight is over once this side speaks: it sent
+        // what its application had (a request) and waited for an answer,
+        // not for ACKs. Its window shows at a later flight.
     }
     cx.hosts.get(s.from).tcp_payload += s.p.payload_len as u64;
     let dd = &mut c.dirs[s.d];
@@ -904,7 +942,7 @@ fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s
     if other_in_flight {
         c.overlaps += 1;
     }
-    if let Some(n) = first_flight(dd, t, s0, e0, c.hs.rtt(), c.hs.mss[o]) {
+    if let Some(n) = first_flight(dd, t, s0, e0, c.hs.rtts(s.d), c.hs.mss[o]) {
         cx.hosts.get(s.from).net.initial_window(n, cx.rh);
     }
     let rx = &mut cx.hosts.get(s.to).net;

@@ -36,7 +36,10 @@ fn server() -> Ep {
 /// Handshake (30 ms server side, 10 ms client side), a 300 B request, a
 /// 3000 B response in three segments 0.1 ms apart, then 200 B / 1000 B.
 fn http_like() -> Synth {
-    let mut x = Synth::ethernet();
+    http_like_on(Synth::ethernet())
+}
+
+fn http_like_on(mut x: Synth) -> Synth {
     let mut c = Conv::new(client(), server(), 1000, 5000);
     c.handshake(&mut x, 1.0, 0.030, 0.010);
     c.data(&mut x, 1.041, true, 300);
@@ -420,6 +423,9 @@ fn sessions_and_rres_from_connection_times() {
     let first = c.sessions.iter().find(|s| s.start_s == 0.0).unwrap();
     let servers: Vec<Vec<u32>> = first.rres.iter().map(|r| r.conns.iter().map(|c| c.server).collect()).collect();
     assert_eq!(servers, vec![vec![0, 1, 0], vec![0]]);
+    // Which trace hosts those were: the client, then s1 and s2.
+    let addrs: Vec<&str> = first.hosts.iter().map(|&h| m.hosts[h as usize].addr.as_str()).collect();
+    assert_eq!(addrs, ["10.0.0.1", "93.184.216.34", "93.184.216.35"]);
     // For the marginals: two servers in the first session, one in the other.
     assert_eq!(c.servers_per_session.values, vec![1.0, 2.0]);
 
@@ -679,8 +685,12 @@ fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
     for (g, w) in got.iter().zip(want) {
         assert!(close(g[0], w[0]) && g[1] == w[1] && g[2] == w[2], "{got:?}");
     }
-    // Kept sessions carry the same units.
-    assert_eq!(&k.sessions[0].rres[0].conns[0].adus, got);
+    // Kept sessions carry the same units, and how long the connection
+    // stayed open, idle, after its last (the client's FIN at 2.0 s, 0.795 s
+    // after its last request).
+    let conn = &k.sessions[0].rres[0].conns[0];
+    assert_eq!(&conn.adus, got);
+    assert!(close(conn.close_s, 0.795), "{}", conn.close_s);
 }
 
 #[test]
@@ -758,6 +768,39 @@ fn a_servers_first_flight_gives_its_initial_window() {
     c.close(&mut x, 2.0, 0.01);
     let (m, _, _) = run(x, &ExtractOptions::default());
     assert_eq!(m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().initial_window, None);
+}
+
+#[test]
+fn a_clients_first_window_limited_flight_after_its_requests_gives_its_initial_window() {
+    // The client (5 ms from the capture; the server 40 ms) asks, is
+    // answered, and 0.4 s later uploads: 3 segments of the server's MSS,
+    // then, on the server's ACK of two, 4 more, 5 ms later at the capture.
+    // `next` is when the 4 come after that ACK, `last` the third
+    // segment's length.
+    let upload = |next: f64, last: u32| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.040, 0.005);
+        c.data(&mut x, 1.046, true, 200);
+        c.response(&mut x, 1.087, 500, 0.0);
+        c.ack(&mut x, 1.092, true);
+        for k in 0..3 {
+            c.data(&mut x, 1.5 + 1e-4 * k as f64, true, if k == 2 { last } else { 1400 });
+        }
+        x.tcp(1.540, c.s, c.c, c.sseq, c.cseq - last, ACK, 0, None);
+        for k in 0..4 {
+            c.data(&mut x, 1.540 + next + 1e-4 * k as f64, true, 1400);
+        }
+        c.ack(&mut x, 1.590 + next, false);
+        c.close(&mut x, 2.0, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        m.hosts.iter().find(|h| h.addr == "10.0.0.1").unwrap().initial_window
+    };
+    assert_eq!(upload(0.005, 1400), Some(3));
+    // Sent 0.1 s after the ACK, the next segments were the application's
+    // own pace; a short last segment ended a message: no count.
+    assert_eq!(upload(0.1, 1400), None);
+    assert_eq!(upload(0.005, 600), None);
 }
 
 #[test]
@@ -860,7 +903,9 @@ fn handshakes_sent_again_count_against_their_sender() {
 /// own segmentation offload leaves them), each with its fourth and fifth
 /// segments swapped, the fourth arriving 8 ms late, and its fourth sent
 /// again after the last; the client acknowledged each SYN/ACK
-/// `client_rtt` after it.
+/// `client_rtt` after it. (The second copy of the fourth comes 12 ms after
+/// the first, as a tail-loss probe would: 1 ms after, with nothing from the
+/// receiver between, it would be the capture's own copy.)
 fn uploads(client_rtt: f64) -> Synth {
     let mut x = Synth::ethernet();
     for i in 0..12u16 {
@@ -875,7 +920,7 @@ fn uploads(client_rtt: f64) -> Synth {
             seg(&mut x, t0 + 10e-6 * k as f64, k);
         }
         seg(&mut x, t0 + 0.008, 3);
-        seg(&mut x, t0 + 0.009, 3);
+        seg(&mut x, t0 + 0.020, 3);
         c.cseq = base + 1460 * 20;
         c.ack(&mut x, t0 + 0.05, false);
         c.response(&mut x, t0 + 0.06, 300, 0.0);
@@ -928,4 +973,87 @@ fn a_capture_on_a_link_keeps_the_clients_loss_and_capacity() {
     // One handshake tells nothing of where the capture was.
     let (one, _, _) = run(http_like(), &o);
     assert_eq!(one.link.capture_point, CapturePoint::Unknown);
+}
+
+#[test]
+fn frames_the_capture_recorded_twice_are_passed_over_and_counted() {
+    let o = ExtractOptions::default();
+    let trace = |numbered: bool, twice: Option<f64>| {
+        let mut x = Synth::ethernet();
+        (x.numbered, x.twice) = (numbered, twice);
+        http_like_on(x)
+    };
+    let (once, recs, _) = run(trace(true, None), &o);
+    let n = once.traces[0].packets;
+    // Every frame twice, 1 µs apart (a mirror port copying both ways):
+    // the second copies are passed over, and the model is the same.
+    let (m, twice_recs, rep) = run(trace(true, Some(1e-6)), &o);
+    assert_eq!((m.traces[0].packets, m.traces[0].duplicates, rep.duplicates), (2 * n, n, n));
+    assert_eq!((recs, &m.classes, &m.hosts, &m.link.dirs), (twice_recs, &once.classes, &once.hosts, &once.link.dirs));
+    assert_eq!(once.traces[0].duplicates, 0);
+    // Sent again 20 ms later the same datagrams are packets of their own.
+    let (m, _, _) = run(trace(true, Some(0.020)), &o);
+    assert_eq!(m.traces[0].duplicates, 0);
+    // Without identification, only what takes sequence space is told
+    // apart: a stack answers arrivals with identical ACKs.
+    let b = trace(false, None).bytes();
+    let mut r = wire::TraceReader::new(reader(b), "t").unwrap();
+    let mut takes_sequence = 0;
+    while let Some(rec) = r.read_next().unwrap() {
+        let p = rec.decode().unwrap();
+        let t = p.tcp().unwrap();
+        takes_sequence += u64::from(t.payload_len > 0 || t.flags.syn() || t.flags.fin());
+    }
+    let (m, _, _) = run(trace(false, Some(1e-6)), &o);
+    assert!(takes_sequence > 0 && takes_sequence < n);
+    assert_eq!(m.traces[0].duplicates, takes_sequence);
+    // The series of the trace passes them over too.
+    let doubled = trace(true, Some(1e-6)).bytes();
+    let path = std::env::temp_dir().join(format!("undertow-dups-{}.pcap", std::process::id()));
+    std::fs::write(&path, &doubled).unwrap();
+    let series = extract::series_for_model(std::slice::from_ref(&path), 0.001, &once).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(series.duplicates, n);
+    let total: f64 = series.packets.iter().flatten().sum();
+    assert_eq!(total as u64, n);
+}
+
+#[test]
+fn a_connection_its_server_closed_keeps_its_idle_time_though_the_client_never_closed() {
+    // The server closes its kept-alive connection on its own timer 2.5 s
+    // after the response; the client acknowledges the FIN but keeps its
+    // socket open until the capture ends.
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    let end = c.response(&mut x, 1.080, 3000, 0.0001);
+    c.ack(&mut x, 1.090, true);
+    x.tcp(end + 2.5, c.s, c.c, c.sseq, c.cseq, FIN, 0, None);
+    x.tcp(end + 2.51, c.c, c.s, c.cseq, c.sseq.wrapping_add(1), ACK, 0, None);
+    let (m, recs, _) = run(x, &ExtractOptions::default());
+    assert_eq!(recs[0].end, EndReason::TraceEnd);
+    let class = &m.classes[0];
+    assert_eq!(class.close_wait_s.n, 1);
+    assert!(close(class.close_wait_s.values[0], 2.5), "{:?}", class.close_wait_s);
+    assert!(close(class.sessions[0].rres[0].conns[0].close_s, 2.5));
+}
+
+#[test]
+fn one_mac_sending_both_directions_tells_no_side() {
+    // A tunnel's made-up Ethernet header: every frame, both ways, from one
+    // MAC. The server sends more frames than the client, which would put it
+    // on side A if that MAC were the client's access link.
+    let mut x = Synth::ethernet();
+    let (cl, sv) = (ep(1, [10, 8, 0, 1], 40000), ep(1, [93, 184, 216, 34], 443));
+    let mut c = Conv::new(cl, sv, 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    c.data(&mut x, 1.041, true, 300);
+    c.response(&mut x, 1.080, 20 * 1400, 0.0001);
+    c.ack(&mut x, 1.1, true);
+    c.close(&mut x, 2.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let side = |a: &str| m.hosts.iter().find(|h| h.addr == a).unwrap().side;
+    assert_eq!((side("10.8.0.1"), side("93.184.216.34")), (Side::A, Side::B));
+    assert!(m.sides.decided_by.contains("private/local addresses are side A"), "{}", m.sides.decided_by);
 }

@@ -14,11 +14,17 @@
 //! Observed paths (the bottleneck, both ways) carry a monitor number: the
 //! engine records what arrives at their end, and what they drop, in its
 //! series and capture.
+//!
+//! Hosts of one side may share a line ([`LineSpec`]: a home's access link,
+//! an office uplink) between their own access paths and their router: what
+//! they send crosses its `up` path after their uplinks, what is sent to
+//! them its `down` path before their downlinks.
 
 use crate::element::DropReason;
 use crate::packet::Packet;
 use crate::path::{Outcome, Path};
 use crate::spec::{PathSpec, SpecError};
+use std::collections::HashMap;
 use units::Time;
 
 /// A host, as numbered by the fabric (in the order they were added).
@@ -53,16 +59,37 @@ pub enum NodeRef {
     Host(HostId),
     /// The left (0) or right (1) router.
     Router(u32),
+    /// On to this path (a host's uplink into its line).
+    Path(u32),
+    /// On to the destination host's downlink (the end of a line's `down`).
+    Downlink,
 }
 
-/// A path with its wiring.
+/// A line several hosts of one side share, as data: hosts that name the
+/// same line (`name`, unique in a run) share one pair of paths.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineSpec {
+    pub name: String,
+    /// From the hosts' uplinks to their router, and from the router to
+    /// their downlinks.
+    pub up: PathSpec,
+    pub down: PathSpec,
+}
+
+/// A line's paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub side: Side,
+    pub up: u32,
+    pub down: u32,
+}
+
+/// A path with its wiring: what a packet crossing it needs, and no more,
+/// so that the paths of many hosts stay few cache lines each.
 #[derive(Debug)]
 pub struct PathSlot {
     pub path: Path,
-    /// What it was built from.
-    pub spec: PathSpec,
     pub to: NodeRef,
-    pub name: String,
     /// The monitor of an observed path (the bottleneck: 0 forward, 1 back).
     pub monitor: Option<u8>,
 }
@@ -80,6 +107,8 @@ pub struct Attachment {
     /// The DiffServ class of what it sends (`Packet::class`), stamped on
     /// its packets at each path they enter.
     pub class: u8,
+    /// The line it shares, an index into `Fabric::lines`.
+    pub line: Option<u32>,
 }
 
 /// What the engine does next with a packet.
@@ -117,7 +146,12 @@ pub const BOTTLENECK_REV: u32 = 1;
 #[derive(Debug)]
 pub struct Fabric {
     pub paths: Vec<PathSlot>,
+    /// What each path was built from, by path number.
+    pub specs: Vec<PathSpec>,
     pub hosts: Vec<Attachment>,
+    pub lines: Vec<Line>,
+    /// Each line's index by its name.
+    line_names: HashMap<String, u32>,
     /// Per router (left, right): the path towards each host.
     routes: [Vec<u32>; 2],
     seed: u64,
@@ -133,14 +167,17 @@ impl Fabric {
     pub fn dumbbell(bottleneck: &[PathSpec; 2], seed: u64) -> Result<Fabric, SpecError> {
         let mut f = Fabric {
             paths: Vec::new(),
+            specs: Vec::new(),
             hosts: Vec::new(),
+            lines: Vec::new(),
+            line_names: HashMap::new(),
             routes: [Vec::new(), Vec::new()],
             seed,
             losses: HostLosses::default(),
             scratch: Vec::new(),
         };
-        let fwd = f.add_path("bottleneck/fwd".into(), bottleneck[0].clone(), NodeRef::Router(1))?;
-        let rev = f.add_path("bottleneck/rev".into(), bottleneck[1].clone(), NodeRef::Router(0))?;
+        let fwd = f.add_path(bottleneck[0].clone(), NodeRef::Router(1))?;
+        let rev = f.add_path(bottleneck[1].clone(), NodeRef::Router(0))?;
         debug_assert_eq!((fwd, rev), (BOTTLENECK_FWD, BOTTLENECK_REV));
         for (path, monitor) in [(fwd, 0), (rev, 1)] {
             f.paths[path as usize].monitor = Some(monitor);
@@ -149,9 +186,10 @@ impl Fabric {
         Ok(f)
     }
 
-    fn add_path(&mut self, name: String, spec: PathSpec, to: NodeRef) -> Result<u32, SpecError> {
+    fn add_path(&mut self, spec: PathSpec, to: NodeRef) -> Result<u32, SpecError> {
         let path = spec.build(self.seed)?;
-        self.paths.push(PathSlot { path, spec, to, name, monitor: None });
+        self.paths.push(PathSlot { path, to, monitor: None });
+        self.specs.push(spec);
         Ok((self.paths.len() - 1) as u32)
     }
 
@@ -160,20 +198,47 @@ impl Fabric {
     /// number of hosts before it.
     pub fn add_host(&mut self, side: Side, up: PathSpec, down: PathSpec, beyond: Option<PathSpec>, loses: bool) -> Result<HostId, SpecError> {
         let id = self.hosts.len() as HostId;
-        let uplink = self.add_path(format!("h{id}/up"), up, NodeRef::Router(side.router()))?;
-        let downlink = self.add_path(format!("h{id}/down"), down, NodeRef::Host(id))?;
+        let uplink = self.add_path(up, NodeRef::Router(side.router()))?;
+        let downlink = self.add_path(down, NodeRef::Host(id))?;
         let beyond = match beyond {
             // On to the far side's router.
-            Some(b) => Some(self.add_path(format!("h{id}/beyond"), b, NodeRef::Router(side.other().router()))?),
+            Some(b) => Some(self.add_path(b, NodeRef::Router(side.other().router()))?),
             None => None,
         };
-        self.hosts.push(Attachment { side, uplink, downlink, beyond, loses, class: 0 });
+        self.hosts.push(Attachment { side, uplink, downlink, beyond, loses, class: 0, line: None });
         // The host's own router sends down its access link, the other across
         // the bottleneck towards the host's side.
         let across = if side == Side::Left { BOTTLENECK_REV } else { BOTTLENECK_FWD };
         self.routes[side.router() as usize].push(downlink);
         self.routes[side.other().router() as usize].push(across);
         Ok(id)
+    }
+
+    /// Puts `host` behind line `line` (made when the first host names it):
+    /// what it sends crosses the line's `up` after its uplink, and its
+    /// router sends what is for it down the line's `down`.
+    pub fn join_line(&mut self, host: HostId, line: &LineSpec) -> Result<u32, SpecError> {
+        let side = self.hosts[host as usize].side;
+        let l = match self.line_names.get(&line.name) {
+            Some(&l) => l,
+            None => {
+                let up = self.add_path(line.up.clone(), NodeRef::Router(side.router()))?;
+                let down = self.add_path(line.down.clone(), NodeRef::Downlink)?;
+                self.lines.push(Line { side, up, down });
+                let l = (self.lines.len() - 1) as u32;
+                self.line_names.insert(line.name.clone(), l);
+                l
+            }
+        };
+        let ln = self.lines[l as usize];
+        if ln.side != side || self.hosts[host as usize].line.is_some() {
+            return Err(SpecError::Line(line.name.clone()));
+        }
+        let h = &mut self.hosts[host as usize];
+        h.line = Some(l);
+        self.paths[h.uplink as usize].to = NodeRef::Path(ln.up);
+        self.routes[side.router() as usize][host as usize] = ln.down;
+        Ok(l)
     }
 
     /// What `host` sends carries DiffServ class `class` (0, best effort,
@@ -202,6 +267,16 @@ impl Fabric {
         let slot = &self.paths[path as usize];
         match slot.to {
             NodeRef::Host(host) => Next::Deliver { host },
+            NodeRef::Path(on) => {
+                let pkt = &mut meta();
+                pkt.class = self.hosts[src as usize].class;
+                self.offer(now, on, pkt)
+            }
+            NodeRef::Downlink => {
+                let pkt = &mut meta();
+                pkt.class = self.hosts[src as usize].class;
+                self.offer(now, self.hosts[dst as usize].downlink, pkt)
+            }
             NodeRef::Router(r) => {
                 let pkt = &mut meta();
                 pkt.class = self.hosts[src as usize].class;

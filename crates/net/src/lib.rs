@@ -50,10 +50,10 @@ pub mod shaper;
 pub mod spec;
 
 pub use element::{DropReason, Element, Release, Verdict};
-pub use fabric::{Fabric, HostId, Next, Side};
+pub use fabric::{Fabric, HostId, LineSpec, Next, Side};
 pub use loss::{Loss, LossModel};
 pub use outage::Outages;
-pub use packet::{Colour, Packet};
+pub use packet::{Colour, Packet, MTU};
 pub use path::{ClassCounts, Outcome, Path, PathStats, Stage};
 pub use queue::{QueueLimit, QueueStats};
 pub use schedule::{RateSchedule, Schedule};

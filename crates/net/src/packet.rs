@@ -2,6 +2,10 @@
 
 use units::{Dur, Time};
 
+/// The largest IP packet a link carries, in both engines (Ethernet's; the
+/// emulator's TUNs): larger UDP datagrams cross as fragments.
+pub const MTU: u32 = 1500;
+
 /// A packet as path elements see it: enough to serialise, classify and
 /// mark it, never its bytes. The engine keeps the packet itself and gives
 /// elements its handle, which they hand back when they let it go.

@@ -118,6 +118,8 @@ pub enum SpecError {
     GateWithoutQueue(&'static str),
     /// Two sets of outage windows on one queue.
     TwoOutages,
+    /// A host joined a line of the other side, or a second line.
+    Line(String),
 }
 
 impl std::fmt::Display for SpecError {
@@ -125,6 +127,7 @@ impl std::fmt::Display for SpecError {
         match self {
             SpecError::GateWithoutQueue(what) => write!(f, "a {what} gates the serialiser of the queue before it, and this path has none"),
             SpecError::TwoOutages => write!(f, "one queue takes one set of outage windows"),
+            SpecError::Line(name) => write!(f, "line {name:?}: a host shares one line, with hosts of its own side"),
         }
     }
 }

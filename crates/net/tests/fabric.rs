@@ -111,3 +111,78 @@ fn the_bottleneck_is_observed_each_way_and_access_links_are_not() {
     let monitors: Vec<Option<u8>> = f.paths.iter().map(|p| p.monitor).collect();
     assert_eq!(monitors, [Some(0), Some(1), None, None]);
 }
+
+fn line(name: &str, mbps: u64) -> net::LineSpec {
+    net::LineSpec { name: name.into(), up: link(mbps, 0), down: link(mbps, 0) }
+}
+
+#[test]
+fn hosts_on_a_line_cross_it_after_their_uplinks_and_before_their_downlinks() {
+    let mut f = dumbbell();
+    let (a, b) = (add(&mut f, Side::Left), add(&mut f, Side::Right));
+    let l = f.join_line(a, &line("home", 8)).unwrap();
+    let ln = f.lines[l as usize];
+    assert_eq!(ln.side, Side::Left);
+    let (hops, end) = follow(&mut f, Time::ZERO, a, b);
+    let paths: Vec<u32> = hops.iter().map(|h| h.0).collect();
+    assert_eq!(paths, [f.hosts[a as usize].uplink, ln.up, BOTTLENECK_FWD, f.hosts[b as usize].downlink]);
+    let got: Vec<u64> = hops.iter().map(|h| h.1 .0).collect();
+    assert_eq!(got[1] - got[0], hop(8, 0), "the line serialises it at its own rate");
+    assert_eq!(end, Next::Deliver { host: b });
+    let (hops, end) = follow(&mut f, Time(MS), b, a);
+    let paths: Vec<u32> = hops.iter().map(|h| h.0).collect();
+    assert_eq!(paths, [f.hosts[b as usize].uplink, BOTTLENECK_REV, ln.down, f.hosts[a as usize].downlink]);
+    assert_eq!(end, Next::Deliver { host: a });
+}
+
+/// When the second of two packets sent at once by two left hosts reaches
+/// the end of the bottleneck.
+fn second_of_two_at_the_link(f: &mut Fabric, a: u32, c: u32, b: u32) -> u64 {
+    let mut ends = Vec::new();
+    let pkt = Packet::new(0, 1500);
+    // Each host's packet to the end of the bottleneck, one path at a time:
+    // both are offered to every path before either goes further, as an
+    // engine would at equal times.
+    let mut at = [f.send(Time::ZERO, a, &mut { pkt }), f.send(Time::ZERO, c, &mut { pkt })];
+    while ends.len() < 2 {
+        for (k, src) in [a, c].into_iter().enumerate() {
+            if let Next::Arrive { path, at: t } = at[k] {
+                if path == BOTTLENECK_FWD {
+                    ends.push(t.0);
+                    at[k] = Next::Deliver { host: b };
+                } else {
+                    at[k] = f.arrived(t, path, src, b, || pkt);
+                }
+            }
+        }
+    }
+    ends.into_iter().max().unwrap()
+}
+
+#[test]
+fn a_shared_line_serialises_its_hosts_packets_one_after_the_other_and_separate_lines_do_not() {
+    let mut shared = dumbbell();
+    let (a, c, b) = (add(&mut shared, Side::Left), add(&mut shared, Side::Left), add(&mut shared, Side::Right));
+    shared.join_line(a, &line("home", 8)).unwrap();
+    shared.join_line(c, &line("home", 8)).unwrap();
+    assert_eq!(shared.lines.len(), 1, "one line, made once");
+    let mut apart = dumbbell();
+    let (a2, c2, b2) = (add(&mut apart, Side::Left), add(&mut apart, Side::Left), add(&mut apart, Side::Right));
+    apart.join_line(a2, &line("home-1", 8)).unwrap();
+    apart.join_line(c2, &line("home-2", 8)).unwrap();
+    // Uplink (100 Mbit/s, 1 ms), then 8 Mbit/s: on one line the second
+    // packet waits for the first; then the 10 Mbit/s bottleneck.
+    let first = hop(100, 1) + hop(8, 0) + hop(10, 20);
+    assert_eq!(second_of_two_at_the_link(&mut shared, a, c, b), first + hop(8, 0));
+    // On two lines they reach the bottleneck together and wait only there.
+    assert_eq!(second_of_two_at_the_link(&mut apart, a2, c2, b2), first + hop(10, 0));
+}
+
+#[test]
+fn a_line_takes_hosts_of_one_side_once_each() {
+    let mut f = dumbbell();
+    let (a, b) = (add(&mut f, Side::Left), add(&mut f, Side::Right));
+    f.join_line(a, &line("home", 8)).unwrap();
+    assert!(f.join_line(b, &line("home", 8)).is_err(), "a right host on a left line");
+    assert!(f.join_line(a, &line("office", 8)).is_err(), "a second line");
+}

@@ -67,16 +67,24 @@ fn make(hosts: &mut dyn Hosts, plans: &[HostPlan]) -> Vec<HostId> {
 
 /// `n` hosts on `side` sharing `group`'s access link and TCP settings.
 fn group_hosts(hosts: &mut dyn Hosts, side: Side, n: u32, group: &Group) -> Vec<HostId> {
-    let mut plans = plan::group(hosts.next_host(), side, n, &group.access, &group.tcp);
+    let mut plans = plan::group(hosts.next_host(), side, n, &group.access, &group.tcp, group.line);
     for p in &mut plans {
         p.class = group.class;
     }
     make(hosts, &plans)
 }
 
-/// A swing model's virtual hosts, side A's and side B's, and whether each
-/// speaks IPv6.
-fn swing_hosts(hosts: &mut dyn Hosts, m: &SwingModel, seed: u64) -> ([Vec<HostId>; 2], [Vec<bool>; 2]) {
+/// A swing model's virtual hosts, side A's and side B's (`SwingConfig`'s
+/// fields of the same names).
+struct SwingVirtual {
+    hosts: [Vec<HostId>; 2],
+    ipv6: [Vec<bool>; 2],
+    copies: [Vec<Option<u32>>; 2],
+}
+
+/// A swing model's virtual hosts, whether each speaks IPv6, and the trace
+/// host each copies.
+fn swing_hosts(hosts: &mut dyn Hosts, m: &SwingModel, seed: u64) -> SwingVirtual {
     let p = plan::SwingPlan {
         name: &m.name,
         model: &m.model,
@@ -89,9 +97,9 @@ fn swing_hosts(hosts: &mut dyn Hosts, m: &SwingModel, seed: u64) -> ([Vec<HostId
         access: &m.group.access,
         tcp: &m.group.tcp,
     };
-    let plans = plan::swing(&p, seed, hosts.next_host());
+    let plan::SwingHosts { plans, copies } = plan::swing_hosts(&p, seed, hosts.next_host());
     let ipv6 = plans.clone().map(|side| side.iter().map(|h| h.ipv6).collect());
-    (plans.map(|side| make(hosts, &side)), ipv6)
+    SwingVirtual { hosts: plans.map(|side| make(hosts, &side)), ipv6, copies }
 }
 
 /// IP and transport header bytes of a packet a rate or playback source
@@ -190,12 +198,13 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
                 names.push(m.name.clone());
             }
             BackgroundModel::Swing(m) => {
-                let (swing, ipv6) = swing_hosts(maker, m, r.seed);
+                let SwingVirtual { hosts, ipv6, copies } = swing_hosts(maker, m, r.seed);
                 let cfg = SwingConfig {
                     name: m.name.clone(),
                     model: m.model.clone(),
-                    hosts: swing,
+                    hosts,
                     ipv6,
+                    copies,
                     start: m.start,
                     stop: m.stop,
                     session_scale: m.session_scale,

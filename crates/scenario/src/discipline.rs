@@ -97,6 +97,8 @@ pub struct PieTable {
     pub mean_pktsize: Option<Size>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derandomize: Option<bool>,
 }
 
 /// A queue's discipline and the tables of parameters it was given.
@@ -218,5 +220,6 @@ fn pie(t: PieTable, f: &str) -> Res<PieParams> {
         max_burst: t.max_burst.map_or(d.max_burst, |v| v.0),
         mean_pktsize: t.mean_pktsize.map_or(Ok(d.mean_pktsize), |s| pktsize(s, format!("{f}.mean_pktsize")))?,
         ecn: t.ecn.unwrap_or(d.ecn),
+        derandomize: t.derandomize.unwrap_or(d.derandomize),
     })
 }

@@ -3,12 +3,12 @@
 
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
 use crate::schema::{
-    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, LossResponseSpec, ModelSpec, PlaybackGranularity, ReverseSpec,
-    RtoEstimatorSpec, Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
+    AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, LossResponseSpec, ModelSpec, PartialAckTimerSpec,
+    PlaybackGranularity, ReverseSpec, RtoEstimatorSpec, Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
 };
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
-use tcp::{Algorithm, LossResponse, RtoEstimator, TcpConfig};
+use tcp::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 use units::Dur;
 
 fn link_spec(p: &LinkParams) -> LinkSpec {
@@ -61,7 +61,13 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         loss_response: (c.loss_response != linux.loss_response).then_some(match c.loss_response {
             LossResponse::Linux => LossResponseSpec::Linux,
             LossResponse::Ns2 => LossResponseSpec::Ns2,
+            LossResponse::Ns3 => LossResponseSpec::Ns3,
         }),
+        partial_ack_timer: (c.partial_ack_timer != linux.partial_ack_timer).then_some(match c.partial_ack_timer {
+            PartialAckTimer::Every => PartialAckTimerSpec::Every,
+            PartialAckTimer::First => PartialAckTimerSpec::First,
+        }),
+        ooo_shrinks_window: (c.ooo_shrinks_window != linux.ooo_shrinks_window).then_some(c.ooo_shrinks_window),
     }
 }
 
@@ -144,6 +150,7 @@ pub fn with_defaults(s: &Scenario, r: &Resolved) -> Scenario {
                 });
                 m.offset = Some(TimeSpan(pb.offset));
                 m.speed = Some(pb.speed);
+                m.repeat = Some(pb.trace.period.is_some());
             }
             (BackgroundModel::Web { name, hosts, sources, start, stop, .. }, ModelSpec::Web(_)) => {
                 placed(&mut spec.common, name, Some(*hosts), *sources, *start, *stop);

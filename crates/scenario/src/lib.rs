@@ -34,6 +34,8 @@ pub use path::{
 };
 pub use process::{FgnSpec, NoiseSpec, Process, ProcessModel, SineSpec};
 pub use resolve::limits;
-pub use resolve::{AppModel, BackgroundModel, Group, LinkParams, OutputParams, PlaybackModel, Resolved, Side, SwingModel, SWING_MAX_HOSTS};
+pub use resolve::{
+    AppModel, BackgroundModel, Group, LineParams, LinkParams, OutputParams, PlaybackModel, Resolved, Side, SwingModel, SWING_MAX_HOSTS,
+};
 pub use schema::*;
 pub use values::{Bandwidth, BufferSize, Fraction, QueueSize, RateOrShare, Size, TimeSpan};

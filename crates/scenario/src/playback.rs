@@ -36,10 +36,16 @@ pub(crate) fn resolve(dir: &Path, f: &str, m: &PlaybackSpec, p: Placed) -> Res<P
         Err(e) => return Err(err(field, e.to_string())),
     };
     let offset = m.offset.map_or(Dur::ZERO, |o| o.0);
-    let trace = cut(packets, offset, m.length.map(|l| l.0), speed);
+    let mut trace = cut(packets, offset, m.length.map(|l| l.0), speed);
     if trace.packets.is_empty() {
         let what = if m.length.is_some() { "in the span of offset and length" } else { "from offset on" };
         return Err(err(format!("{f}.offset"), format!("{} holds no packets {what} ({offset})", m.file)));
+    }
+    if m.repeat == Some(true) {
+        trace.period =
+            Some(period(&trace, m.length.map(|l| l.0), speed).ok_or_else(|| {
+                err(format!("{f}.length"), format!("{} plays one packet from offset on: give length, how often it repeats", m.file))
+            })?);
     }
     let granularity = match m.granularity {
         None | Some(PlaybackGranularity::Millisecond) => Granularity::Millisecond,
@@ -136,6 +142,19 @@ fn event_list(path: &Path, f: &str, m: &PlaybackSpec) -> Res<Packets> {
     Ok(events.into_iter().enumerate().map(|(i, (t, s))| (t, s, i as u32)).collect())
 }
 
+/// How often a looped trace plays: `length` (sped up) if given; else the
+/// span from the offset to the last packet and one mean gap more, so the
+/// last packet of a pass and the first of the next are as far apart as
+/// the trace's packets on average. `None` for one packet without a length.
+fn period(trace: &PlaybackTrace, length: Option<Dur>, speed: f64) -> Option<Dur> {
+    if let Some(l) = length {
+        return Some(Dur((l.0 as f64 / speed).round() as u64));
+    }
+    let n = trace.packets.len() as u64;
+    let last = trace.packets.last()?.at.0;
+    (n >= 2).then(|| Dur(last + last.div_ceil(n - 1)))
+}
+
 /// The packets from `offset` for `length`, timed from `offset` and divided by `speed`.
 fn cut(packets: Packets, offset: Dur, length: Option<Dur>, speed: f64) -> PlaybackTrace {
     let end = length.map_or(u64::MAX, |l| offset.0.saturating_add(l.0));
@@ -148,7 +167,7 @@ fn cut(packets: Packets, offset: Dur, length: Option<Dur>, speed: f64) -> Playba
             TracePacket { at: Dur(at), size, flow }
         })
         .collect();
-    PlaybackTrace { packets }
+    PlaybackTrace { packets, period: None }
 }
 
 #[cfg(test)]
@@ -162,5 +181,17 @@ mod tests {
         assert_eq!(t.packets, vec![TracePacket { at: Dur(0), size: 200, flow: 1 }, TracePacket { at: Dur(1_500), size: 300, flow: 0 }]);
         let t = cut(packets, Dur(1_000), None, 2.0);
         assert_eq!(t.packets.iter().map(|p| p.at.0).collect::<Vec<_>>(), vec![0, 750, 1_500]);
+    }
+
+    #[test]
+    fn a_loop_repeats_every_length_or_else_the_span_and_one_mean_gap() {
+        let packets: Packets = vec![(0, 100, 0), (1_000, 200, 1), (3_000, 300, 0)];
+        let t = cut(packets.clone(), Dur::ZERO, None, 1.0);
+        // Three packets over 3,000 ns: two gaps of 1,500 on average.
+        assert_eq!(period(&t, None, 1.0), Some(Dur(4_500)));
+        assert_eq!(period(&t, Some(Dur(10_000)), 2.0), Some(Dur(5_000)));
+        let one = cut(packets, Dur(3_000), None, 1.0);
+        assert_eq!(period(&one, None, 1.0), None);
+        assert_eq!(period(&one, Some(Dur(7)), 1.0), Some(Dur(7)));
     }
 }

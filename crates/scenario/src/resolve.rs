@@ -7,19 +7,21 @@ use crate::schema::*;
 use crate::values::{BufferSize, QueueSize, RateOrShare, Size};
 use net::QueueLimit;
 use std::path::Path;
-use tcp::{Algorithm, LossResponse, RtoEstimator, TcpConfig};
+use tcp::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 use traffic::background::{Arrivals, FlowSizes, RateTransport};
 use units::{Dur, Rate, Time};
 
 /// A link as a scenario names it: rate, delay, drop-tail queue, loss (the
 /// host plans own it).
-pub use traffic::plan::LinkParams;
+pub use traffic::plan::{LineParams, LinkParams};
 
 /// Access link and TCP settings shared by a group of hosts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
     pub access: LinkParams,
     pub tcp: TcpConfig,
+    /// The line its hosts share, if any.
+    pub line: Option<LineParams>,
     /// The DiffServ class of what its hosts send.
     pub class: u8,
 }
@@ -205,6 +207,8 @@ pub mod defaults {
     pub const ACCESS_RATE: &str = "1Gbps";
     pub const ACCESS_DELAY: &str = "1ms";
     pub const ACCESS_QUEUE: &str = "1000p";
+    /// A shared line's queue, packets (a home router's).
+    pub const LINE_QUEUE: u32 = 100;
     pub const PACKET_SIZE: u64 = 1000;
     pub const RATE_HOSTS: u32 = 10;
     pub const GREEDY_HOSTS: u32 = 1;
@@ -314,6 +318,7 @@ const TCP_BUF_MAX: u64 = 1 << 30;
 fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     let mut c = match spec.flavour {
         Some(TcpFlavour::Ns2) => TcpConfig::ns2(),
+        Some(TcpFlavour::Ns3) => TcpConfig::ns3(),
         Some(TcpFlavour::Linux) | None => TcpConfig::default(),
     };
     if let Some(cc) = spec.congestion_control {
@@ -405,7 +410,17 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         c.loss_response = match r {
             LossResponseSpec::Linux => LossResponse::Linux,
             LossResponseSpec::Ns2 => LossResponse::Ns2,
+            LossResponseSpec::Ns3 => LossResponse::Ns3,
         };
+    }
+    if let Some(p) = spec.partial_ack_timer {
+        c.partial_ack_timer = match p {
+            PartialAckTimerSpec::Every => PartialAckTimer::Every,
+            PartialAckTimerSpec::First => PartialAckTimer::First,
+        };
+    }
+    if let Some(o) = spec.ooo_shrinks_window {
+        c.ooo_shrinks_window = o;
     }
     if c.min_rto > c.max_rto {
         return Err(err(format!("{field}.min_rto"), format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto)));
@@ -416,12 +431,19 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     Ok(c)
 }
 
-fn group(s: &Scenario, access: &Option<LinkSpec>, tcp_spec: &Option<TcpSpec>, field: &str) -> Res<Group> {
-    let a = access.clone().unwrap_or_default().over(&s.topology.access);
-    let a_field = if access.is_some() { format!("{field}.access") } else { "topology.access".to_string() };
-    let t = tcp_spec.clone().unwrap_or_default().over(&s.tcp);
-    let t_field = if tcp_spec.is_some() { format!("{field}.tcp") } else { "tcp".to_string() };
-    Ok(Group { access: link(&a, &a_field)?, tcp: tcp(&t, &t_field)?, class: 0 })
+fn group(s: &Scenario, h: &HostSpec, field: &str) -> Res<Group> {
+    let a = h.access.clone().unwrap_or_default().over(&s.topology.access);
+    let a_field = if h.access.is_some() { format!("{field}.access") } else { "topology.access".to_string() };
+    let t = h.tcp.clone().unwrap_or_default().over(&s.tcp);
+    let t_field = if h.tcp.is_some() { format!("{field}.tcp") } else { "tcp".to_string() };
+    let line = h.line.as_ref().map(shared_line);
+    Ok(Group { access: link(&a, &a_field)?, tcp: tcp(&t, &t_field)?, class: 0, line })
+}
+
+/// A group's shared line (its rate and queue are above zero, as every
+/// rate and queue size parses).
+fn shared_line(l: &SharedLine) -> LineParams {
+    LineParams { rate: l.rate.0, queue: l.queue.map(queue).unwrap_or(QueueLimit::Packets(defaults::LINE_QUEUE)) }
 }
 
 fn span(start: Option<crate::TimeSpan>, stop: Option<crate::TimeSpan>, duration: Dur, field: &str) -> Res<(Time, Time)> {
@@ -537,7 +559,8 @@ fn background(at: &Context, i: usize, bg: &BackgroundSpec) -> Res<BackgroundMode
     let f = format!("background[{i}]");
     let c = &bg.common;
     let name = c.name.clone().unwrap_or_else(|| format!("{}{i}", bg.model.kind()));
-    let mut group = group(at.s, &c.access, &c.tcp, &f)?;
+    let hs = HostSpec { access: c.access.clone(), tcp: c.tcp.clone(), line: c.line.clone() };
+    let mut group = group(at.s, &hs, &f)?;
     group.class = match c.class {
         Some(k) if k > 7 => {
             return Err(err(format!("{f}.class"), format!("{k} is out of range: expected a DiffServ class from 0 (best effort) to 7")))
@@ -682,6 +705,9 @@ fn greedy_model(m: &GreedySpec, p: Placed) -> BackgroundModel {
 }
 
 fn swing_model(dir: &Path, f: &str, m: &SwingSpec, p: Placed) -> Res<SwingModel> {
+    if p.group.line.is_some() {
+        return Err(err(format!("{f}.line"), "a swing model's virtual hosts share the lines its model file holds (`lines`): remove line"));
+    }
     let (path, model) = swing_file(dir, &m.file, &format!("{f}.file"))?;
     let scale = |v: Option<f64>, name: &str| -> Res<f64> {
         match v {
@@ -782,8 +808,8 @@ fn command_app(at: &Context, i: usize, a: &CommandSpec) -> Res<AppModel> {
         start,
         stop,
         server_side: server_side(a.server_side),
-        client: group(at.s, &client.access, &client.tcp, &format!("{f}.client"))?,
-        server: group(at.s, &server.access, &server.tcp, &format!("{f}.server"))?,
+        client: group(at.s, &client, &format!("{f}.client"))?,
+        server: group(at.s, &server, &format!("{f}.server"))?,
     })
 }
 
@@ -823,8 +849,8 @@ fn http_app(at: &Context, i: usize, a: &HttpSpec) -> Res<AppModel> {
         clients,
         port,
         server_side: server_side(a.server_side),
-        client: group(at.s, &client.access, &client.tcp, &format!("{f}.client"))?,
-        server: group(at.s, &server.access, &server.tcp, &format!("{f}.server"))?,
+        client: group(at.s, &client, &format!("{f}.client"))?,
+        server: group(at.s, &server, &format!("{f}.server"))?,
     })
 }
 

@@ -135,8 +135,9 @@ impl LinkSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// The stack whose settings the unset fields take: "linux" (the default) or
-    /// "ns2" (ns-2 2.35's Agent/TCP family with Agent/TCPSink; Reno unless set).
+    /// The stack whose settings the unset fields take: "linux" (the default), "ns2"
+    /// (ns-2 2.35's Agent/TCP family with Agent/TCPSink; Reno unless set) or "ns3"
+    /// (ns-3 3.44's TcpSocketBase with TcpNewReno and TcpClassicRecovery).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flavour: Option<TcpFlavour>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -195,9 +196,16 @@ pub struct TcpSpec {
     /// ns-2's coarse-clock RTO estimator with this tick (tcpTick_), instead of rto_estimator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_tick: Option<TimeSpan>,
-    /// "linux" or "ns2": how ssthresh and fast retransmit respond to a loss.
+    /// "linux", "ns2" or "ns3": how ssthresh, fast retransmit and recovery respond to a loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_response: Option<LossResponseSpec>,
+    /// "every" (default) or "first": which partial ACKs of NewReno recovery restart the timer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_ack_timer: Option<PartialAckTimerSpec>,
+    /// A fixed receive window leaves out the bytes held out of order (default true);
+    /// false: the whole buffer from the next expected byte, as ns-3's receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ooo_shrinks_window: Option<bool>,
 }
 
 impl TcpSpec {
@@ -227,13 +235,15 @@ impl TcpSpec {
             rto_estimator: self.rto_estimator.or(base.rto_estimator),
             rto_tick: self.rto_tick.or(base.rto_tick),
             loss_response: self.loss_response.or(base.loss_response),
+            ooo_shrinks_window: self.ooo_shrinks_window.or(base.ooo_shrinks_window),
+            partial_ack_timer: self.partial_ack_timer.or(base.partial_ack_timer),
         }
     }
 }
 
 choice! {
     /// The TCP stack a scenario's unset TCP fields follow.
-    TcpFlavour { Linux = "linux", Ns2 = "ns2" }
+    TcpFlavour { Linux = "linux", Ns2 = "ns2", Ns3 = "ns3" }
 }
 
 choice! {
@@ -243,7 +253,12 @@ choice! {
 
 choice! {
     /// How the sender responds to a loss (tcp::LossResponse).
-    LossResponseSpec { Linux = "linux", Ns2 = "ns2" }
+    LossResponseSpec { Linux = "linux", Ns2 = "ns2", Ns3 = "ns3" }
+}
+
+choice! {
+    /// Which partial ACKs restart the retransmission timer (tcp::PartialAckTimer).
+    PartialAckTimerSpec { Every = "every", First = "first" }
 }
 
 choice! {
@@ -251,7 +266,7 @@ choice! {
     CongestionControl { Tahoe = "tahoe", Reno = "reno", NewReno = "newreno", Cubic = "cubic" }
 }
 
-/// Access link and TCP settings of a group of hosts.
+/// Access link and TCP settings of a group of hosts, and the line they share.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
@@ -259,6 +274,18 @@ pub struct HostSpec {
     pub access: Option<LinkSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<SharedLine>,
+}
+
+/// One line a group's hosts share, behind their own access links (a home's
+/// access link, an office uplink): a drop-tail queue each way.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedLine {
+    pub rate: Bandwidth,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSize>,
 }
 
 /// One background traffic model: the fields every model takes, and the
@@ -369,6 +396,9 @@ pub struct BackgroundCommon {
     pub access: Option<LinkSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+    /// A line the model's sources share, and another its sinks share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<SharedLine>,
     /// The DiffServ class its sources' packets carry (0 to 7; 0, best
     /// effort, by default): what markers meter and schedulers serve by.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -376,7 +406,7 @@ pub struct BackgroundCommon {
 }
 
 impl tagged::Common for BackgroundCommon {
-    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp", "class"];
+    const FIELDS: &'static [&'static str] = &["name", "hosts", "direction", "start", "stop", "access", "tcp", "line", "class"];
     fn read<'de, A: MapAccess<'de>>(&mut self, field: &str, map: &mut A) -> Result<(), A::Error> {
         match field {
             "name" => self.name = Some(map.next_value()?),
@@ -386,6 +416,7 @@ impl tagged::Common for BackgroundCommon {
             "stop" => self.stop = Some(map.next_value()?),
             "access" => self.access = Some(map.next_value()?),
             "tcp" => self.tcp = Some(map.next_value()?),
+            "line" => self.line = Some(map.next_value()?),
             "class" => self.class = Some(map.next_value()?),
             _ => return Err(de::Error::unknown_field(field, Self::FIELDS)),
         }
@@ -544,6 +575,11 @@ pub struct PlaybackSpec {
     /// it, so its rate is multiplied by it (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
+    /// Played again and again until the model stops, every `length` (or,
+    /// without one, the span of the packets played and one mean gap more);
+    /// default false: played once.
+    #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<bool>,
 }
 
 choice! {

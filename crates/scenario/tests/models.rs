@@ -43,7 +43,7 @@ fn an_unknown_field_is_refused_with_the_fields_of_its_model_only() {
     let text = format!("{BASE}[[background]]\nmodel = \"cbr\"\ntransport = \"udp\"\nrate = \"1Mbps\"\nbogus = 1");
     check(
         &text,
-        &["background[0].bogus: unknown field \"bogus\"; allowed fields are \"model\", \"name\", \"hosts\", \"direction\", \"start\", \"stop\", \"access\", \"tcp\", \"class\", \"transport\", \"rate\", \"packet_size\""],
+        &["background[0].bogus: unknown field \"bogus\"; allowed fields are \"model\", \"name\", \"hosts\", \"direction\", \"start\", \"stop\", \"access\", \"tcp\", \"line\", \"class\", \"transport\", \"rate\", \"packet_size\""],
     );
     refuses(&text, "\"spread\"");
     check(
@@ -263,6 +263,8 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
         "idle_restart = false",
         "rto_tick = \"10ms\"",
         "loss_response = \"ns2\"",
+        "partial_ack_timer = \"first\"",
+        "ooo_shrinks_window = false",
     ] {
         assert!(filled.contains(want), "{want} missing from\n{filled}");
     }
@@ -273,7 +275,9 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
     let (s, r) =
         ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n")).unwrap().resolved(None, None).unwrap();
     let linux = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    for absent in ["limited_transmit", "idle_restart", "rack", "tlp", "rto_estimator", "rto_tick", "loss_response"] {
+    for absent in
+        ["limited_transmit", "idle_restart", "rack", "tlp", "rto_estimator", "rto_tick", "loss_response", "partial_ack_timer", "ooo_shrinks_window"]
+    {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }
 }
@@ -293,8 +297,78 @@ fn rfc_6298_rfc_6675_and_no_probe_are_chosen_by_name_and_written_back() {
 }
 
 #[test]
+fn the_ns3_flavour_fills_in_ns3s_settings_under_the_fields_a_scenario_sets() {
+    let text = format!("{BASE}[tcp]\nflavour = \"ns3\"\nsack = false\nrcv_buf = \"19200B\"\n[[background]]\nmodel = \"greedy\"\n");
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
+    let (s, r) = f.resolved(None, None).unwrap();
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    for want in [
+        "congestion_control = \"newreno\"",
+        "sack = false",
+        "rcv_buf = \"19200B\"",
+        "snd_buf = \"131072B\"",
+        "quickack = 0",
+        "delack_timeout = \"200ms\"",
+        "min_rto = \"1s\"",
+        "initial_rto = \"3s\"",
+        "byte_counting = false",
+        "idle_restart = false",
+        "loss_response = \"ns3\"",
+        "partial_ack_timer = \"first\"",
+        "ooo_shrinks_window = false",
+    ] {
+        assert!(filled.contains(want), "{want} missing from\n{filled}");
+    }
+    let (_, r2) = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap();
+    assert_eq!(r, r2, "the filled scenario resolves to the same settings");
+    // The options one by one, without the preset.
+    let one = format!(
+        "{BASE}[tcp]\nloss_response = \"ns3\"\npartial_ack_timer = \"first\"\nooo_shrinks_window = false\n[[background]]\nmodel = \"greedy\"\n"
+    );
+    let (_, r3) = ScenarioFile::parse("s.toml", Path::new("."), &one).unwrap().resolved(None, None).unwrap();
+    assert_ne!(
+        r3,
+        ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n"))
+            .unwrap()
+            .resolved(None, None)
+            .unwrap()
+            .1
+    );
+    let e = ScenarioFile::parse("s.toml", Path::new("."), &one.replace("\"first\"", "\"second\""))
+        .and_then(|f| f.resolved(None, None).map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("partial_ack_timer") && e.contains("\"every\"") && e.contains("\"first\""), "{e}");
+}
+
+#[test]
 fn an_rto_tick_out_of_range_is_refused_by_name() {
     let text = format!("{BASE}[tcp]\nrto_tick = \"2s\"\n[[background]]\nmodel = \"greedy\"\n");
     let e = ScenarioFile::parse("s.toml", Path::new("."), &text).and_then(|f| f.resolved(None, None).map(|_| ())).unwrap_err().to_string();
     assert!(e.contains("tcp.rto_tick") && e.contains("1us to 1s"), "{e}");
+}
+
+#[test]
+fn a_shared_line_takes_a_rate_and_a_queue_and_is_not_for_swing_models() {
+    let greedy = |line: &str| format!("{BASE}[[background]]\nmodel = \"greedy\"\nhosts = 3\nline = {line}");
+    check(&greedy("{ rate = \"0bps\" }"), &["background[0].line.rate: \"0bps\" is not a valid rate"]);
+    check(&greedy("{ rate = \"8Mbps\", queue = \"0p\" }"), &["background[0].line.queue: \"0p\" is not a valid queue size"]);
+    check(&greedy("{ queue = \"10p\" }"), &["background[0].line", "rate"]);
+    check(&greedy("{ rate = \"8Mbps\", delay = \"1ms\" }"), &["background[0].line.delay: unknown field \"delay\""]);
+    check(
+        &format!("{BASE}[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\nclient = {{ line = {{ rate = \"0bps\" }} }}"),
+        &["apps[0].client.line.rate: \"0bps\" is not a valid rate"],
+    );
+    let swing = format!("{BASE}[[background]]\nmodel = \"swing\"\nfile = {:?}\nline = {{ rate = \"8Mbps\" }}", swing_model_file());
+    check(&swing, &["background[0].line: a swing model's virtual hosts share the lines its model file holds"]);
+    // Accepted: the sources and the sinks each behind a line of their own.
+    let text = greedy("{ rate = \"8Mbps\", queue = \"50p\" }");
+    let f = ScenarioFile::parse("s.toml", Path::new("/nonexistent-dir"), &text).unwrap();
+    let (_, r) = f.resolved(None, None).unwrap();
+    match &r.background[0] {
+        scenario::BackgroundModel::Greedy { group, .. } => {
+            assert_eq!(group.line, Some(scenario::LineParams { rate: units::Rate::mbps(8), queue: net::QueueLimit::Packets(50) }))
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use scenario::{BackgroundModel, ScenarioFile};
 use std::path::{Path, PathBuf};
+use units::Dur;
 use wire::{Ipv4Repr, LinkType, PcapWriter, UdpRepr};
 
 /// A directory holding a capture whose only traffic goes from private
@@ -64,6 +65,20 @@ fn a_captures_side_and_an_event_list_resolve_to_packets_timed_from_the_trace_sta
     assert_eq!(t, vec![(0, 64, 0), (125_000_000, 1000, 1)]);
     let m = resolve(&d, &playback("file = \"times.txt\"\npacket_size = 500"));
     assert_eq!(m.trace.packets.iter().map(|p| p.size).collect::<Vec<_>>(), vec![500; 3]);
+    assert_eq!(m.trace.period, None, "played once by default");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn a_looped_trace_repeats_every_length_sped_up_or_its_span_and_a_mean_gap() {
+    let d = files("loop");
+    let m = resolve(&d, &playback("file = \"sized.txt\"\noffset = \"250ms\"\nlength = \"500ms\"\nspeed = 2.0\nloop = true"));
+    assert_eq!(m.trace.period, Some(Dur::from_millis(250)));
+    // Three packets over 2 s: every 3 s.
+    let m = resolve(&d, &playback("file = \"one-way.pcap\"\nloop = true"));
+    assert_eq!(m.trace.period, Some(Dur::from_secs(3)));
+    let m = resolve(&d, &playback("file = \"one-way.pcap\"\nloop = false"));
+    assert_eq!(m.trace.period, None);
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -73,7 +88,7 @@ fn resolving_writes_every_default_out() {
     let f = ScenarioFile::parse("s.toml", &d, &playback("file = \"one-way.pcap\"")).unwrap();
     let (s, r) = f.resolved(None, None).unwrap();
     let text = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    for want in ["side = \"a\"", "granularity = \"1ms\"", "offset = \"0s\"", "speed = 1.0", "hosts = 1", "one-way.pcap"] {
+    for want in ["side = \"a\"", "granularity = \"1ms\"", "offset = \"0s\"", "speed = 1.0", "loop = false", "hosts = 1", "one-way.pcap"] {
         assert!(text.contains(want), "{want} not in\n{text}");
     }
     // The filled scenario, read from anywhere, resolves to the same model.
@@ -108,5 +123,7 @@ fn mistakes_are_refused_naming_the_field_and_what_is_allowed() {
     refused(d, &playback("file = \"times.txt\"\npacket_size = 70000"), &["background[0].packet_size", "expected 1B to 65535B"]);
     refused(d, &playback("file = \"bad.txt\""), &["background[0].file", "bad.txt: line 2 has 1 columns where line 1 has 2", "'time' or 'time size'"]);
     refused(d, &playback("file = \"sized.txt\"\nspeed = 0.0"), &["background[0].speed", "expected a number above 0"]);
+    refused(d, &playback("file = \"one-way.pcap\"\noffset = \"2s\"\nloop = true"), &["background[0].length", "plays one packet", "give length"]);
+    refused(d, &playback("file = \"one-way.pcap\"\nloop = 1"), &["background[0].loop", "expected true or false"]);
     std::fs::remove_dir_all(d).unwrap();
 }

@@ -27,10 +27,10 @@ struct Builder {
 impl Builder {
     /// The index of TCP settings `c`, each distinct one kept once.
     fn tcp_cfg(&mut self, c: &tcp::TcpConfig) -> u32 {
-        match self.world.tcp_cfgs.iter().position(|x| x == c) {
+        match self.world.tcp_cfgs.iter().position(|x| **x == *c) {
             Some(i) => i as u32,
             None => {
-                self.world.tcp_cfgs.push(c.clone());
+                self.world.tcp_cfgs.push(std::sync::Arc::new(c.clone()));
                 (self.world.tcp_cfgs.len() - 1) as u32
             }
         }
@@ -45,9 +45,7 @@ impl scenario::Hosts for Builder {
     /// Makes a planned host: its paths and routes (the fabric's), its TCP
     /// settings and address (the world's).
     fn host(&mut self, p: &HostPlan) -> HostId {
-        let id =
-            self.world.fabric.add_host(p.side, p.up.clone(), p.down.clone(), p.beyond.clone(), p.loses).unwrap_or_else(|e| panic!("host plan: {e}"));
-        self.world.fabric.set_class(id, p.class);
+        let id = p.attach(&mut self.world.fabric).unwrap_or_else(|e| panic!("host plan: {e}"));
         debug_assert_eq!(id as usize, self.world.hosts.len());
         let s = &mut self.side_count[(p.side == Side::Right) as usize];
         let index = *s;

@@ -7,7 +7,8 @@
 //! sequence number derived from the connection's addresses and the seed, so
 //! the capture needs no per-connection state.
 
-use crate::packet::{Body, Pkt};
+use crate::ip::Fragment;
+use crate::packet::{Body, Head};
 use rundir::CaptureMiss;
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -57,19 +58,19 @@ impl Capture {
 
     /// Records `p` at `now`, crossing the bottleneck in direction `dir`
     /// (0 left to right); the first write error is kept for [`finish`].
-    pub fn record(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr, dir: usize) {
+    pub fn record(&mut self, now: Time, p: &Head, body: &Body, src: IpAddr, dst: IpAddr, dir: usize) {
         if self.error.is_some() || now < self.from {
             return;
         }
-        if self.miss.skips(dir, || matches!(p.body, Body::Tcp(seg) if seg.len > 0)) {
+        if self.miss.skips(dir, || matches!(body, Body::Tcp(seg) if seg.len > 0)) {
             return;
         }
-        if let Err(e) = self.write(now, p, src, dst) {
+        if let Err(e) = self.write(now, p, body, src, dst) {
             self.error = Some(e);
         }
     }
 
-    fn write(&mut self, now: Time, p: &Pkt, src: IpAddr, dst: IpAddr) -> io::Result<()> {
+    fn write(&mut self, now: Time, p: &Head, body: &Body, src: IpAddr, dst: IpAddr) -> io::Result<()> {
         let ip_len = if src.is_ipv6() { Ipv6Repr::HEADER_LEN } else { Ipv4Repr::HEADER_LEN };
         let bad = |e: wire::EmitError| io::Error::new(io::ErrorKind::InvalidData, format!("cannot emit a header: {e:?}"));
         // Headers are at most 20 + 60 bytes; write them in a scratch buffer
@@ -80,7 +81,10 @@ impl Capture {
         }
         self.buf.fill(0);
         self.ident = self.ident.wrapping_add(1);
-        let (proto, l4) = match p.body {
+        if let Body::Udp { payload, frag: Some(f) } = *body {
+            return self.write_fragment(now, p, payload, f, src, dst);
+        }
+        let (proto, l4) = match *body {
             Body::Tcp(seg) => {
                 let mine = isn(self.seed, p.src, p.sport, p.dst, p.dport);
                 let theirs = isn(self.seed, p.dst, p.dport, p.src, p.sport);
@@ -121,7 +125,7 @@ impl Capture {
                 debug_assert_eq!(hl as u32, seg.header_len());
                 (PROTO_TCP, hl)
             }
-            Body::Udp { payload } => {
+            Body::Udp { payload, .. } => {
                 let repr = UdpRepr { src_port: p.sport, dst_port: p.dport, payload_len: payload.min(65507) as u16 };
                 let hl = repr.emit(&mut self.buf[ip_len..], src, dst).map_err(bad)?;
                 (PROTO_UDP, hl)
@@ -140,6 +144,31 @@ impl Capture {
             _ => return Err(bad(wire::EmitError::MixedAddressFamilies)),
         }
         let _ = l4;
+        self.w.write_packet(now.0, p.size, &self.buf[..(p.size as usize).min(self.buf.len())])
+    }
+
+    /// One fragment of a datagram larger than the MTU, as the sender's IP
+    /// layer cut it: the datagram's UDP header in the first only.
+    fn write_fragment(&mut self, now: Time, p: &Head, payload: u32, f: Fragment, src: IpAddr, dst: IpAddr) -> io::Result<()> {
+        let bad = |e: wire::EmitError| io::Error::new(io::ErrorKind::InvalidData, format!("cannot emit a fragment's headers: {e:?}"));
+        let ip_len = match (src, dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                let payload_len = (p.size - Ipv4Repr::HEADER_LEN as u32) as u16;
+                let ip = Ipv4Repr { src: s.octets(), dst: d.octets(), protocol: PROTO_UDP, ttl: 64, ident: f.datagram as u16, payload_len };
+                ip.emit_fragment(&mut self.buf, f.offset, f.more()).map_err(bad)?
+            }
+            (IpAddr::V6(s), IpAddr::V6(d)) => {
+                let payload_len = (p.size - Ipv6Repr::HEADER_LEN as u32) as u16;
+                let ip = Ipv6Repr { src: s.octets(), dst: d.octets(), next_header: Ipv6Repr::FRAGMENT, hop_limit: 64, payload_len };
+                let l = ip.emit(&mut self.buf).map_err(bad)?;
+                l + Ipv6Repr::emit_fragment_header(&mut self.buf[l..], PROTO_UDP, f.datagram, f.offset, f.more()).map_err(bad)?
+            }
+            _ => return Err(bad(wire::EmitError::MixedAddressFamilies)),
+        };
+        if f.index == 0 {
+            let udp = UdpRepr { src_port: p.sport, dst_port: p.dport, payload_len: payload.min(65507) as u16 };
+            udp.emit(&mut self.buf[ip_len..], src, dst).map_err(bad)?;
+        }
         self.w.write_packet(now.0, p.size, &self.buf[..(p.size as usize).min(self.buf.len())])
     }
 

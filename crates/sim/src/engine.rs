@@ -7,19 +7,19 @@
 //! them timers far ahead (retransmission timeouts, think times, session
 //! starts), while the next events are a few packets' arrivals. One binary
 //! heap of them all pays log(all pending) cache-missing steps per event.
-//! Here only the events of buckets already reached sit in the heap; later
-//! ones wait unsorted in a wheel of buckets (a calendar queue), and those
-//! beyond the wheel's span in a second heap. A bucket moves into the heap,
-//! whole, when the heap runs dry. Since every event in the heap is earlier
-//! than every event outside it, events leave in exactly the (time, sequence)
-//! order one heap would give.
+//! Here events wait unsorted in a wheel of buckets (a calendar queue), and
+//! those beyond the wheel's span in a second heap. When the events reached
+//! run out, the next bucket is sorted, whole, and its events leave in turn;
+//! the few pushed into it after that wait in a small heap beside it. Since
+//! every event reached is earlier than every event outside, events leave
+//! in exactly the (time, sequence) order one heap would give.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use units::Time;
 
 /// A bucket spans 2^20 ns (about 1 ms): a few packet times at the rates
-/// simulated, so the heap holds few events while buckets move rarely.
+/// simulated, so a bucket holds few events while buckets move rarely.
 const BUCKET_SHIFT: u32 = 20;
 /// Buckets in the wheel: a span of 4.3 s, beyond most timers.
 const BUCKETS: u64 = 4096;
@@ -66,27 +66,44 @@ impl Ord for Entry {
 }
 
 pub struct EventQueue {
-    /// Every pending event of a bucket before `next`.
-    near: BinaryHeap<Entry>,
+    /// The events of the buckets already reached, sorted: the next is `run[head]`.
+    run: Vec<Entry>,
+    head: usize,
+    /// Events pushed into a bucket already reached, after it was sorted.
+    late: BinaryHeap<Entry>,
     /// Events of buckets `next .. next + BUCKETS`, bucket b at b % BUCKETS, unsorted.
     wheel: Vec<Vec<Entry>>,
     in_wheel: usize,
     /// Events of later buckets.
     far: BinaryHeap<Entry>,
-    /// The first bucket not yet moved into `near`.
+    /// The first bucket not yet moved into `run`.
     next: u64,
     seq: u64,
+    /// Emptied storage, with its capacity, for the next buckets to fill.
+    spare: Vec<Vec<Entry>>,
+    /// Room for sorting a bucket.
+    scratch: Vec<Entry>,
 }
+
+/// Buckets this close to the first unreached one take spare storage: they
+/// fill with the packets in flight, while later ones hold a few timers.
+const SPARE_REACH: u64 = 64;
+/// Spare vectors kept at most.
+const SPARES: usize = 16;
 
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            near: BinaryHeap::new(),
+            run: Vec::new(),
+            head: 0,
+            late: BinaryHeap::new(),
             wheel: (0..BUCKETS).map(|_| Vec::new()).collect(),
             in_wheel: 0,
             far: BinaryHeap::new(),
             next: 0,
             seq: 0,
+            spare: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 }
@@ -98,9 +115,15 @@ impl EventQueue {
         let e = Entry { time: at.0, seq: self.seq, ev };
         let b = at.0 >> BUCKET_SHIFT;
         if b < self.next {
-            self.near.push(e);
+            self.late.push(e);
         } else if b < self.next + BUCKETS {
-            self.wheel[(b % BUCKETS) as usize].push(e);
+            let v = &mut self.wheel[(b % BUCKETS) as usize];
+            if v.capacity() == 0 && b < self.next + SPARE_REACH {
+                if let Some(s) = self.spare.pop() {
+                    *v = s;
+                }
+            }
+            v.push(e);
             self.in_wheel += 1;
         } else {
             self.far.push(e);
@@ -109,13 +132,22 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Ev)> {
-        if self.near.is_empty() {
+        if self.head == self.run.len() && self.late.is_empty() {
             self.refill();
         }
-        self.near.pop().map(|e| (Time(e.time), e.ev))
+        let e = match (self.run.get(self.head), self.late.peek()) {
+            (Some(r), Some(l)) if (l.time, l.seq) < (r.time, r.seq) => self.late.pop(),
+            (Some(r), _) => {
+                self.head += 1;
+                Some(*r)
+            }
+            (None, _) => self.late.pop(),
+        };
+        e.map(|e| (Time(e.time), e.ev))
     }
 
-    /// Moves the next bucket that holds events into the (empty) heap.
+    /// Moves the next bucket that holds events into `run` (both `run` and
+    /// `late` are exhausted), sorted.
     #[cold]
     fn refill(&mut self) {
         if self.in_wheel == 0 {
@@ -127,11 +159,15 @@ impl EventQueue {
             let slot = (self.next % BUCKETS) as usize;
             let found = !self.wheel[slot].is_empty();
             if found {
-                // The bucket's storage becomes the heap's; the heap's, empty,
-                // is freed, so memory follows the events pending.
-                let bucket = std::mem::take(&mut self.wheel[slot]);
+                let mut bucket = std::mem::take(&mut self.wheel[slot]);
                 self.in_wheel -= bucket.len();
-                self.near = BinaryHeap::from(bucket);
+                sort_bucket(&mut bucket, &mut self.scratch);
+                let mut used = std::mem::replace(&mut self.run, bucket);
+                self.head = 0;
+                if self.spare.len() < SPARES {
+                    used.clear();
+                    self.spare.push(used);
+                }
             }
             // The slot is empty now, and takes the span's new last bucket.
             self.next += 1;
@@ -160,12 +196,53 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.near.len() + self.in_wheel + self.far.len()
+        self.run.len() - self.head + self.late.len() + self.in_wheel + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Buckets of at least this many events are sorted by radix.
+const RADIX_MIN: usize = 64;
+/// Bits of the time sorted per radix pass: three passes cover a bucket's span.
+const DIGIT: u32 = 7;
+const PASSES: usize = BUCKET_SHIFT.div_ceil(DIGIT) as usize;
+
+/// Sorts a bucket's events into (time, sequence) order. A bucket's events
+/// are in sequence order among equal times (pushes append, and the far
+/// heap hands its events over in order), so a stable sort by the time
+/// within the bucket does it: a radix sort, in a few linear passes, for
+/// the hundreds of events a busy link puts in a bucket.
+fn sort_bucket(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
+    if v.len() < RADIX_MIN {
+        v.sort_unstable_by_key(|e| (e.time, e.seq));
+        return;
+    }
+    const R: usize = 1 << DIGIT;
+    let digit = |t: u64, pass: usize| ((t >> (pass as u32 * DIGIT)) as usize) & (R - 1);
+    let mut counts = [[0u32; R]; PASSES];
+    for e in v.iter() {
+        for (pass, c) in counts.iter_mut().enumerate() {
+            c[digit(e.time, pass)] += 1;
+        }
+    }
+    for (pass, c) in counts.iter_mut().enumerate() {
+        let mut sum = 0;
+        for n in c.iter_mut() {
+            (*n, sum) = (sum, sum + *n);
+        }
+        scratch.clear();
+        scratch.resize(v.len(), v[0]);
+        for e in v.iter() {
+            let at = &mut c[digit(e.time, pass)];
+            scratch[*at as usize] = *e;
+            *at += 1;
+        }
+        std::mem::swap(v, scratch);
+    }
+    debug_assert!(v.windows(2).all(|w| (w[0].time, w[0].seq) < (w[1].time, w[1].seq)));
 }
 
 #[cfg(test)]
@@ -237,6 +314,42 @@ mod tests {
                 None => now += rng.below(10 * BUCKETS * bucket),
             }
             assert_eq!(q.len(), one.heap.len());
+        }
+        while let Some(b) = one.pop() {
+            assert_eq!(q.pop(), Some(b));
+        }
+        assert_eq!(q.pop(), None);
+    }
+
+    /// Busy buckets (hundreds of events, many at the same nanosecond) are
+    /// radix-sorted: their order is still one heap's.
+    #[test]
+    fn pops_as_one_heap_would_with_hundreds_of_events_per_bucket() {
+        let mut rng = units::Rng::stream(8, "engine/test");
+        let (mut q, mut one) = (EventQueue::default(), OneHeap::default());
+        let bucket = 1u64 << BUCKET_SHIFT;
+        let mut now = 0u64;
+        let mut token = 0u64;
+        for _ in 0..300 {
+            for _ in 0..rng.below(800) {
+                let ahead = match rng.below(4) {
+                    0 => rng.below(16),
+                    1 => rng.below(3 * bucket),
+                    2 => 2 * bucket + rng.below(4) * 1000,
+                    _ => rng.below(2 * BUCKETS * bucket),
+                };
+                token += 1;
+                let ev = Ev::App { app: 0, token };
+                q.push(Time(now + ahead), ev);
+                one.push(Time(now + ahead), ev);
+            }
+            for _ in 0..rng.below(800) {
+                let (a, b) = (q.pop(), one.pop());
+                assert_eq!(a, b);
+                if let Some((t, _)) = a {
+                    now = t.0;
+                }
+            }
         }
         while let Some(b) = one.pop() {
             assert_eq!(q.pop(), Some(b));

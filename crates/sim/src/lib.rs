@@ -15,6 +15,7 @@ pub mod build;
 pub mod capture;
 pub mod driver;
 pub mod engine;
+mod ip;
 pub mod output;
 mod packet;
 pub mod topology;
@@ -87,9 +88,9 @@ pub fn run_scenario(
         "bottleneck_fwd_packets_per_wall_s": b.world.monitors[0].total_pkts as f64 / wall,
         "sim_s_per_wall_s": r.duration.as_secs_f64() / wall,
         "peak_open_connections": b.world.counters.peak_open_conns,
-        // A connection's state in the engine (its TCP endpoint inside); its
-        // buffers' heap memory comes on top only while they hold data.
-        "connection_bytes": std::mem::size_of::<world::Conn>(),
+        // What an open connection costs the engine (its TCP endpoint
+        // inside); its buffers' heap memory comes on top while they hold data.
+        "connection_bytes": world::CONNECTION_BYTES,
     });
     rundir::finish(dir, summary, timing)
 }

@@ -1,5 +1,11 @@
 //! Packets in flight, kept in a slab so events carry a 4-byte index.
+//!
+//! Links and routers read a packet's addresses, ports and size at every
+//! hop, the transport part only at the host that receives it. So the slab
+//! keeps the two apart: heads packed several to a cache line, bodies each
+//! on lines of their own, and a hop touches one line of packet memory.
 
+use crate::ip::Fragment;
 use tcp::Segment;
 use traffic::HostId;
 
@@ -8,24 +14,57 @@ pub const UDP_HEADER: u32 = 8;
 #[derive(Clone, Copy, Debug)]
 pub enum Body {
     Tcp(Segment),
-    Udp { payload: u32 },
+    /// A UDP datagram's payload bytes; `frag` if the datagram was larger
+    /// than the MTU and this packet is one piece of it.
+    Udp {
+        payload: u32,
+        frag: Option<Fragment>,
+    },
 }
 
+/// What the network reads of a packet at each hop.
 #[derive(Clone, Copy, Debug)]
-pub struct Pkt {
+pub struct Head {
     pub src: HostId,
     pub dst: HostId,
     pub sport: u16,
     pub dport: u16,
     /// IP packet size: what links serialise and count.
     pub size: u32,
+    /// A SYN or SYN/ACK (which loss elements may treat apart).
+    pub handshake: bool,
+    /// The receiving connection's slot as the sender knows it, or
+    /// [`NO_CONN`]: spares the receiver its demultiplexing lookup.
+    pub conn: u32,
+}
+
+/// A packet whose receiving connection is not known to its sender.
+pub const NO_CONN: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Pkt {
+    pub head: Head,
     pub body: Body,
 }
+
+impl Pkt {
+    pub fn new(src: HostId, dst: HostId, sport: u16, dport: u16, size: u32, body: Body) -> Pkt {
+        let handshake = matches!(&body, Body::Tcp(s) if s.flags.contains(tcp::Flags::SYN));
+        Pkt { head: Head { src, dst, sport, dport, size, handshake, conn: NO_CONN }, body }
+    }
+}
+
+/// A body on cache lines of its own: a segment's fields fill its first
+/// line, and its SACK blocks, rarely present, the second.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct BodySlot(Body);
 
 /// Reuses freed slots so the working set stays the packets in flight.
 #[derive(Default)]
 pub struct Slab {
-    slots: Vec<Pkt>,
+    heads: Vec<Head>,
+    bodies: Vec<BodySlot>,
     free: Vec<u32>,
 }
 
@@ -34,28 +73,35 @@ impl Slab {
     pub fn insert(&mut self, p: Pkt) -> u32 {
         match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = p;
+                self.heads[i as usize] = p.head;
+                self.bodies[i as usize] = BodySlot(p.body);
                 i
             }
             None => {
-                self.slots.push(p);
-                (self.slots.len() - 1) as u32
+                self.heads.push(p.head);
+                self.bodies.push(BodySlot(p.body));
+                (self.heads.len() - 1) as u32
             }
         }
     }
 
     #[inline]
-    pub fn get(&self, i: u32) -> &Pkt {
-        &self.slots[i as usize]
+    pub fn head(&self, i: u32) -> &Head {
+        &self.heads[i as usize]
     }
 
     #[inline]
-    pub fn remove(&mut self, i: u32) -> Pkt {
+    pub fn body(&self, i: u32) -> &Body {
+        &self.bodies[i as usize].0
+    }
+
+    /// Frees slot `i`.
+    #[inline]
+    pub fn remove(&mut self, i: u32) {
         self.free.push(i);
-        self.slots[i as usize]
     }
 
     pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.heads.len() - self.free.len()
     }
 }

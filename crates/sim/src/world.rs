@@ -3,7 +3,8 @@
 
 use crate::capture::Capture;
 use crate::engine::{Ev, EventQueue};
-use crate::packet::{Body, Pkt, Slab, UDP_HEADER};
+use crate::ip::{self, Fragment, Reassembly};
+use crate::packet::{Body, Head, Pkt, Slab, NO_CONN, UDP_HEADER};
 use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::fabric::{Fabric, Next};
 use net::monitor::Monitor;
@@ -11,9 +12,10 @@ use net::Packet;
 use rundir::{ConnLog, ConnRow, TcpTotals};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
+use std::sync::Arc;
 use tcp::{Notify, Segment, State, Tcp, TcpConfig, TcpStats};
 use traffic::{ConnId, Event, HostId};
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 /// How long a connection that closed first (TIME-WAIT) keeps answering a
 /// retransmitted FIN before its state is released.
@@ -29,18 +31,23 @@ pub struct Conn {
     /// Accepted from a listener (rather than opened by `connect`).
     pub passive: bool,
     /// The other end, which holds the marks for what we receive.
-    pub peer: Option<ConnId>,
+    pub peer: Opt<ConnId>,
     /// Bytes the app has written; marks are placed at this offset.
     pub written: u64,
     /// In-order bytes received.
     pub delivered: u64,
     /// Our marks not yet reached by the peer: (offset, message).
     pub marks: VecDeque<(u64, u64)>,
-    pub timer_at: Option<Time>,
+    /// The offset of the peer's first mark not yet reached here, if the
+    /// peer has one: data below it is delivered without visiting the peer.
+    next_mark: Opt<u64>,
     pub greedy: bool,
     pub want_writable: bool,
-    pub release_at: Option<Time>,
+    pub release_at: Opt<Time>,
     pub opened: Time,
+    /// The demultiplexing table leads to it (it can lose its entry to a
+    /// later connection of the same addresses and ports).
+    routed: bool,
 }
 
 impl Conn {
@@ -55,18 +62,26 @@ impl Conn {
             rhost: remote.0,
             rport: remote.1,
             passive: peer.is_some(),
-            peer,
+            peer: peer.into(),
             written: 0,
             delivered: 0,
             marks: VecDeque::new(),
-            timer_at: None,
+            next_mark: Opt::NONE,
             greedy: false,
             want_writable: false,
-            release_at: None,
+            release_at: Opt::NONE,
             opened: now,
+            routed: true,
         }
     }
 }
+
+/// What an open connection costs the engine, the contents of its buffers
+/// aside: its state in its slot, its slot's pending deadline and
+/// generation, and its demultiplexing entry (key, slot and the table's
+/// control byte).
+pub const CONNECTION_BYTES: usize =
+    std::mem::size_of::<Option<Conn>>() + std::mem::size_of::<Opt<Time>>() + std::mem::size_of::<u32>() + std::mem::size_of::<(DemuxKey, u32)>() + 1;
 
 /// A connection's record.
 fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
@@ -83,9 +98,9 @@ fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
         bytes_acked: s.bytes_acked,
         bytes_received: c.delivered,
         segments_sent: s.segs_sent,
-        retransmits: s.retransmits,
-        fast_recoveries: s.fast_recoveries,
-        rtos: s.rtos,
+        retransmits: s.retransmits.into(),
+        fast_recoveries: s.fast_recoveries.into(),
+        rtos: s.rtos.into(),
         srtt_s: c.tcp.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
     }
 }
@@ -93,9 +108,9 @@ fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
 /// Adds a connection's counters to its model's totals.
 fn add_stats(t: &mut TcpTotals, s: &TcpStats) {
     t.segments += s.segs_sent;
-    t.retransmits += s.retransmits;
-    t.fast_recoveries += s.fast_recoveries;
-    t.rtos += s.rtos;
+    t.retransmits += u64::from(s.retransmits);
+    t.fast_recoveries += u64::from(s.fast_recoveries);
+    t.rtos += u64::from(s.rtos);
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -110,22 +125,29 @@ pub struct Counters {
     pub stray_datagrams: u64,
 }
 
-fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> u128 {
-    (host as u128) << 64 | (lport as u128) << 48 | (rhost as u128) << 16 | rport as u128
+/// A connection's addresses and ports: 12 bytes, so that a table entry
+/// with its slot is 16.
+type DemuxKey = [u32; 3];
+
+fn demux_key(host: HostId, lport: u16, rhost: HostId, rport: u16) -> DemuxKey {
+    [host, rhost, (lport as u32) << 16 | rport as u32]
 }
 
 pub fn conn_id(idx: u32, gen: u32) -> ConnId {
     ConnId((gen as u64) << 32 | idx as u64)
 }
 
+/// The slot a handle names (live or not).
+fn conn_slot(id: ConnId) -> u32 {
+    (id.0 & 0xffff_ffff) as u32
+}
+
 /// What the elements of a path see of packet `idx`.
 #[inline(always)]
 fn meta(pkts: &Slab, idx: u32) -> Packet {
-    let p = pkts.get(idx);
+    let p = pkts.head(idx);
     let mut m = Packet::new(idx, p.size);
-    if let Body::Tcp(s) = &p.body {
-        m.handshake = s.flags.contains(tcp::Flags::SYN);
-    }
+    m.handshake = p.handshake;
     m.flow = Packet::flow_of(p.src, p.dst, p.sport, p.dport);
     m
 }
@@ -140,11 +162,16 @@ pub struct World {
     wake_at: Vec<Option<Time>>,
     /// The hosts as endpoints: address, TCP settings, ports.
     pub hosts: Vec<Host>,
-    pub tcp_cfgs: Vec<TcpConfig>,
+    /// Each distinct TCP setting once, shared by its hosts' connections.
+    pub tcp_cfgs: Vec<Arc<TcpConfig>>,
     pub conns: Vec<Option<Conn>>,
     gens: Vec<u32>,
+    /// Per connection slot, the time of its pending timer event, if any:
+    /// apart from the connections, so that an event an earlier deadline
+    /// superseded costs no visit to one.
+    timer_at: Vec<Opt<Time>>,
     free_conns: Vec<u32>,
-    demux: FxHashMap<u128, u32>,
+    demux: FxHashMap<DemuxKey, u32>,
     listeners: FxHashMap<(HostId, u16), u32>,
     udp: FxHashMap<(HostId, u16), u32>,
     /// Application events waiting to be delivered, in order.
@@ -158,6 +185,10 @@ pub struct World {
     pub conn_log: ConnLog,
     /// What elements let go when woken, reused.
     released: Vec<(Packet, Next)>,
+    /// The number of the next datagram cut into fragments, and the
+    /// receivers' fragments of incomplete ones.
+    next_datagram: u32,
+    reassembly: Reassembly,
 }
 
 impl World {
@@ -173,6 +204,7 @@ impl World {
             tcp_cfgs: Vec::new(),
             conns: Vec::new(),
             gens: Vec::new(),
+            timer_at: Vec::new(),
             free_conns: Vec::new(),
             demux: FxHashMap::default(),
             listeners: FxHashMap::default(),
@@ -185,6 +217,8 @@ impl World {
             app_tcp: Vec::new(),
             conn_log: ConnLog::default(),
             released: Vec::new(),
+            next_datagram: 0,
+            reassembly: Reassembly::default(),
         }
     }
 
@@ -223,10 +257,7 @@ impl World {
                 }
                 self.pkts.remove(pkt);
             }
-            Next::Deliver { .. } => {
-                let p = self.pkts.remove(pkt);
-                self.receive(p);
-            }
+            Next::Deliver { .. } => self.receive(pkt),
         }
     }
 
@@ -245,7 +276,7 @@ impl World {
     /// A packet reaches an element of `path` that sees it at its own time.
     pub fn resume(&mut self, path: u32, pkt: u32, stage: u32) {
         let mut m = self.meta(pkt);
-        let src = self.pkts.get(pkt).src;
+        let src = self.pkts.head(pkt).src;
         let next = self.fabric.resume(self.now, path, stage, src, &mut m);
         self.next(pkt, next);
     }
@@ -267,46 +298,65 @@ impl World {
 
     /// A packet's last bit reached the far end of `path`.
     pub fn arrive(&mut self, path: u32, pkt: u32) {
+        let Head { src, dst, size, .. } = *self.pkts.head(pkt);
         if let Some(m) = self.fabric.paths[path as usize].monitor {
-            let p = self.pkts.get(pkt);
-            self.monitors[m as usize].arrived(self.now, p.size);
+            self.monitors[m as usize].arrived(self.now, size);
             if let Some(cap) = &mut self.capture {
-                let (src, dst) = (self.hosts[p.src as usize].addr(), self.hosts[p.dst as usize].addr());
-                cap.record(self.now, p, src, dst, m as usize);
+                let (sa, da) = (self.hosts[src as usize].addr(), self.hosts[dst as usize].addr());
+                cap.record(self.now, self.pkts.head(pkt), self.pkts.body(pkt), sa, da, m as usize);
             }
         }
-        let (src, dst) = {
-            let p = self.pkts.get(pkt);
-            (p.src, p.dst)
-        };
         let (fabric, pkts) = (&mut self.fabric, &self.pkts);
         let next = fabric.arrived(self.now, path, src, dst, || meta(pkts, pkt));
         self.next(pkt, next);
     }
 
-    fn receive(&mut self, p: Pkt) {
-        match p.body {
-            Body::Tcp(seg) => {
-                let key = demux_key(p.dst, p.dport, p.src, p.sport);
-                if let Some(&idx) = self.demux.get(&key) {
-                    let c = self.conns[idx as usize].as_mut().expect("demux points at a live connection");
-                    let n = c.tcp.on_segment(self.now, &seg, &mut self.out);
-                    self.flush(idx);
-                    self.after(idx, n);
-                } else if seg.flags.contains(tcp::Flags::SYN) && !seg.flags.contains(tcp::Flags::ACK) {
-                    match self.listeners.get(&(p.dst, p.dport)) {
-                        Some(&app) => self.accept(app, &p, &seg),
-                        None => self.counters.stray_segments += 1,
-                    }
-                } else {
-                    self.counters.stray_segments += 1;
+    /// Packet `pkt` reached its destination host; its slot is freed.
+    fn receive(&mut self, pkt: u32) {
+        let p = *self.pkts.head(pkt);
+        let seg = match self.pkts.body(pkt) {
+            Body::Tcp(seg) => seg,
+            &Body::Udp { payload, frag } => {
+                self.pkts.remove(pkt);
+                let ipv6 = self.hosts[p.dst as usize].ipv6;
+                if frag.is_some_and(|f| !self.reassembly.arrived(self.now, p.src, p.dst, f, ipv6)) {
+                    return;
                 }
+                match self.udp.get(&(p.dst, p.dport)) {
+                    Some(&app) => self.pending.push_back((app, Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload })),
+                    None => self.counters.stray_datagrams += 1,
+                }
+                return;
             }
-            Body::Udp { payload } => match self.udp.get(&(p.dst, p.dport)) {
-                Some(&app) => self.pending.push_back((app, Event::Datagram { host: p.dst, port: p.dport, from: p.src, bytes: payload })),
-                None => self.counters.stray_datagrams += 1,
-            },
+        };
+        if let Some(idx) = self.hinted(&p).or_else(|| self.demux.get(&demux_key(p.dst, p.dport, p.src, p.sport)).copied()) {
+            let c = self.conns[idx as usize].as_mut().expect("demux points at a live connection");
+            // The segment is read where it lies: most of its bytes (the
+            // SACK blocks) are seldom used.
+            let n = c.tcp.on_segment(self.now, seg, &mut self.out);
+            self.pkts.remove(pkt);
+            self.flush(idx);
+            self.after(idx, n);
+        } else if seg.flags.contains(tcp::Flags::SYN) && !seg.flags.contains(tcp::Flags::ACK) {
+            let seg = *seg;
+            self.pkts.remove(pkt);
+            match self.listeners.get(&(p.dst, p.dport)) {
+                Some(&app) => self.accept(app, &p, &seg),
+                None => self.counters.stray_segments += 1,
+            }
+        } else {
+            self.pkts.remove(pkt);
+            self.counters.stray_segments += 1;
         }
+    }
+
+    /// The connection a packet's sender named, if it is the one the
+    /// demultiplexing table gives: the same addresses and ports, and still
+    /// in the table.
+    #[inline]
+    fn hinted(&self, p: &Head) -> Option<u32> {
+        let c = self.conns.get(p.conn as usize)?.as_ref()?;
+        (c.routed && (c.host, c.lport, c.rhost, c.rport) == (p.dst, p.dport, p.src, p.sport)).then_some(p.conn)
     }
 
     // ---- TCP connections ----
@@ -321,10 +371,13 @@ impl World {
             None => {
                 self.conns.push(Some(c));
                 self.gens.push(0);
+                self.timer_at.push(Opt::NONE);
                 (self.conns.len() - 1) as u32
             }
         };
-        self.demux.insert(key, idx);
+        if let Some(old) = self.demux.insert(key, idx) {
+            self.conn(old).routed = false;
+        }
         self.counters.open_conns += 1;
         self.counters.peak_open_conns = self.counters.peak_open_conns.max(self.counters.open_conns);
         self.app_tcp[self.conns[idx as usize].as_ref().map_or(0, |c| c.app) as usize].connections += 1;
@@ -337,7 +390,7 @@ impl World {
 
     /// The live connection behind a handle, if it is still valid.
     pub fn index(&self, id: ConnId) -> Option<u32> {
-        let idx = (id.0 & 0xffff_ffff) as u32;
+        let idx = conn_slot(id);
         let gen = (id.0 >> 32) as u32;
         (self.gens.get(idx as usize) == Some(&gen) && self.conns[idx as usize].is_some()).then_some(idx)
     }
@@ -346,7 +399,7 @@ impl World {
         self.conns[idx as usize].as_mut().expect("live connection")
     }
 
-    fn accept(&mut self, app: u32, p: &Pkt, syn: &Segment) {
+    fn accept(&mut self, app: u32, p: &Head, syn: &Segment) {
         let cfg = &self.tcp_cfgs[self.hosts[p.dst as usize].tcp_cfg as usize];
         let tcp = Tcp::accept(cfg, self.now, syn, &mut self.out);
         let client = self.demux.get(&demux_key(p.src, p.sport, p.dst, p.dport)).copied();
@@ -354,7 +407,10 @@ impl World {
         let idx = self.new_conn(Conn::new(tcp, app, (p.dst, p.dport), (p.src, p.sport), peer, self.now));
         if let Some(ci) = client {
             let me = self.id(idx);
-            self.conn(ci).peer = Some(me);
+            let c = self.conn(ci);
+            c.peer = Opt::some(me);
+            let first = c.marks.front().map(|m| m.0);
+            self.conn(idx).next_mark = first.into();
         }
         self.flush(idx);
         self.rearm(idx);
@@ -394,10 +450,13 @@ impl World {
         let mut out = std::mem::take(&mut self.out);
         let c = self.conns[idx as usize].as_ref().expect("live connection");
         let (src, dst, sport, dport) = (c.host, c.rhost, c.lport, c.rport);
+        let peer = c.peer.get().map_or(NO_CONN, conn_slot);
         let ip = self.hosts[src as usize].ip_header();
         for seg in out.drain(..) {
             let size = ip + seg.header_len() + seg.len;
-            self.inject(src, Pkt { src, dst, sport, dport, size, body: Body::Tcp(seg) });
+            let mut p = Pkt::new(src, dst, sport, dport, size, Body::Tcp(seg));
+            p.head.conn = peer;
+            self.inject(src, p);
         }
         self.out = out;
     }
@@ -439,7 +498,7 @@ impl World {
         if n.closed {
             self.pending.push_back((app, Event::Closed(id)));
             if c.tcp.state() == State::TimeWait {
-                c.release_at = Some(self.now + TIME_WAIT);
+                c.release_at = Opt::some(self.now + TIME_WAIT);
             } else {
                 self.release(idx);
                 return;
@@ -452,8 +511,11 @@ impl World {
     /// Messages whose last byte has now arrived at connection `idx`.
     fn deliver_marks(&mut self, idx: u32) {
         let c = self.conns[idx as usize].as_ref().expect("live connection");
+        if c.next_mark.get().is_none_or(|off| off > c.delivered) {
+            return;
+        }
         let (delivered, app, me) = (c.delivered, c.app, self.id(idx));
-        let Some(peer) = c.peer.and_then(|p| self.index(p)) else { return };
+        let Some(peer) = c.peer.get().and_then(|p| self.index(p)) else { return };
         let pc = self.conns[peer as usize].as_mut().expect("live peer");
         while let Some(&(off, msg)) = pc.marks.front() {
             if off > delivered {
@@ -462,19 +524,22 @@ impl World {
             pc.marks.pop_front();
             self.pending.push_back((app, Event::Message { conn: me, msg }));
         }
+        let next = pc.marks.front().map(|m| m.0);
+        self.conn(idx).next_mark = next.into();
     }
 
     /// Keeps one pending timer event per connection, at its earliest deadline.
     fn rearm(&mut self, idx: u32) {
         let c = self.conns[idx as usize].as_mut().expect("live connection");
-        let due = match (c.tcp.poll_at(), c.release_at) {
+        let due = match (c.tcp.poll_at(), c.release_at.get()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         if let Some(t) = due {
             let t = t.max(self.now);
-            if c.timer_at.is_none_or(|p| t < p) {
-                c.timer_at = Some(t);
+            let at = &mut self.timer_at[idx as usize];
+            if at.get().is_none_or(|p| t < p) {
+                *at = Opt::some(t);
                 self.events.push(t, Ev::Tcp { conn: idx });
             }
         }
@@ -482,12 +547,14 @@ impl World {
 
     pub fn tcp_timer(&mut self, idx: u32) {
         let now = self.now;
-        let Some(c) = self.conns[idx as usize].as_mut() else { return };
-        if c.timer_at != Some(now) {
-            return; // superseded by an earlier deadline
+        // Superseded by an earlier deadline, or the connection is gone:
+        // decided without touching the connection.
+        if self.timer_at[idx as usize].get() != Some(now) {
+            return;
         }
-        c.timer_at = None;
-        if c.release_at.is_some_and(|t| t <= now) {
+        self.timer_at[idx as usize] = Opt::NONE;
+        let c = self.conns[idx as usize].as_mut().expect("a connection with a deadline is live");
+        if c.release_at.get().is_some_and(|t| t <= now) {
             self.release(idx);
             return;
         }
@@ -498,10 +565,17 @@ impl World {
 
     fn release(&mut self, idx: u32) {
         let c = self.conns[idx as usize].take().expect("live connection");
-        self.demux.remove(&demux_key(c.host, c.lport, c.rhost, c.rport));
+        // The entry goes, even one a later connection of the same
+        // addresses and ports took over.
+        if let Some(j) = self.demux.remove(&demux_key(c.host, c.lport, c.rhost, c.rport)) {
+            if j != idx {
+                self.conn(j).routed = false;
+            }
+        }
         add_stats(&mut self.app_tcp[c.app as usize], c.tcp.stats());
         self.conn_log.push(&conn_row(&c, Some(self.now)));
         self.gens[idx as usize] = self.gens[idx as usize].wrapping_add(1);
+        self.timer_at[idx as usize] = Opt::NONE;
         self.free_conns.push(idx);
         self.counters.open_conns -= 1;
     }
@@ -524,9 +598,20 @@ impl World {
         self.udp.insert((host, port), app);
     }
 
+    /// Sends a datagram, in fragments if it is larger than the MTU.
     pub fn send_udp(&mut self, from: HostId, sport: u16, to: HostId, dport: u16, payload: u32) {
-        let size = self.hosts[from as usize].ip_header() + UDP_HEADER + payload;
-        self.inject(from, Pkt { src: from, dst: to, sport, dport, size, body: Body::Udp { payload } });
+        let ip = self.hosts[from as usize].ip_header();
+        let udp_len = UDP_HEADER + payload;
+        if ip + udp_len <= net::MTU {
+            self.inject(from, Pkt::new(from, to, sport, dport, ip + udp_len, Body::Udp { payload, frag: None }));
+            return;
+        }
+        let (datagram, count) = (self.next_datagram, ip::fragment_sizes(ip, udp_len).count() as u16);
+        self.next_datagram = self.next_datagram.wrapping_add(1);
+        for (index, (size, offset)) in ip::fragment_sizes(ip, udp_len).enumerate() {
+            let frag = Some(Fragment { datagram, index: index as u16, count, offset });
+            self.inject(from, Pkt::new(from, to, sport, dport, size, Body::Udp { payload, frag }));
+        }
     }
 
     pub fn write(&mut self, id: ConnId, bytes: u64) -> u64 {
@@ -559,7 +644,11 @@ impl World {
         let off = c.written;
         c.marks.push_back((off, msg));
         // The peer may already hold every byte before the mark.
-        if let Some(peer) = c.peer.and_then(|p| self.index(p)) {
+        if let Some(peer) = c.peer.get().and_then(|p| self.index(p)) {
+            let pc = self.conn(peer);
+            if pc.next_mark.is_none() {
+                pc.next_mark = Opt::some(off);
+            }
             self.deliver_marks(peer);
         }
     }
@@ -583,5 +672,18 @@ impl World {
 
     pub fn set_timer(&mut self, app: u32, at: Time, token: u64) {
         self.events.push(at.max(self.now), Ev::App { app, token });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An open connection stays under 1 KiB in the engine, so that
+    /// hundreds of thousands fit; this fails if its state grows past that.
+    #[test]
+    fn an_open_connection_costs_under_a_kibibyte() {
+        const { assert!(CONNECTION_BYTES < 1024, "an open connection costs 1 KiB or more") };
+        assert_eq!(std::mem::size_of::<(DemuxKey, u32)>(), 16);
     }
 }

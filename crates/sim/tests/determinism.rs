@@ -5,14 +5,17 @@ use scenario::ScenarioFile;
 use std::path::{Path, PathBuf};
 
 /// Every element kind and traffic model the run can hold at once: a swing
-/// model with loss before and beyond the link, shapers and bunching, cbr
-/// and greedy background, downloads, a bottleneck path with loss, a
+/// model with loss before and beyond the link, shapers, bunching and a
+/// shared line, cbr and greedy background (the greedy senders behind a
+/// line of their own), downloads, a bottleneck path with loss, a
 /// scheduled queue and bunching, and a capture.
 fn scenario(dir: &Path) -> String {
     let mut m = swing::example::four_sessions();
     let h = &mut m.hosts[1];
     (h.loss, h.loss_after_link, h.handshakes, h.handshake_retx, h.bunched) = (Some(0.02), Some(0.01), 20, 1, Some(0.1));
     m.hosts[2].shaper = Some(swing::HostShaper { rate_bps: 5e6, burst_bytes: 9000, stretches: 10, peaks: vec![] });
+    m.lines =
+        vec![swing::Line { side: swing::Side::B, hosts: vec!["192.0.2.1".into(), "192.0.2.2".into()], rate_bps: 6e6, back_to_back: 10, faster: 0 }];
     std::fs::write(dir.join("m.json"), serde_json::to_string(&m).unwrap()).unwrap();
     r#"
 duration = "20s"
@@ -42,6 +45,7 @@ hosts = 3
 model = "greedy"
 hosts = 2
 direction = "reverse"
+line = { rate = "4Mbps", queue = "30p" }
 [output]
 pcap = true
 "#

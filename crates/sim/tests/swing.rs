@@ -40,7 +40,7 @@ struct Access {
 
 fn access(b: &sim::build::Built, path: u32) -> Access {
     let mut a = Access { rate: units::Rate(0), delay: units::Dur::ZERO, bunching: None, shapers: vec![] };
-    for e in &b.world.fabric.paths[path as usize].spec.elements {
+    for e in &b.world.fabric.specs[path as usize].elements {
         match e {
             net::ElementSpec::Queue { rate: net::RateSpec::Fixed(r), .. } => a.rate = *r,
             net::ElementSpec::Delay(net::DelaySpec::Fixed(d)) => a.delay = *d,
@@ -113,6 +113,24 @@ fn access_links_follow_the_host_tuples_and_knobs() {
 }
 
 #[test]
+fn virtual_hosts_of_a_trace_line_send_through_one_line_in_the_simulator() {
+    // The model's two servers on one 2 Mbit/s line: both virtual servers
+    // are behind one line of the fabric, whose up path carries what they
+    // send and is observed by no monitor.
+    let mut m = model();
+    m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 2e6)];
+    let b = run_model(&m, "", "20s");
+    let f = &b.world.fabric;
+    assert_eq!(f.lines.len(), 1);
+    let servers: Vec<_> = f.hosts.iter().filter(|h| h.side == net::Side::Right).collect();
+    assert!(servers.len() == 2 && servers.iter().all(|h| h.line == Some(0)));
+    let up = f.lines[0].up as usize;
+    assert_eq!(access(&b, up as u32).rate, units::Rate::mbps(2));
+    let carried = f.paths[up].path.stats().queue.accepted_pkts;
+    assert!(carried > 100 && f.paths[up].monitor.is_none(), "{carried}");
+}
+
+#[test]
 fn knobs_scale_sessions_and_responses_and_remove_think_time() {
     let base = run("", "20s");
     let more = run("session_scale = 2.0", "20s");
@@ -177,13 +195,42 @@ fn a_model_with_values_extraction_never_gives_is_refused_naming_the_field() {
         (
             "negative pair size",
             |m| {
-                m.classes[0].sessions =
-                    vec![SessionSample { start_s: 0.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[-300.0, 1000.0, 0.0]])] }] }]
+                m.classes[0].sessions = vec![SessionSample {
+                    start_s: 0.0,
+                    rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[-300.0, 1000.0, 0.0]])] }],
+                    hosts: vec![],
+                }]
             },
             "pair",
         ),
+        (
+            "a session's host past the model's",
+            |m| {
+                let rres = vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[300.0, 1000.0, 0.0]])] }];
+                m.classes[0].sessions = vec![SessionSample { start_s: 0.0, rres, hosts: vec![0, 99] }]
+            },
+            "classes[0] (\"HTTP\"): sessions[0].hosts: index 99 is past the model's",
+        ),
         ("negative duration", |m| m.link.duration_s = -10.0, "link.duration_s is -10"),
         ("negative UDP start", |m| m.udp[0].samples[0].start_s = -1.0, "udp[0] (\"DNS\"): a flow's start_s is -1"),
+        ("a line of one host", |m| m.lines = vec![line(Side::B, &["192.0.2.1"], 1e6)], "lines[0].hosts holds 1 host"),
+        ("a line of no rate", |m| m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 0.0)], "lines[0].rate_bps is 0"),
+        ("a line to a host not in hosts", |m| m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.9"], 1e6)], "192.0.2.9 is not in hosts"),
+        ("a line across sides", |m| m.lines = vec![line(Side::B, &["192.0.2.1", "10.0.0.2"], 1e6)], "10.0.0.2 is not a host of side B"),
+        (
+            "a host on two lines",
+            |m| m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 1e6), line(Side::B, &["192.0.2.2", "192.0.2.1"], 1e6)],
+            "lines[1].hosts: 192.0.2.2 is on another line too",
+        ),
+        (
+            "a line in a /1 file",
+            |m| {
+                m.format = "undertow.swing-model/1".into();
+                m.lines = vec![line(Side::B, &["192.0.2.1", "192.0.2.2"], 1e6)]
+            },
+            "lines: format \"undertow.swing-model/1\" has no lines",
+        ),
+        ("another format", |m| m.format = "undertow.swing-model/9".into(), "expected \"undertow.swing-model/1\" or \"undertow.swing-model/2\""),
     ];
     let dir = std::env::temp_dir().join(format!("undertow-swing-range-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -220,6 +267,10 @@ fn a_session_scale_that_would_start_too_many_sessions_at_once_is_refused() {
     assert!(e.contains("2000000 hosts") && e.contains("at most 200000"), "{e}");
 }
 
+fn line(side: Side, hosts: &[&str], rate_bps: f64) -> swing::Line {
+    swing::Line { side, hosts: hosts.iter().map(|h| h.to_string()).collect(), rate_bps, back_to_back: 10, faster: 0 }
+}
+
 fn conn(at_s: f64, pairs: &[[f64; 3]]) -> ConnSample {
     ConnSample { at_s, pairs: pairs.to_vec(), adus: vec![], server: 0, server_s: vec![], close_s: 0.0, after: vec![] }
 }
@@ -239,8 +290,9 @@ fn with_sessions() -> Model {
                 },
                 RreSample { gap_s: 1.0, conns: vec![conn(0.0, &[[200.0, 1_000.0, 0.0]])] },
             ],
+            hosts: vec![],
         },
-        SessionSample { start_s: 2.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[50.0, 60_000.0, 0.0]])] }] },
+        SessionSample { start_s: 2.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[50.0, 60_000.0, 0.0]])] }], hosts: vec![] },
     ];
     m
 }
@@ -300,8 +352,11 @@ fn a_request_that_followed_another_connections_response_waits_for_it_not_its_own
     m.udp.clear();
     let mut c1 = conn(0.0, &[[100.0, 1_000.0, 0.0], [100.0, 1_000.0, 3.0]]);
     c1.after = vec![None, Some([0.0, 0.0, 0.010])];
-    m.classes[0].sessions =
-        vec![SessionSample { start_s: 0.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[100.0, 200_000.0, 0.0]]), c1.clone()] }] }];
+    m.classes[0].sessions = vec![SessionSample {
+        start_s: 0.0,
+        rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[100.0, 200_000.0, 0.0]]), c1.clone()] }],
+        hosts: vec![],
+    }];
     m.classes[0].counts.sessions = 1;
     m.classes[0].session_start_s = d(&[0.0]);
     m.check().unwrap();
@@ -540,6 +595,31 @@ fn concurrent_connections_replay_each_sides_data_units() {
 }
 
 #[test]
+fn a_replayed_concurrent_connection_stays_open_as_long_as_its_trace_connection() {
+    // The trace's concurrent connection idled 2 s after its last unit
+    // before it closed: its replay does too (and its RRE lasts that long).
+    let mut m = one_connection();
+    let rres = &mut m.classes[0].sessions[0].rres;
+    rres[0].conns[0].adus = vec![[0.0, 0.0, 300.0], [0.01, 1.0, 20_000.0]];
+    rres.push(RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[100.0, 1_000.0, 0.0]])] });
+    // When the next RRE's connection opened.
+    let next_rre = |m: &Model| {
+        let b = run_model(m, "structure = \"sessions\"", "5s");
+        let log = &b.world.conn_log;
+        let mut opened: Vec<f64> = (0..log.opened_s.len()).filter(|&i| log.active[i]).map(|i| log.opened_s[i]).collect();
+        opened.sort_by(f64::total_cmp);
+        assert_eq!(opened.len(), 2, "{opened:?}");
+        opened[1]
+    };
+    let base = next_rre(&m);
+    m.classes[0].sessions[0].rres[0].conns[0].close_s = 2.0;
+    let later = next_rre(&m) - base;
+    // 2 s after the server's side was done, plus the round trip the
+    // client's own FIN then takes to close it.
+    assert!((2.0..2.2).contains(&later), "{later}");
+}
+
+#[test]
 fn whole_session_replay_draws_unkept_sessions_from_the_marginals() {
     // The one kept session has a single RRE; half the trace's sessions were
     // too long to keep, and replay draws that half from the marginals
@@ -605,6 +685,30 @@ fn a_replayed_session_reaches_as_many_servers_as_its_trace_session() {
     m.classes[0].sessions[0].rres[0].conns[1].server = 1;
     let two = servers(&m);
     assert!(two[0] != two[1] && two[2] == two[0], "{two:?}");
+}
+
+#[test]
+fn a_replayed_session_reaches_copies_of_its_own_trace_hosts() {
+    // The kept session went to 192.0.2.2, 80 ms from the link (the other
+    // server, 192.0.2.1, is 50 ms away and has three times its bytes):
+    // each replay reaches a copy of it among 20 virtual hosts a side, so
+    // every connection's round trip is its 80 ms plus the client's 10.
+    let mut m = with_sessions();
+    m.classes[0].sessions.truncate(1);
+    m.classes[0].counts.sessions = 1;
+    m.classes[0].session_start_s = d(&[0.0]);
+    m.udp.clear();
+    let srtts = |m: &Model| {
+        let b = run_model(m, "structure = \"sessions\"\nhosts = 20", "20s");
+        let log = &b.world.conn_log;
+        (0..log.active.len()).filter(|&i| log.active[i]).map(|i| log.srtt_s[i]).collect::<Vec<f64>>()
+    };
+    m.classes[0].sessions[0].hosts = vec![0, 2];
+    let far = srtts(&m);
+    assert!(far.len() >= 3 && far.iter().all(|&r| (0.088..0.1).contains(&r)), "{far:?}");
+    m.classes[0].sessions[0].hosts = vec![0, 1];
+    let near = srtts(&m);
+    assert!(near.len() >= 3 && near.iter().all(|&r| (0.058..0.07).contains(&r)), "{near:?}");
 }
 
 #[test]
@@ -675,6 +779,7 @@ fn one_connection() -> Model {
     c.sessions = vec![SessionSample {
         start_s: 0.0,
         rres: vec![RreSample { gap_s: 0.0, conns: vec![conn(0.0, &[[300.0, 10_000.0, 0.0], [300.0, 10_000.0, 0.0]])] }],
+        hosts: vec![],
     }];
     m.udp.clear();
     m

@@ -228,6 +228,7 @@ mod tests {
             classes,
             udp: vec![],
             hosts: vec![],
+            lines: vec![],
         }
     }
 

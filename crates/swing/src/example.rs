@@ -74,5 +74,6 @@ pub fn four_sessions() -> Model {
             host("192.0.2.1", Side::B, 0.050, 100e6, 3000),
             host("192.0.2.2", Side::B, 0.080, 20e6, 1000),
         ],
+        lines: vec![],
     }
 }

@@ -3,8 +3,12 @@
 use crate::Dist;
 use serde::{Deserialize, Serialize};
 
-/// The `format` field of every model file this version reads and writes.
-pub const FORMAT: &str = "undertow.swing-model/1";
+/// The `format` field of the model files this version writes.
+pub const FORMAT: &str = "undertow.swing-model/2";
+/// Every format this version reads: `/1` files were written before shared
+/// lines were detected, and load with none (each host on its own path, as
+/// they were regenerated then); `/2` adds `lines`.
+pub const FORMATS_READ: [&str; 2] = ["undertow.swing-model/1", FORMAT];
 
 /// One side of the observed link. Direction 0 runs from side A to side B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -144,6 +148,10 @@ pub struct ExtractOptions {
     /// their own ("tcp-8080", "udp-123").
     pub ports: Vec<(u16, String)>,
     pub sides: SideRule,
+    /// Hosts behind one shared line were looked for (`Model::lines`).
+    /// Models written before the detection load with false.
+    #[serde(default)]
+    pub lines: bool,
 }
 
 /// One input trace.
@@ -166,6 +174,11 @@ pub struct TraceInfo {
     /// length). Models from before it was recorded load with 0.
     #[serde(default)]
     pub truncated_tail_bytes: u64,
+    /// Records passed over as the capture's second copy of a frame (of
+    /// `packets`): a frame recorded twice within microseconds. Models from
+    /// before it was recorded load with 0.
+    #[serde(default)]
+    pub duplicates: u64,
 }
 
 /// Packets and bytes in one direction of the link.
@@ -358,6 +371,12 @@ pub struct SessionSample {
     /// Seconds from the start of the trace.
     pub start_s: f64,
     pub rres: Vec<RreSample>,
+    /// The trace hosts it reached, as indices into the model's `hosts`:
+    /// its client, then each server in the order it reached them
+    /// (`ConnSample::server` k is `hosts[k + 1]`). Empty in models from
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -549,6 +568,28 @@ pub struct HostParams {
     pub at_capture: bool,
 }
 
+/// Hosts of one side whose packets reached the capture serialised at one
+/// common rate: a line (a home's access link, an office uplink, a shared
+/// radio channel) between them and the capture point, which sent each
+/// packet of one host that queued behind another's exactly its own
+/// serialisation time later, and none closer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Line {
+    pub side: Side,
+    /// Its hosts' addresses, as in `hosts` (at least two, all of `side`).
+    pub hosts: Vec<String>,
+    /// Bit/s of IP bytes at which it sent their packets towards the
+    /// capture point: the direction it was seen in. The other direction
+    /// crosses it after the capture and is not measured.
+    pub rate_bps: f64,
+    /// Packets of one host that followed another host's within a tolerance
+    /// of one serialisation at `rate_bps` (the evidence), and those that
+    /// followed closer than the line could send them.
+    pub back_to_back: u64,
+    pub faster: u64,
+}
+
 /// A host whose bursts left at its capacity but whose longer sends did not
 /// exceed a lower rate: bursts of up to `burst_bytes` above `rate_bps`,
 /// and at the shorter scales no more than each of `peaks` allows.
@@ -621,6 +662,9 @@ pub struct Model {
     pub classes: Vec<AppClass>,
     pub udp: Vec<UdpClass>,
     pub hosts: Vec<HostParams>,
+    /// Hosts that shared a line (none in `/1` files).
+    #[serde(default)]
+    pub lines: Vec<Line>,
 }
 
 /// Completed handshakes a host (or else its side) needs for a handshake
@@ -662,6 +706,8 @@ pub struct NetTuple {
     pub mss: Option<u32>,
     /// The host has an IPv6 address.
     pub ipv6: bool,
+    /// The line it shared (an index into `Model::lines`).
+    pub line: Option<usize>,
 }
 
 /// The value at half the total weight of (value, weight) pairs.
@@ -717,8 +763,8 @@ impl Model {
                 format: Option<serde_json::Value>,
             }
             match serde_json::from_str::<Tag>(&text).map(|t| t.format) {
-                Ok(Some(serde_json::Value::String(f))) if f == FORMAT => LoadError::Parse(parse_message(&e)),
-                Ok(Some(serde_json::Value::String(f))) => LoadError::Invalid(format!("format {:?} is not supported: expected {FORMAT:?}", short(&f))),
+                Ok(Some(serde_json::Value::String(f))) if FORMATS_READ.contains(&f.as_str()) => LoadError::Parse(parse_message(&e)),
+                Ok(Some(serde_json::Value::String(f))) => LoadError::Invalid(unsupported(&f)),
                 Ok(_) => {
                     LoadError::Invalid(format!("not a swing model (no \"format\": {FORMAT:?}; make one with `undertow extract TRACE -o MODEL.json`)"))
                 }
@@ -753,6 +799,8 @@ impl Model {
         // Initial windows go with the era of the stacks a side runs: a host
         // whose flights could not be counted takes its side's median.
         let iw = weighted_median(hosts.iter().filter_map(|h| h.initial_window.map(|w| (w as f64, h.bytes.max(1) as f64))).collect());
+        let line_of: std::collections::HashMap<&str, usize> =
+            self.lines.iter().enumerate().filter(|(_, l)| l.side == side).flat_map(|(i, l)| l.hosts.iter().map(move |a| (a.as_str(), i))).collect();
         hosts
             .iter()
             .map(|h| NetTuple {
@@ -790,6 +838,7 @@ impl Model {
                 bunched: h.bunched.unwrap_or(0.0).clamp(0.0, 1.0),
                 mss: h.mss,
                 ipv6: h.addr.contains(':'),
+                line: line_of.get(h.addr.as_str()).copied(),
             })
             .collect()
     }
@@ -800,9 +849,13 @@ impl Model {
     /// traffic. Every reader of model files (the scenario, `inspect`,
     /// `validate`) loads through this.
     pub fn check(&self) -> Result<(), String> {
-        if self.format != FORMAT {
-            return Err(format!("format {:?} is not supported: expected {FORMAT:?}", self.format));
+        if !FORMATS_READ.contains(&self.format.as_str()) {
+            return Err(unsupported(&self.format));
         }
+        if self.format != FORMAT && !self.lines.is_empty() {
+            return Err(format!("lines: format {:?} has no lines (they came with {FORMAT:?})", self.format));
+        }
+        self.check_lines()?;
         let l = &self.link;
         seconds(l.duration_s, "link.duration_s")?;
         for (i, st) in l.stalls.iter().enumerate() {
@@ -820,6 +873,61 @@ impl Model {
         }
         for (i, h) in self.hosts.iter().enumerate() {
             h.check().map_err(|e| format!("hosts[{i}] ({}): {e}", short(&h.addr)))?;
+        }
+        for (i, c) in self.classes.iter().enumerate() {
+            for (j, s) in c.sessions.iter().enumerate() {
+                self.check_session_hosts(s).map_err(|e| format!("classes[{i}] ({:?}): sessions[{j}].hosts: {e}", c.name))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A kept session's hosts are the model's: its client and one for each
+    /// server its connections name.
+    fn check_session_hosts(&self, s: &SessionSample) -> Result<(), String> {
+        if s.hosts.is_empty() {
+            return Ok(());
+        }
+        if let Some(&h) = s.hosts.iter().find(|&&h| h as usize >= self.hosts.len()) {
+            return Err(format!("index {h} is past the model's {} hosts", self.hosts.len()));
+        }
+        let servers = s.rres.iter().flat_map(|r| r.conns.iter().map(|k| k.server as usize + 1)).max().unwrap_or(0);
+        if s.hosts.len() <= servers {
+            return Err(format!("{} hosts for a client and {servers} servers", s.hosts.len()));
+        }
+        Ok(())
+    }
+}
+
+/// Why a format tag is refused.
+fn unsupported(f: &str) -> String {
+    format!("format {:?} is not supported: expected {}", short(f), FORMATS_READ.map(|f| format!("{f:?}")).join(" or "))
+}
+
+impl Model {
+    /// Each line's hosts are hosts of its side in `hosts`, each on one line
+    /// at most, two or more a line, at a rate a model may hold.
+    fn check_lines(&self) -> Result<(), String> {
+        let side_of: std::collections::HashMap<&str, Side> = self.hosts.iter().map(|h| (h.addr.as_str(), h.side)).collect();
+        let mut taken = std::collections::HashSet::new();
+        for (i, l) in self.lines.iter().enumerate() {
+            let name = format!("lines[{i}]");
+            if !(l.rate_bps.is_finite() && (1.0..=MAX_BPS).contains(&l.rate_bps)) {
+                return Err(format!("{name}.rate_bps is {}: expected 1 to {MAX_BPS:e} bit/s", l.rate_bps));
+            }
+            if l.hosts.len() < 2 {
+                return Err(format!("{name}.hosts holds {} host: a line is shared by two or more", l.hosts.len()));
+            }
+            for a in &l.hosts {
+                match side_of.get(a.as_str()) {
+                    None => return Err(format!("{name}.hosts: {} is not in hosts", short(a))),
+                    Some(s) if *s != l.side => return Err(format!("{name}.hosts: {} is not a host of side {:?}", short(a), l.side)),
+                    _ => {}
+                }
+                if !taken.insert(a.as_str()) {
+                    return Err(format!("{name}.hosts: {} is on another line too: a host shares one line", short(a)));
+                }
+            }
         }
         Ok(())
     }
@@ -1075,6 +1183,7 @@ impl Default for ExtractOptions {
             think_minus_rtt: true,
             ports: default_ports(),
             sides: SideRule::Auto,
+            lines: true,
         }
     }
 }
@@ -1150,6 +1259,30 @@ mod tests {
     }
 
     #[test]
+    fn a_model_written_before_lines_loads_with_none_and_says_none_were_looked_for() {
+        // A `/1` file from before line detection (the fuzzing corpus keeps one).
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/model_loader/simulated.json");
+        let m = Model::load(&path).unwrap();
+        assert_eq!(m.format, "undertow.swing-model/1");
+        assert!(m.lines.is_empty() && !m.options.lines);
+        assert!(m.net_tuples(Side::A, (0.1, 1e9, 0.0)).iter().all(|t| t.line.is_none()));
+        // Written again, it is a `/2` file that says so.
+        let again: Model = serde_json::from_str(&serde_json::to_string(&Model { format: FORMAT.into(), ..m }).unwrap()).unwrap();
+        again.check().unwrap();
+        assert!(again.lines.is_empty() && !again.options.lines);
+    }
+
+    #[test]
+    fn a_hosts_line_is_in_its_network_tuple() {
+        let mut m = crate::example::four_sessions();
+        m.lines = vec![Line { side: Side::B, hosts: vec!["192.0.2.2".into(), "192.0.2.1".into()], rate_bps: 5e6, back_to_back: 10, faster: 0 }];
+        m.check().unwrap();
+        let b = m.net_tuples(Side::B, (0.1, 1e9, 0.0));
+        assert_eq!(b.iter().map(|t| t.line).collect::<Vec<_>>(), [Some(0), Some(0)]);
+        assert_eq!(m.net_tuples(Side::A, (0.1, 1e9, 0.0))[0].line, None);
+    }
+
+    #[test]
     fn weighted_median_follows_the_bytes() {
         assert_eq!(weighted_median(vec![(500.0, 1.0), (31.0, 90.0), (18.0, 4.0), (500.0, 1.0)]), Some(31.0));
         assert_eq!(weighted_median(vec![(1.0, 1.0), (2.0, 1.0), (3.0, 1.0)]), Some(2.0));
@@ -1172,6 +1305,7 @@ mod tests {
                 host(Side::A, None, Some(3e6), 0),
                 host(Side::B, None, None, 5),
             ],
+            lines: vec![],
         };
         let a = m.net_tuples(Side::A, (0.1, 1e9, 0.0));
         assert_eq!(a.len(), 3);
@@ -1217,6 +1351,7 @@ mod tests {
             udp: vec![],
             // Side A: 20 handshakes, 1 sent again; and 4, 2 sent again.
             hosts: vec![hs(Side::A, 20, 1, 0.25), hs(Side::A, 4, 2, 0.25), hs(Side::B, 5, 0, 0.07)],
+            lines: vec![],
         };
         let a = m.net_tuples(Side::A, (0.1, 1e9, 0.0));
         assert_eq!((a[0].handshake_loss, a[0].loss), (0.05, 0.25));

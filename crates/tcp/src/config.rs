@@ -31,6 +31,28 @@ pub enum LossResponse {
     /// wait for the timer; the fast retransmit restarts the timer and abandons the
     /// RTT measurement; the ACK that ends fast recovery also grows the window.
     Ns2,
+    /// ns-3 3.44's `TcpSocketBase` with `TcpClassicRecovery` (`ns3_recovery.rs`):
+    /// ssthresh = half of `pipe` at a fast retransmit and at every timeout; cwnd =
+    /// ssthresh through recovery, sending while `pipe` allows; without SACK each
+    /// duplicate ACK marks one more segment as received (`AddRenoSack`), marks that
+    /// outlive recovery and leave the head marked lost once they reach it; a fast
+    /// retransmit as soon as snd_una reaches `recover`; duplicates ignored after a
+    /// timeout; an ACK of new data ends the timer's backoff; the window grows on
+    /// every ACK, used or not; sending is bounded by min(cwnd, peer window) − `pipe`.
+    /// Tahoe keeps its own recovery.
+    Ns3,
+}
+
+/// Which partial ACKs of NewReno recovery restart the retransmission timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum PartialAckTimer {
+    /// Every one (RFC 6582's "Slow-but-Steady" variant, RFC 6298 §5.3; Linux).
+    #[default]
+    Every,
+    /// Only the first of a recovery (RFC 6582's "Impatient" variant): ns-2's
+    /// `newreno_changes1_` and ns-3's `m_isFirstPartialAck`, so a window with many
+    /// losses ends in a timeout rather than one repair per round trip.
+    First,
 }
 
 /// How the retransmission timeout is estimated from RTT samples.
@@ -65,6 +87,11 @@ pub struct TcpConfig {
     pub rcv_buf_auto: bool,
     /// Starting receive buffer under autotuning (Linux `tcp_rmem[1]`).
     pub rcv_buf_initial: u64,
+    /// A fixed window leaves out the bytes the receiver holds out of order
+    /// (Linux, whose buffer holds them). Off: the whole of `rcv_buf` is
+    /// offered from `rcv_nxt` on, as ns-3's receiver does (and ns-2's sender,
+    /// whose `window_` caps `snd_nxt - snd_una`).
+    pub ooo_shrinks_window: bool,
     /// Send buffer: most bytes written by the app but not yet acknowledged. With
     /// `snd_buf_auto` this is the ceiling of the autotuned buffer (Linux `tcp_wmem[2]`).
     pub snd_buf: u64,
@@ -132,6 +159,7 @@ pub struct TcpConfig {
     /// kept until a timed segment is acknowledged.
     pub rto_tick: Option<Dur>,
     pub loss_response: LossResponse,
+    pub partial_ack_timer: PartialAckTimer,
 }
 
 impl Default for TcpConfig {
@@ -143,6 +171,7 @@ impl Default for TcpConfig {
             rcv_buf: 4 << 20,
             rcv_buf_auto: true,
             rcv_buf_initial: crate::rcv_space::RCV_BUF_INITIAL,
+            ooo_shrinks_window: true,
             snd_buf: 4 << 20,
             snd_buf_auto: true,
             snd_buf_initial: 16 << 10,
@@ -168,6 +197,7 @@ impl Default for TcpConfig {
             rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,
+            partial_ack_timer: PartialAckTimer::Every,
         }
     }
 }
@@ -178,10 +208,11 @@ impl TcpConfig {
     /// ACKs, an initial window of 2 (`windowInit_`), per-ACK growth counted in
     /// packets, Limited Transmit (`singledup_`), the 10 ms tick RTO estimator
     /// starting at 3 s (`rtxcur_init_`) with `minrto_` 200 ms and `maxrto_` 60 s,
-    /// ns-2's loss response, no restart after idle. Neither has HyStart or pacing,
-    /// and ns-2's `maxburst_` 0 is no limit, as here. ns-2's `window_` is a packet
-    /// count, fixed: set `rcv_buf` to window_ × MSS (the window does not grow as
-    /// Linux's does).
+    /// ns-2's loss response, no restart after idle, and NewReno's timer restarted
+    /// by the first partial ACK only (`newreno_changes1_`). ns-2 has no HyStart,
+    /// RACK, tail loss probe or pacing, and its `maxburst_` 0 is no limit, as here. ns-2's `window_` is a
+    /// packet count that caps `snd_nxt - snd_una`, fixed: set `rcv_buf` to window_ ×
+    /// MSS, a window that data held out of order does not shrink.
     pub fn ns2() -> TcpConfig {
         TcpConfig {
             algorithm: Algorithm::Reno,
@@ -198,7 +229,51 @@ impl TcpConfig {
             initial_rto: Dur::from_secs(3),
             rto_tick: Some(Dur::from_millis(10)),
             loss_response: LossResponse::Ns2,
+            partial_ack_timer: PartialAckTimer::First,
             rcv_buf_auto: false,
+            ooo_shrinks_window: false,
+            rack: false,
+            tlp: false,
+            ..TcpConfig::default()
+        }
+    }
+
+    /// ns-3 3.44's `TcpSocketBase` with `TcpNewReno` and `TcpClassicRecovery`, the
+    /// congestion control and recovery the ns-3 anchors set (ns-3's own defaults,
+    /// `TcpCubic` and `TcpPrrRecovery`, are not reproduced), and the `TcpSocket`
+    /// defaults: SACK and timestamps on, an ACK every 2 segments with a 200 ms
+    /// timer and no quick ACKs, an initial window of 10 grown per ACK, Limited
+    /// Transmit, `MinRto` 1 s, 3 s for the SYN (`ConnTimeout`), 128 KiB buffers
+    /// fixed whose window data held out of order does not shrink, no restart after
+    /// idle, the timer restarted by the first partial ACK only, and ns-3's loss
+    /// response; RFC 6298's RTO estimator (`RttMeanDeviation`), RFC 6675's loss
+    /// detection and no tail loss probe, as ns-3 has neither RACK nor TLP. ns-3 gives
+    /// up after 6 data retransmissions (`DataRetries`), this model after `max_retries`.
+    pub fn ns3() -> TcpConfig {
+        TcpConfig {
+            algorithm: Algorithm::NewReno,
+            sack: true,
+            timestamps: true,
+            quickack: 0,
+            ack_every: 2,
+            delack_timeout: Dur::from_millis(200),
+            initial_cwnd: 10,
+            byte_counting: false,
+            limited_transmit: true,
+            slow_start_after_idle: false,
+            min_rto: Dur::from_secs(1),
+            max_rto: Dur::from_secs(60),
+            initial_rto: Dur::from_secs(3),
+            loss_response: LossResponse::Ns3,
+            partial_ack_timer: PartialAckTimer::First,
+            rcv_buf: 128 << 10,
+            rcv_buf_auto: false,
+            snd_buf: 128 << 10,
+            snd_buf_auto: false,
+            ooo_shrinks_window: false,
+            rack: false,
+            tlp: false,
+            rto_estimator: RtoEstimator::Rfc6298,
             ..TcpConfig::default()
         }
     }

@@ -56,6 +56,7 @@ mod cc;
 mod config;
 mod conn;
 mod jiffies;
+mod ns3_recovery;
 mod rack;
 mod rcv_space;
 mod recovery;
@@ -64,7 +65,7 @@ mod rtt;
 mod segment;
 mod send;
 
-pub use config::{Algorithm, LossResponse, RtoEstimator, TcpConfig};
+pub use config::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 pub use conn::{Notify, State, Tcp, TcpStats};
 pub use segment::{syn_option_bytes, Flags, SackBlocks, Segment, SynOptions};
 pub use units::{Dur, Time};

@@ -18,16 +18,19 @@
 //!   threshold the sender so waits a quarter RTT more for a late segment rather than
 //!   for two more duplicates: the reordering timer fires then.
 
-use units::{Dur, Time};
+use crate::segment::after;
+use units::{Dur, Opt, Time};
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Rack {
-    /// Send time and transmission order of the most recently sent segment delivered.
-    xmit: Option<(Time, u32)>,
+    /// Send time and transmission order of the most recently sent segment delivered
+    /// (the order means nothing while the time is none).
+    sent: Opt<Time>,
+    order: u32,
     /// RTT of the last delivered segment that was not ambiguous.
     rtt: Dur,
-    /// Least RTT seen (`tcp_min_rtt`); None before the first sample.
-    min_rtt: Option<Dur>,
+    /// Least RTT seen (`tcp_min_rtt`); none before the first sample.
+    min_rtt: Opt<Dur>,
     /// The reference moved since the last detection (`rack.advanced`).
     advanced: bool,
     /// A segment never retransmitted was delivered after one sent later
@@ -38,21 +41,21 @@ pub(crate) struct Rack {
 impl Rack {
     /// An RTT sample for the minimum (Linux's `tcp_update_rtt_min`, from `ca_rtt_us`).
     pub fn on_rtt(&mut self, rtt: Dur) {
-        if self.min_rtt.is_none_or(|m| rtt < m) {
-            self.min_rtt = Some(rtt);
+        if self.min_rtt.get().is_none_or(|m| rtt < m) {
+            self.min_rtt = Opt::some(rtt);
         }
     }
 
     /// `tcp_rack_advance`: a segment sent at `sent`, `order`th, was delivered now.
     pub fn advance(&mut self, sent: Time, order: u32, retransmitted: bool, now: Time) {
         let rtt = now - sent;
-        if retransmitted && self.min_rtt.is_some_and(|m| rtt < m) {
+        if retransmitted && self.min_rtt.get().is_some_and(|m| rtt < m) {
             return;
         }
         self.advanced = true;
         self.rtt = rtt;
-        if self.xmit.is_none_or(|(_, o)| after(order, o)) {
-            self.xmit = Some((sent, order));
+        if self.xmit().is_none_or(|(_, o)| after(order, o)) {
+            (self.sent, self.order) = (Opt::some(sent), order);
         }
     }
 
@@ -74,13 +77,13 @@ impl Rack {
             return Dur::ZERO;
         }
         let srtt = srtt.unwrap_or(Dur::ZERO);
-        self.min_rtt.map_or(srtt, |m| Dur(m.0 / 4).min(srtt))
+        self.min_rtt.get().map_or(srtt, |m| Dur(m.0 / 4).min(srtt))
     }
 
     /// The `order`th transmission was sent before the reference
     /// (`tcp_skb_sent_after(rack.mstamp, ...)`): it can be judged.
     pub fn judges(&self, order: u32) -> bool {
-        self.xmit.is_some_and(|(_, o)| after(o, order))
+        self.xmit().is_some_and(|(_, o)| after(o, order))
     }
 
     /// When a segment sent at `sent`, judged, counts as lost with window `reo_wnd`:
@@ -88,11 +91,11 @@ impl Rack {
     pub fn deadline(&self, sent: Time, reo_wnd: Dur) -> Time {
         sent + self.rtt + reo_wnd
     }
-}
 
-/// Transmission `a` came after `b` (orders wrap, as sequence numbers do).
-fn after(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) > 0
+    /// The reference: send time and transmission order, once anything was delivered.
+    fn xmit(&self) -> Option<(Time, u32)> {
+        self.sent.get().map(|t| (t, self.order))
+    }
 }
 
 #[cfg(test)]
@@ -114,20 +117,20 @@ mod tests {
         r.advance(at(10), 3, false, at(55));
         r.advance(at(5), 2, false, at(55));
         // The reference stays at the later transmission; the RTT is the last one processed.
-        assert_eq!((r.xmit, r.rtt), (Some((at(10), 3)), ms(50)));
+        assert_eq!((r.xmit(), r.rtt), (Some((at(10), 3)), ms(50)));
         assert!(r.judges(2) && !r.judges(3) && !r.judges(4));
         assert!(r.take_advanced() && !r.take_advanced());
         // A retransmission delivered faster than the minimum RTT is ambiguous.
         r.advance(at(50), 9, true, at(60));
-        assert_eq!((r.xmit, r.rtt, r.advanced), (Some((at(10), 3)), ms(50), false));
+        assert_eq!((r.xmit(), r.rtt, r.advanced), (Some((at(10), 3)), ms(50), false));
         r.advance(at(20), 5, true, at(60));
-        assert_eq!((r.xmit, r.rtt), (Some((at(20), 5)), ms(40)));
+        assert_eq!((r.xmit(), r.rtt), (Some((at(20), 5)), ms(40)));
         assert_eq!(r.deadline(at(15), ms(10)), at(65));
         // Orders wrap.
         let mut r = Rack::default();
         r.advance(at(30), u32::MAX, false, at(70));
         r.advance(at(31), 1, false, at(71));
-        assert_eq!(r.xmit, Some((at(31), 1)));
+        assert_eq!(r.xmit(), Some((at(31), 1)));
         assert!(r.judges(u32::MAX - 3) && r.judges(0) && !r.judges(2));
     }
 

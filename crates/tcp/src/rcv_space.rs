@@ -7,7 +7,7 @@
 //! which shapes the sender's ACK clock in slow start: a train of an ACK per
 //! segment rather than per two.
 
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 /// Linux's `tcp_rmem[1]`: the receive buffer a connection starts with.
 pub const RCV_BUF_INITIAL: u64 = 128 << 10;
@@ -44,12 +44,12 @@ pub(crate) struct RcvSpace {
     space: u64,
     space_seq: u64,
     /// None until data first arrives: a measure starts with the data.
-    space_time: Option<Time>,
+    space_time: Opt<Time>,
     /// The receiver's round-trip estimate (`rcv_rtt_est`): a window's worth
     /// of data arriving, or a timestamp echoed.
-    rtt: Option<Dur>,
+    rtt: Opt<Dur>,
     rtt_seq: u64,
-    rtt_time: Option<Time>,
+    rtt_time: Opt<Time>,
     last_tsecr: Option<u32>,
 }
 
@@ -67,10 +67,10 @@ impl RcvSpace {
             ssthresh: w0,
             space: (INIT_SPACE_SEGMENTS * mss).min(w0),
             space_seq: rcv_nxt,
-            space_time: None,
-            rtt: None,
+            space_time: Opt::NONE,
+            rtt: Opt::NONE,
             rtt_seq: 0,
-            rtt_time: None,
+            rtt_time: Opt::NONE,
             last_tsecr: None,
         }
     }
@@ -114,7 +114,7 @@ impl RcvSpace {
         self.last_tsecr = Some(tsecr);
         if delta.0 > 0 {
             // tcp_rcv_rtt_update without window dependence: an EWMA of 1/8.
-            self.rtt = Some(match self.rtt {
+            self.rtt = Opt::some(match self.rtt.get() {
                 None => delta,
                 Some(r) => Dur((r.0 as i64 + (delta.0 as i64 - r.0 as i64) / 8) as u64),
             });
@@ -124,29 +124,29 @@ impl RcvSpace {
     /// Without timestamps, the time a window's worth of data takes to
     /// arrive, the smallest such (tcp_rcv_rtt_measure).
     pub fn rtt_from_window(&mut self, now: Time, rcv_nxt: u64, window: u64) {
-        match self.rtt_time {
+        match self.rtt_time.get() {
             Some(t) if rcv_nxt >= self.rtt_seq => {
                 let d = now.saturating_since(t);
-                if d.0 > 0 && self.rtt.is_none_or(|r| d < r) {
-                    self.rtt = Some(d);
+                if d.0 > 0 && self.rtt.get().is_none_or(|r| d < r) {
+                    self.rtt = Opt::some(d);
                 }
             }
             Some(_) => return,
             None => {}
         }
         self.rtt_seq = rcv_nxt + window;
-        self.rtt_time = Some(now);
+        self.rtt_time = Opt::some(now);
     }
 
     /// The application has read everything up to `rcv_nxt` at `now`: once
     /// per receiver round trip, raise the buffer to hold twice what was
     /// read in it, plus room for the growth (tcp_rcv_space_adjust).
     pub fn adjust(&mut self, now: Time, rcv_nxt: u64) {
-        let Some(since) = self.space_time else {
-            self.space_time = Some(now);
+        let Some(since) = self.space_time.get() else {
+            self.space_time = Opt::some(now);
             return;
         };
-        let Some(rtt) = self.rtt else { return };
+        let Some(rtt) = self.rtt.get() else { return };
         if now.saturating_since(since) < rtt {
             return;
         }
@@ -161,7 +161,7 @@ impl RcvSpace {
             self.space = copied;
         }
         self.space_seq = rcv_nxt;
-        self.space_time = Some(now);
+        self.space_time = Opt::some(now);
     }
 
     /// Whether round trips come from timestamp echoes.
@@ -245,8 +245,8 @@ mod tests {
         let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
         s.rtt_from_window(Time::ZERO, 0, 65_160);
         s.rtt_from_window(Time(20 * 1_000_000), 30_000, 65_160);
-        assert_eq!(s.rtt, None);
+        assert_eq!(s.rtt.get(), None);
         s.rtt_from_window(Time(45 * 1_000_000), 65_160, 65_160);
-        assert_eq!(s.rtt, Some(Dur::from_millis(45)));
+        assert_eq!(s.rtt.get(), Some(Dur::from_millis(45)));
     }
 }

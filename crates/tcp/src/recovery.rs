@@ -22,8 +22,9 @@
 //! cut once per loss episode.
 
 use crate::cc::{Ack, Cc, CongestionControl, Window};
+use crate::ns3_recovery::Ns3Recovery;
 use crate::send::Scoreboard;
-use crate::{Algorithm, LossResponse};
+use crate::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
 use units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,12 +71,120 @@ pub(crate) struct AckInfo {
 }
 
 /// What the connection has to do after `on_ack`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Outcome {
     /// Retransmit the segment at snd_una now, whatever cwnd says.
     pub retransmit_head: bool,
+    /// Send the next segment the scoreboard offers (a lost one, else new data) now,
+    /// whatever cwnd says (ns-3's `DoRetransmit` at a partial ACK).
+    pub send_next: bool,
     /// A loss episode started (fast retransmit).
     pub entered: bool,
+    /// The ACK advanced snd_una and restarts the retransmission timer (RFC 6298
+    /// 5.3); a partial ACK under `PartialAckTimer::First` other than the first does not.
+    pub restart_timer: bool,
+}
+
+/// The loss recovery a connection runs: the RFC algorithms with Linux's or ns-2's
+/// response, or ns-3's state machine (`loss_response = Ns3`, any algorithm but Tahoe).
+#[derive(Clone, Debug)]
+pub(crate) enum Loss {
+    Rfc(Recovery),
+    Ns3(Ns3Recovery),
+}
+
+impl Loss {
+    /// `sack`: both ends agreed on SACK.
+    pub fn new(cfg: &TcpConfig, sack: bool) -> Loss {
+        let mode = Mode::new(cfg.algorithm, sack);
+        match cfg.loss_response {
+            LossResponse::Ns3 if mode != Mode::Tahoe => Loss::Ns3(Ns3Recovery::new(cfg, sack)),
+            _ => Loss::Rfc(Recovery::new(mode, cfg)),
+        }
+    }
+
+    #[inline]
+    pub fn phase(&self) -> Phase {
+        match self {
+            Loss::Rfc(r) => r.phase(),
+            Loss::Ns3(r) => r.phase(),
+        }
+    }
+    #[inline]
+    pub fn uses_sack(&self) -> bool {
+        match self {
+            Loss::Rfc(r) => r.uses_sack(),
+            Loss::Ns3(r) => r.uses_sack(),
+        }
+    }
+    #[inline]
+    pub fn rule3_allowed(&self) -> bool {
+        match self {
+            Loss::Rfc(r) => r.rule3_allowed(),
+            Loss::Ns3(r) => r.rule3_allowed(),
+        }
+    }
+    /// The window the send loop fills with `pipe`; `snd_wnd` is the peer's window.
+    #[inline]
+    pub fn send_window(&self, w: &Window, limited_transmit: bool, snd_wnd: u64) -> u64 {
+        match self {
+            Loss::Rfc(r) => r.send_window(w, limited_transmit),
+            Loss::Ns3(_) => w.cwnd.min(snd_wnd),
+        }
+    }
+    /// Whether NextSeg rule 3 may run with `unsent` bytes written but not sent yet: ns-3's
+    /// `TcpTxBuffer::NextSeg` gives up when unsent data waits for the peer's window, so
+    /// a greedy sender never uses rule 3 there.
+    #[inline]
+    pub fn rule3_with_unsent(&self, unsent: u64) -> bool {
+        matches!(self, Loss::Rfc(_)) || unsent == 0
+    }
+
+    /// Whether a segment deemed lost that starts at `start` is resent now (NextSeg rule
+    /// 1). ns-3 keeps RFC 6675's condition that it lies below the highest SACKed data
+    /// while any is SACKed, after a timeout too, when new data goes first.
+    #[inline]
+    pub fn resends_lost_at(&self, start: u64, sb: &Scoreboard) -> bool {
+        match self {
+            Loss::Rfc(_) => true,
+            Loss::Ns3(_) => sb.high_sacked() <= sb.una() || start < sb.high_sacked(),
+        }
+    }
+    #[inline]
+    pub fn on_sent(&mut self, bytes: u64) {
+        if let Loss::Rfc(r) = self {
+            r.on_sent(bytes);
+        }
+    }
+    #[inline]
+    pub fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
+        match self {
+            Loss::Rfc(r) => r.on_ack(now, a, sb, w, cc),
+            Loss::Ns3(r) => r.on_ack(now, a, sb, w, cc),
+        }
+    }
+    pub fn on_rto(&mut self, now: Time, repeated: bool, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
+        match self {
+            Loss::Rfc(r) => r.on_rto(now, repeated, sb, w, cc),
+            Loss::Ns3(r) => r.on_rto(now, sb, w, cc),
+        }
+    }
+    /// RACK's reordering timer found losses; returns whether recovery began. ns-3's
+    /// recovery has no such timer (its losses wait for a duplicate ACK).
+    pub fn on_reorder_timeout(&mut self, now: Time, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> bool {
+        match self {
+            Loss::Rfc(r) => r.on_reorder_timeout(now, sb, w, cc),
+            Loss::Ns3(_) => false,
+        }
+    }
+
+    /// A tail loss probe repaired a loss (Linux `tcp_process_tlp_ack`): one reduction,
+    /// at once (Linux's CWR state entered and left on one ACK): ssthresh as for a
+    /// loss, cwnd = ssthresh.
+    pub fn on_probe_repaired(&self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc) {
+        cc.on_loss(w, now, sb.outstanding());
+        cc.on_recovery_exit(w, now);
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -103,23 +212,28 @@ pub(crate) struct Recovery {
     /// SACK losses are found by RACK (`rack.rs`): recovery begins once anything is
     /// marked lost, not at dupthresh duplicates.
     rack: bool,
+    partial_ack_timer: PartialAckTimer,
+    /// No partial ACK has restarted the timer in this recovery yet.
+    first_partial: bool,
 }
 
 impl Recovery {
-    pub fn new(mode: Mode, dupthresh: u32, response: LossResponse, rack: bool) -> Self {
+    pub fn new(mode: Mode, cfg: &TcpConfig) -> Self {
         Recovery {
             mode,
             phase: Phase::Open,
             dupacks: 0,
-            dupthresh: dupthresh.max(1),
+            dupthresh: cfg.dupthresh.max(1),
             recover: 0,
             fr_floor: 0,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
-            ns2: response == LossResponse::Ns2,
+            ns2: cfg.loss_response == LossResponse::Ns2,
             half_cwnd: 0,
-            rack,
+            rack: cfg.rack,
+            partial_ack_timer: cfg.partial_ack_timer,
+            first_partial: true,
         }
     }
 
@@ -155,7 +269,7 @@ impl Recovery {
     }
 
     pub fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
-        let mut o = Outcome { retransmit_head: false, entered: false };
+        let mut o = Outcome { restart_timer: a.acked > 0, ..Outcome::default() };
         if a.acked > 0 {
             self.dupacks = 0;
         } else if a.dup {
@@ -201,6 +315,7 @@ impl Recovery {
         cc.on_loss(w, now, if self.ns2 { whole_packets(w.cwnd, w.mss) } else { sb.outstanding() });
         self.recover = sb.nxt();
         o.entered = true;
+        self.first_partial = true;
         if self.ns2 {
             // ns-2's bug_fix_: the next fast retransmit needs an ACK beyond `recover`.
             self.fr_floor = self.recover + 1;
@@ -247,6 +362,8 @@ impl Recovery {
                 } else if a.acked > 0 {
                     sb.mark_head_lost();
                     o.retransmit_head = true;
+                    o.restart_timer = self.first_partial || self.partial_ack_timer == PartialAckTimer::Every;
+                    self.first_partial = false;
                     let back = if a.acked >= w.mss { w.mss } else { 0 };
                     w.cwnd = w.cwnd.saturating_sub(a.acked).max(w.mss) + back;
                 } else if a.dup {
@@ -283,17 +400,9 @@ impl Recovery {
         if self.phase != Phase::Open || self.mode != Mode::Sack || sb.lost() == 0 {
             return false;
         }
-        let mut o = Outcome { retransmit_head: false, entered: false };
+        let mut o = Outcome::default();
         self.enter(now, &AckInfo { delivered: w.mss, ..AckInfo::default() }, sb, w, cc, &mut o);
         o.entered
-    }
-
-    /// A tail loss probe repaired a loss (Linux `tcp_process_tlp_ack`): one reduction,
-    /// at once (Linux's CWR state entered and left on one ACK): ssthresh as for a
-    /// loss, cwnd = ssthresh.
-    pub fn on_probe_repaired(&mut self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc) {
-        cc.on_loss(w, now, sb.outstanding());
-        cc.on_recovery_exit(w, now);
     }
 
     /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt. With RACK
@@ -357,49 +466,77 @@ fn grow(now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
     }
 }
 
+/// What the tests of both recoveries drive: a scoreboard, a window and one recovery.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
 
-    const M: u64 = 1000;
+    pub const M: u64 = 1000;
 
-    struct Fixture {
-        r: Recovery,
-        sb: Scoreboard,
-        w: Window,
-        cc: Cc,
+    pub trait OnAck {
+        fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome;
+    }
+    impl OnAck for Recovery {
+        fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
+            Recovery::on_ack(self, now, a, sb, w, cc)
+        }
+    }
+    impl OnAck for Ns3Recovery {
+        fn on_ack(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> Outcome {
+            Ns3Recovery::on_ack(self, now, a, sb, w, cc)
+        }
     }
 
-    fn fixture(mode: Mode, nsegs: u64, cwnd: u64) -> Fixture {
-        fixture_with(mode, nsegs, cwnd, LossResponse::Linux)
+    pub struct Fixture<R> {
+        pub r: R,
+        pub sb: Scoreboard,
+        pub w: Window,
+        pub cc: Cc,
     }
 
-    fn fixture_with(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse) -> Fixture {
-        fixture_full(mode, nsegs, cwnd, response, false)
-    }
-
-    fn fixture_full(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse, rack: bool) -> Fixture {
+    /// `n` segments of `M` bytes outstanding from sequence 1.
+    pub fn board(n: u64) -> Scoreboard {
         let mut sb = Scoreboard::new(1);
-        for i in 0..nsegs {
+        for i in 0..n {
             sb.on_send(1 + i * M, 1 + (i + 1) * M, Time::ZERO, false);
         }
-        Fixture {
-            r: Recovery::new(mode, 3, response, rack),
-            sb,
-            w: Window { cwnd, ssthresh: u64::MAX, mss: M },
-            cc: Cc::new(Algorithm::Reno, true, true),
-        }
+        sb
     }
 
-    impl Fixture {
-        fn dup(&mut self) -> Outcome {
+    impl<R: OnAck> Fixture<R> {
+        pub fn dup(&mut self) -> Outcome {
             let a = AckInfo { dup: true, ..Default::default() };
             self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
-        fn ack(&mut self, to: u64) -> Outcome {
+        /// A cumulative ACK to `to`, the window used.
+        pub fn ack(&mut self, to: u64) -> Outcome {
             let acked = self.sb.ack(to, self.sb.high_sacked(), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
             let a = AckInfo { acked, delivered: acked, cwnd_limited: true, ..Default::default() };
             self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    fn fixture(mode: Mode, nsegs: u64, cwnd: u64) -> Fixture<Recovery> {
+        fixture_with(mode, nsegs, cwnd, LossResponse::Linux)
+    }
+
+    fn fixture_with(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse) -> Fixture<Recovery> {
+        fixture_full(mode, nsegs, cwnd, response, false)
+    }
+
+    fn fixture_full(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse, rack: bool) -> Fixture<Recovery> {
+        let cfg = TcpConfig { loss_response: response, rack, ..TcpConfig::default() };
+        Fixture {
+            r: Recovery::new(mode, &cfg),
+            sb: board(nsegs),
+            w: Window { cwnd, ssthresh: u64::MAX, mss: M },
+            cc: Cc::new(Algorithm::Reno, true, true),
         }
     }
 
@@ -436,6 +573,47 @@ mod tests {
         let o = f.ack(1 + 10 * M);
         assert!(!o.retransmit_head);
         assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Open, 5 * M));
+    }
+
+    #[test]
+    fn newreno_restarts_the_timer_at_every_partial_ack_or_only_the_first() {
+        for (timer, second) in [(PartialAckTimer::Every, true), (PartialAckTimer::First, false)] {
+            let mut f = fixture(Mode::NewReno, 10, 10 * M);
+            f.r.partial_ack_timer = timer;
+            for _ in 0..3 {
+                f.dup();
+            }
+            assert!(f.ack(1 + 3 * M).restart_timer, "{timer:?}: first partial ACK");
+            assert_eq!(f.ack(1 + 5 * M).restart_timer, second, "{timer:?}: second partial ACK");
+            assert!(f.ack(1 + 10 * M).restart_timer, "the full ACK");
+        }
+    }
+
+    #[test]
+    fn ns3_bounds_sending_by_the_smaller_of_cwnd_and_the_peer_window() {
+        let w = Window { cwnd: 30 * M, ssthresh: u64::MAX, mss: M };
+        let ns3 = Loss::new(&TcpConfig { mss: M as u32, ..TcpConfig::ns3() }, false);
+        assert_eq!(ns3.send_window(&w, true, 20 * M), 20 * M);
+        let linux = Loss::new(&TcpConfig { algorithm: Algorithm::NewReno, ..TcpConfig::default() }, false);
+        assert_eq!(linux.send_window(&w, true, 20 * M), 30 * M, "the peer window limits new data only");
+    }
+
+    #[test]
+    fn ns3_nextseg_resends_lost_data_below_the_highest_sack_only_and_rule_3_without_unsent_data() {
+        let mut f = fixture(Mode::Sack, 10, 10 * M);
+        f.sb.apply_sack_t(&crate::SackBlocks::from_slice(&[(1 + 3 * M, 1 + 5 * M)]));
+        f.sb.mark_all_lost(); // a timeout: everything not SACKed is lost
+        let ns3 = Loss::new(&TcpConfig { mss: M as u32, ..TcpConfig::ns3() }, true);
+        let linux = Loss::new(&TcpConfig::default(), true);
+        assert!(ns3.resends_lost_at(1 + 2 * M, &f.sb));
+        assert!(!ns3.resends_lost_at(1 + 6 * M, &f.sb), "above the highest SACK: new data goes first");
+        assert!(linux.resends_lost_at(1 + 6 * M, &f.sb));
+        // Once snd_una passes the SACKed data nothing is SACKed: all of it may go.
+        f.sb.ack_t(1 + 6 * M);
+        assert!(ns3.resends_lost_at(1 + 6 * M, &f.sb));
+        // NextSeg rule 3 waits while unsent data waits for the window, in ns-3 only.
+        assert!(!ns3.rule3_with_unsent(M) && ns3.rule3_with_unsent(0));
+        assert!(linux.rule3_with_unsent(M));
     }
 
     #[test]

@@ -8,9 +8,10 @@
 //! `tcp_select_window` with `tcp_shrink_window` off, its default).
 
 use crate::rcv_space::RcvSpace;
+use crate::segment::KeptBlocks;
 use crate::SackBlocks;
 use std::collections::VecDeque;
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 /// What one segment did for the application.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,10 +29,10 @@ pub(crate) struct Receiver {
     ooo: VecDeque<(u64, u64)>,
     ooo_bytes: u64,
     /// Blocks to report, most recent first.
-    sack: SackBlocks,
+    sack: KeptBlocks,
     sack_enabled: bool,
     /// Sequence number of the peer's FIN once seen (possibly out of order).
-    fin_seq: Option<u64>,
+    fin_seq: Opt<u64>,
     fin_done: bool,
     rcv_buf: u64,
     /// Delayed ACK: ACK at once when more than this many in-order bytes are unacknowledged.
@@ -39,24 +40,26 @@ pub(crate) struct Receiver {
     unacked: u64,
     /// `TcpConfig::ack_bytes`, the bytes counted towards it, and whether
     /// the ACK now due is one of its own.
-    ack_bytes: Option<u64>,
+    ack_bytes: Opt<u64>,
     credit: u64,
     credit_ack: bool,
     ack_now: bool,
-    delack_at: Option<Time>,
+    delack_at: Opt<Time>,
     delack_timeout: Dur,
     /// SACK blocks that fit beside the other options (3 with timestamps).
-    max_blocks: usize,
+    max_blocks: u8,
     /// Linux quick-ACK mode: data segments still to ACK at once.
     quick: u32,
     quick_max: u32,
     /// When in-order data last arrived.
-    last_data: Option<Time>,
+    last_data: Opt<Time>,
     /// Autotuning: the starting buffer (set before `start`), then the window's growth.
-    auto_initial: Option<u64>,
+    auto_initial: Opt<u64>,
     space: Option<RcvSpace>,
     /// The right edge of the window last advertised, which never moves back.
     right_edge: u64,
+    /// A fixed window is reduced by the bytes held out of order (`TcpConfig::ooo_shrinks_window`).
+    ooo_shrinks: bool,
 }
 
 impl Receiver {
@@ -65,33 +68,41 @@ impl Receiver {
             rcv_nxt: 0,
             ooo: VecDeque::new(),
             ooo_bytes: 0,
-            sack: SackBlocks::default(),
+            sack: KeptBlocks::default(),
             sack_enabled: false,
-            fin_seq: None,
+            fin_seq: Opt::NONE,
             fin_done: false,
             rcv_buf,
             ack_after: 0,
             unacked: 0,
-            ack_bytes: None,
+            ack_bytes: Opt::NONE,
             credit: 0,
             credit_ack: false,
             ack_now: false,
-            delack_at: None,
+            delack_at: Opt::NONE,
             delack_timeout,
-            max_blocks: SackBlocks::MAX,
+            max_blocks: SackBlocks::MAX as u8,
             quick: 0,
             quick_max: 0,
-            last_data: None,
-            auto_initial: None,
+            last_data: Opt::NONE,
+            auto_initial: Opt::NONE,
             space: None,
             right_edge: 0,
+            ooo_shrinks: true,
         }
+    }
+
+    /// Whether a fixed window leaves out the bytes held out of order (Linux: the
+    /// buffer holds them), or is the whole buffer from `rcv_nxt` on (ns-3's
+    /// `TcpRxBuffer`, whose application has read everything in order).
+    pub fn set_ooo_shrinks_window(&mut self, on: bool) {
+        self.ooo_shrinks = on;
     }
 
     /// Linux receive-buffer autotuning from `initial` bytes up to the
     /// buffer given at creation (call before `start`).
     pub fn set_autotuning(&mut self, initial: u64) {
-        self.auto_initial = Some(initial);
+        self.auto_initial = Opt::some(initial);
     }
 
     /// The receiver's round-trip sample from a full-sized segment echoing
@@ -112,15 +123,15 @@ impl Receiver {
 
     /// ACK once per `n` bytes on average (`TcpConfig::ack_bytes`).
     pub fn set_ack_bytes(&mut self, n: Option<u64>) {
-        self.ack_bytes = n.map(|n| n.max(1));
+        self.ack_bytes = n.map(|n| n.max(1)).into();
     }
 
     /// Called before in-order data at `now`; `idle` is the connection's RTO.
     pub fn data_arrives(&mut self, now: Time, idle: Dur) {
-        if self.last_data.is_none_or(|t| now.saturating_since(t) > idle) {
+        if self.last_data.get().is_none_or(|t| now.saturating_since(t) > idle) {
             self.quick = self.quick_max;
         }
-        self.last_data = Some(now);
+        self.last_data = Opt::some(now);
     }
 
     /// Synchronise on the peer's SYN; `mss` and `ack_every` set the delayed-ACK threshold
@@ -130,8 +141,8 @@ impl Receiver {
         self.ack_after = ack_every.saturating_sub(1) as u64 * mss as u64;
         self.sack_enabled = sack;
         // 40 option bytes: 12 go to the timestamps, leaving room for 3 blocks.
-        self.max_blocks = if timestamps { 3 } else { SackBlocks::MAX };
-        self.space = self.auto_initial.map(|initial| RcvSpace::new(mss, initial, self.rcv_buf, self.rcv_nxt));
+        self.max_blocks = if timestamps { 3 } else { SackBlocks::MAX as u8 };
+        self.space = self.auto_initial.get().map(|initial| RcvSpace::new(mss, initial, self.rcv_buf, self.rcv_nxt));
         self.right_edge = self.rcv_nxt + self.window();
     }
 
@@ -143,6 +154,7 @@ impl Receiver {
     pub fn window(&self) -> u64 {
         let room = self.rcv_buf.saturating_sub(self.ooo_bytes);
         match &self.space {
+            None if !self.ooo_shrinks => self.rcv_buf,
             None => room.max(self.right_edge.saturating_sub(self.rcv_nxt)),
             Some(sp) => sp.window(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt)).min(room),
         }
@@ -150,7 +162,7 @@ impl Receiver {
     #[inline]
     pub fn sack_blocks(&self) -> SackBlocks {
         if self.sack_enabled {
-            self.sack
+            self.sack.get()
         } else {
             SackBlocks::default()
         }
@@ -161,7 +173,7 @@ impl Receiver {
     }
     #[inline]
     pub fn delack_deadline(&self) -> Option<Time> {
-        self.delack_at
+        self.delack_at.get()
     }
     #[cfg(test)]
     pub fn fin_received(&self) -> bool {
@@ -180,7 +192,7 @@ impl Receiver {
         self.credit_ack = false;
         self.unacked = 0;
         self.ack_now = false;
-        self.delack_at = None;
+        self.delack_at = Opt::NONE;
         self.right_edge = self.right_edge.max(self.rcv_nxt + self.window());
     }
     /// Is `seq` acceptable for a RST (RFC 793 window check)?
@@ -201,7 +213,7 @@ impl Receiver {
             fin = false;
         }
         if fin && !self.fin_done {
-            self.fin_seq = Some(end);
+            self.fin_seq = Opt::some(end);
         }
         if end <= self.rcv_nxt || (len == 0 && !fin) {
             // Old duplicate (or pure ACK): duplicates get an immediate ACK (RFC 5681 §4.2).
@@ -243,7 +255,7 @@ impl Receiver {
                 self.refresh_sack();
             } else {
                 self.unacked += rx.delivered;
-                if let Some(per) = self.ack_bytes {
+                if let Some(per) = self.ack_bytes.get() {
                     self.credit += rx.delivered;
                     if self.credit >= per {
                         // Keep the remainder (less than one ACK's worth).
@@ -251,7 +263,7 @@ impl Receiver {
                         self.credit_ack = true;
                         self.ack_now = true;
                     } else if self.delack_at.is_none() {
-                        self.delack_at = Some(now + self.delack_timeout);
+                        self.delack_at = Opt::some(now + self.delack_timeout);
                     }
                 } else if self.quick > 0 {
                     self.quick -= 1;
@@ -259,11 +271,11 @@ impl Receiver {
                 } else if opened || self.unacked > self.ack_after {
                     self.ack_now = true;
                 } else if self.delack_at.is_none() {
-                    self.delack_at = Some(now + self.delack_timeout);
+                    self.delack_at = Opt::some(now + self.delack_timeout);
                 }
             }
         }
-        if !self.fin_done && self.fin_seq == Some(self.rcv_nxt) {
+        if !self.fin_done && self.fin_seq.get() == Some(self.rcv_nxt) {
             self.rcv_nxt += 1;
             self.fin_done = true;
             self.ack_now = true;
@@ -300,48 +312,49 @@ impl Receiver {
     /// RFC 2018 §4: the block holding the segment that triggered this ACK first, then
     /// the most recently reported blocks that are not already covered.
     fn report(&mut self, first: (u64, u64)) {
-        let old = self.sack;
-        self.sack = SackBlocks::default();
-        self.push_block(first);
+        let old = self.sack.get();
+        let mut new = SackBlocks::default();
+        self.push_block(&mut new, first);
         for &(s, _) in old.as_slice() {
             if let Some(r) = self.containing(s) {
-                self.push_block(r);
+                self.push_block(&mut new, r);
             }
         }
-        self.fill_sack();
+        self.fill_sack(new);
     }
 
     /// After `rcv_nxt` moved: drop delivered blocks and widen merged ones.
     fn refresh_sack(&mut self) {
-        let old = self.sack;
-        self.sack = SackBlocks::default();
+        let old = self.sack.get();
+        let mut new = SackBlocks::default();
         for &(s, _) in old.as_slice() {
             if s >= self.rcv_nxt {
                 if let Some(r) = self.containing(s) {
-                    self.push_block(r);
+                    self.push_block(&mut new, r);
                 }
             }
         }
-        self.fill_sack();
+        self.fill_sack(new);
     }
 
-    /// Use spare slots for ranges not listed, lowest first, so that every ACK sent while
-    /// data is held out of order carries SACK information (RFC 2018 §4).
-    fn fill_sack(&mut self) {
+    /// Use `blocks`' spare slots for ranges not listed, lowest first, so that every ACK
+    /// sent while data is held out of order carries SACK information (RFC 2018 §4); they
+    /// are then the blocks to report.
+    fn fill_sack(&mut self, mut blocks: SackBlocks) {
         for i in 0..self.ooo.len() {
-            if self.sack.n as usize >= self.max_blocks {
+            if blocks.n >= self.max_blocks {
                 break;
             }
-            let r = self.ooo[i];
-            self.push_block(r);
+            self.push_block(&mut blocks, self.ooo[i]);
         }
+        self.sack.set(blocks);
     }
 
-    fn push_block(&mut self, r: (u64, u64)) {
-        let n = self.sack.n as usize;
-        if n < self.max_blocks && !self.sack.blocks[..n].contains(&r) {
-            self.sack.blocks[n] = r;
-            self.sack.n += 1;
+    fn push_block(&self, blocks: &mut SackBlocks, r: (u64, u64)) {
+        let n = blocks.n as usize;
+        if n < self.max_blocks as usize && !blocks.blocks[..n].contains(&r) {
+            blocks.blocks[n] = r;
+            blocks.n += 1;
         }
     }
 
@@ -503,6 +516,28 @@ mod tests {
         assert_eq!(d.delivered, 2000);
         r.on_ack_sent();
         assert_eq!(r.rcv_nxt() + r.window(), 4001);
+    }
+
+    #[test]
+    fn a_fixed_window_shrinks_by_the_bytes_held_out_of_order_unless_told_not_to() {
+        // Segments 0 and 3 lost; 1, 2 and 4 held out of order. Whatever the rule, the
+        // window never pulls its right edge back (1 + 19,200) while they wait.
+        for (shrinks, want) in [(true, 19_200 - 960), (false, 19_200)] {
+            let mut r = Receiver::new(19_200, Dur::from_millis(200));
+            r.set_ooo_shrinks_window(shrinks);
+            r.start(0, 960, 1, false, false);
+            r.on_ack_sent();
+            for i in [1, 2, 4] {
+                r.on_segment(Time::ZERO, 1 + i * 960, 960, false);
+                assert_eq!(r.rcv_nxt() + r.window(), 1 + 19_200, "ooo_shrinks_window {shrinks}");
+                r.on_ack_sent();
+            }
+            // Segment 0 fills the first hole; segment 4 is still held. Linux's buffer
+            // holds it, so the window leaves it out; ns-3's receiver offers the whole
+            // buffer from rcv_nxt.
+            r.on_segment(Time::ZERO, 1, 960, false);
+            assert_eq!((r.rcv_nxt(), r.window()), (1 + 3 * 960, want), "ooo_shrinks_window {shrinks}");
+        }
     }
 
     #[test]

@@ -40,8 +40,10 @@ impl std::ops::BitOrAssign for Flags {
 }
 
 /// SACK blocks carried by a segment: `[start, end)` ranges, most recent first (RFC 2018).
-/// Four fit because no timestamps option is used.
+/// Four fit because no timestamps option is used. The count comes first, so
+/// that a segment without blocks is read without them (see [`Segment`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct SackBlocks {
     pub n: u8,
     pub blocks: [(u64, u64); 4],
@@ -64,6 +66,41 @@ impl SackBlocks {
         }
         s
     }
+}
+
+/// SACK blocks an endpoint keeps between segments, held only while there
+/// are any: most connections never see loss or reordering, and then never
+/// hold them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeptBlocks(Option<Box<SackBlocks>>);
+
+impl KeptBlocks {
+    #[inline]
+    pub(crate) fn get(&self) -> SackBlocks {
+        self.0.as_deref().copied().unwrap_or_default()
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, b: SackBlocks) {
+        match &mut self.0 {
+            _ if b.is_empty() => self.0 = None,
+            Some(kept) => **kept = b,
+            None => self.0 = Some(Box::new(b)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+/// Linux's `after()`: `a` comes after `b` in a 32-bit space that wraps, as Linux's
+/// sequence numbers do (and here transmission counts, and sequence numbers kept in
+/// 32 bits).
+#[inline]
+pub(crate) fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
 }
 
 /// Options negotiated on SYN and SYN-ACK.
@@ -89,25 +126,34 @@ pub fn syn_option_bytes(sack_permitted: bool, timestamps: bool) -> u32 {
         }
 }
 
+/// In C order, with the SACK blocks last: every other field then lies in
+/// the first 64 bytes, and a receiver reads the blocks' cache line only
+/// when there are blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct Segment {
     /// Absolute sequence number; the ISN is 0 and data starts at 1.
     pub seq: u64,
     /// Valid when `flags` has ACK.
     pub ack: u64,
+    /// Advertised receive window, bytes.
+    pub wnd: u64,
     /// Payload bytes (SYN/FIN not counted).
     pub len: u32,
     pub flags: Flags,
-    /// Advertised receive window, bytes.
-    pub wnd: u64,
-    pub sack: SackBlocks,
-    /// Present on SYN and SYN-ACK.
-    pub syn_opts: Option<SynOptions>,
-    /// RFC 7323 timestamps (TSval, TSecr), on every segment once negotiated.
-    pub ts: Option<(u32, u32)>,
     /// Informational: carries already-sent data (stats, pcap comments).
     pub retransmit: bool,
+    /// RFC 7323 timestamps (TSval, TSecr), on every segment once negotiated.
+    pub ts: Option<(u32, u32)>,
+    /// Present on SYN and SYN-ACK.
+    pub syn_opts: Option<SynOptions>,
+    pub sack: SackBlocks,
 }
+
+const _: () = assert!(
+    std::mem::offset_of!(Segment, sack) + std::mem::offset_of!(SackBlocks, blocks) == 64,
+    "a segment's fields but its SACK blocks fit in its first 64 bytes"
+);
 
 impl Segment {
     /// TCP header length in bytes with options as Linux lays them out, each

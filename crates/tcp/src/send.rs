@@ -11,6 +11,7 @@
 //! move forward: recovery is O(segments) in total, not O(window) per ACK.
 
 use crate::rack::Rack;
+use crate::segment::KeptBlocks;
 use crate::SackBlocks;
 use std::collections::VecDeque;
 use units::{Dur, Time};
@@ -106,11 +107,14 @@ pub(crate) struct Scoreboard {
     above_segs: u64,
     /// Blocks of the previous ACK: ranges inside them are already marked, so a growing
     /// block costs only its new part (Linux's recv_sack_cache).
-    sack_cache: SackBlocks,
+    sack_cache: KeptBlocks,
     /// Retransmissions in flight, in send order.
     rtx_fifo: VecDeque<Rtx>,
     /// Transmissions so far (wrapping): the next one's order.
     tx: u32,
+    /// A SACKed segment keeps its retransmission in `pipe` until it is acknowledged
+    /// (ns-3's `TcpTxBuffer::Update` leaves `m_retrans` set); RFC 6675 drops it.
+    sacked_keeps_retrans: bool,
     #[cfg(test)]
     visits: u64,
 }
@@ -130,12 +134,18 @@ impl Scoreboard {
             lost_cur: start,
             above_bytes: 0,
             above_segs: 0,
-            sack_cache: SackBlocks::default(),
+            sack_cache: KeptBlocks::default(),
             rtx_fifo: VecDeque::new(),
             tx: 0,
+            sacked_keeps_retrans: false,
             #[cfg(test)]
             visits: 0,
         }
+    }
+
+    /// ns-3's accounting: see `sacked_keeps_retrans`.
+    pub fn keep_retransmissions_when_sacked(&mut self) {
+        self.sacked_keeps_retrans = true;
     }
 
     #[inline]
@@ -260,6 +270,11 @@ impl Scoreboard {
         }
         let bytes = ack - self.una;
         self.una = ack;
+        // Blocks wholly below `una` cannot meet a later block: a cache of
+        // only those skips nothing, and is let go.
+        if !self.sack_cache.is_empty() && self.sack_cache.get().as_slice().iter().all(|&(_, e)| e <= ack) {
+            self.sack_cache.set(SackBlocks::default());
+        }
         if self.lost_cur < ack {
             self.lost_cur = ack;
             self.above_bytes = self.sacked;
@@ -294,7 +309,7 @@ impl Scoreboard {
     /// segments newly SACKed advance `rack`, in sequence order (Linux sorts the blocks).
     pub fn apply_sack(&mut self, blocks: &SackBlocks, rack: &mut Rack, now: Time) -> Sacked {
         let mut newly = Sacked::default();
-        let cache = self.sack_cache;
+        let cache = self.sack_cache.get();
         let mut seen = SackBlocks::default();
         let mut sorted = *blocks;
         sorted.blocks[..sorted.n as usize].sort_unstable();
@@ -318,7 +333,7 @@ impl Scoreboard {
                 pos = stop;
             }
         }
-        self.sack_cache = seen;
+        self.sack_cache.set(seen);
         newly
     }
 
@@ -355,10 +370,11 @@ impl Scoreboard {
         if s.has(LOST) {
             self.lost -= len;
         }
-        if s.has(RETRANS) {
+        let keep = if self.sacked_keeps_retrans { RETRANS } else { 0 };
+        if s.has(RETRANS) && keep == 0 {
             self.retrans -= len;
         }
-        s.flags = (s.flags | SACKED) & !(LOST | RETRANS);
+        s.flags = (s.flags | SACKED) & !(LOST | RETRANS) | (s.flags & keep);
         self.sacked += len;
         self.sacked_segs += 1;
         if s.start >= self.lost_cur {
@@ -402,11 +418,97 @@ impl Scoreboard {
         }
     }
 
+    /// ns-3 without SACK (`TcpTxBuffer::AddRenoSack`): a duplicate ACK means one more
+    /// segment arrived, so the first segment after snd_una not marked yet is taken as
+    /// SACKed. Only that mark is set: a segment retransmitted or lost keeps those marks
+    /// too (its retransmission stays in `pipe`), as in ns-3. Marks stay until the
+    /// segment is acknowledged or a timeout clears them.
+    pub fn pseudo_sack(&mut self) {
+        let Some(i) = self.q.iter().skip(1).position(|s| !s.has(SACKED)).map(|i| i + 1) else {
+            return; // more duplicates than segments: they answer resent data
+        };
+        let s = &mut self.q[i];
+        s.flags |= SACKED;
+        let (len, start, end) = (s.len(), s.start, s.end);
+        self.sacked += len;
+        self.sacked_segs += 1;
+        if start >= self.lost_cur {
+            self.above_bytes += len;
+            self.above_segs += 1;
+        }
+        self.high_sacked = self.high_sacked.max(end);
+    }
+
+    /// ns-3's `TcpTxBuffer::DiscardUpTo` after a cumulative ACK without SACK: a segment
+    /// `pseudo_sack` marked that has become snd_una was guessed wrong, so its mark moves
+    /// on to the next unmarked segment and the head is taken as lost. Returns whether it did.
+    pub fn pseudo_sack_reached_head(&mut self) -> bool {
+        if !self.q.front().is_some_and(|s| s.has(SACKED)) {
+            return false;
+        }
+        self.unmark_head_sacked();
+        self.pseudo_sack();
+        self.mark_head_lost_again();
+        true
+    }
+
+    fn unmark_head_sacked(&mut self) {
+        let s = &mut self.q[0];
+        if s.has(SACKED) {
+            s.flags &= !SACKED;
+            let (len, start) = (s.len(), s.start);
+            self.sacked -= len;
+            self.sacked_segs -= 1;
+            if start >= self.lost_cur {
+                self.above_bytes -= len;
+                self.above_segs -= 1;
+            }
+        }
+    }
+
+    /// ns-3's `TcpTxBuffer::MarkHeadAsLost`: the segment at snd_una is lost, whatever
+    /// was believed of it (a SACK mark is dropped, a retransmission in flight is taken
+    /// as lost too), so it is the next to be retransmitted.
+    pub fn mark_head_lost_again(&mut self) {
+        if self.q.is_empty() {
+            return;
+        }
+        self.unmark_head_sacked();
+        let s = &mut self.q[0];
+        let len = s.len();
+        if s.has(RETRANS) {
+            self.retrans -= len;
+        }
+        if !s.has(LOST) {
+            self.lost += len;
+        }
+        s.flags = (s.flags | LOST) & !RETRANS;
+        self.rxt_cur = self.una;
+    }
+
+    /// Forget every SACK mark (ns-3's `ResetRenoSack` at a timeout without SACK,
+    /// whose marks were guesses).
+    pub fn clear_sacks(&mut self) {
+        for s in self.q.iter_mut() {
+            s.flags &= !SACKED;
+        }
+        self.sacked = 0;
+        self.sacked_segs = 0;
+        self.above_bytes = 0;
+        self.above_segs = 0;
+        self.high_sacked = self.una;
+        self.sack_cache = KeptBlocks::default();
+    }
+
     /// Timeout (and Tahoe): everything not SACKed is lost, earlier retransmissions
     /// included; retransmission restarts from snd_una.
     pub fn mark_all_lost(&mut self) {
         for s in self.q.iter_mut() {
             if s.has(SACKED) {
+                if s.has(RETRANS) {
+                    self.retrans -= s.len(); // ns-3's accounting kept it (sacked_keeps_retrans)
+                    s.flags &= !RETRANS;
+                }
                 continue;
             }
             if !s.has(LOST) {
@@ -497,11 +599,12 @@ impl Scoreboard {
     }
 
     /// The index of the segment starting at `start` if a retransmission of it (that
-    /// transmission, when `order` is given) is still in flight.
+    /// transmission, when `order` is given) is still in flight: not SACKed (ns-3's
+    /// accounting keeps a SACKed segment's retransmission mark).
     fn in_flight_retransmission(&self, start: u64, order: Option<u32>) -> Option<usize> {
         let i = self.q.partition_point(|s| s.start < start);
         let s = self.q.get(i)?;
-        (s.start == start && s.has(RETRANS) && order.is_none_or(|o| s.order == o)).then_some(i)
+        (s.start == start && s.has(RETRANS) && !s.has(SACKED) && order.is_none_or(|o| s.order == o)).then_some(i)
     }
 
     /// The retransmission of segment `i` is lost too: it is due again.
@@ -550,6 +653,11 @@ impl Scoreboard {
         self.rtx_fifo.push_back(Rtx { start, order, mark: self.nxt });
     }
 
+    /// The segment at snd_una has a retransmission in flight and is not SACKed.
+    pub fn head_retransmitted(&self) -> bool {
+        self.q.front().is_some_and(|s| s.has(RETRANS) && !s.has(SACKED))
+    }
+
     /// Index of the segment at snd_una, if it can be retransmitted now.
     pub fn head_retransmittable(&self) -> Option<usize> {
         self.q.front().filter(|s| !s.has(RETRANS | SACKED)).map(|_| 0)
@@ -577,20 +685,22 @@ impl Scoreboard {
     }
 }
 
+/// The tests' ACKs: at a fixed time, with a RACK of their own.
+#[cfg(test)]
+impl Scoreboard {
+    pub(crate) fn ack_t(&mut self, ack: u64) -> Acked {
+        self.ack(ack, self.high_sacked, &mut Rack::default(), Time(1000))
+    }
+    pub(crate) fn apply_sack_t(&mut self, blocks: &SackBlocks) -> Sacked {
+        self.apply_sack(blocks, &mut Rack::default(), Time(1000))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const M: u64 = 100;
-
-    impl Scoreboard {
-        fn ack_t(&mut self, ack: u64) -> Acked {
-            self.ack(ack, self.high_sacked, &mut Rack::default(), Time(1000))
-        }
-        fn apply_sack_t(&mut self, blocks: &SackBlocks) -> Sacked {
-            self.apply_sack(blocks, &mut Rack::default(), Time(1000))
-        }
-    }
 
     /// `n` segments of M bytes from seq 1.
     fn board(n: u64) -> Scoreboard {
@@ -753,6 +863,63 @@ mod tests {
         assert_eq!(b.rtx_fifo.len(), 1);
         b.ack_t(seq(15));
         assert!(b.rtx_fifo.is_empty());
+    }
+
+    #[test]
+    fn pseudo_sacks_mark_the_next_segment_and_move_on_when_they_reach_the_head() {
+        let mut b = board(6);
+        let c = b.next_candidate().unwrap();
+        b.mark_head_lost();
+        b.mark_retransmitted(c.idx, Time(1));
+        // Duplicates mark 1, then 2: never the head, whatever it is.
+        b.pseudo_sack();
+        b.pseudo_sack();
+        b.check();
+        assert_eq!((b.sacked(), b.pipe()), (2 * M, 4 * M), "6 − 2 marked − head lost + its retransmission");
+        // A mark keeps a segment's retransmission in pipe, as ns-3 does.
+        let c = b.next_candidate().unwrap();
+        assert_eq!(c.start, seq(3));
+        b.mark_retransmitted(c.idx, Time(2));
+        b.pseudo_sack();
+        b.check();
+        assert_eq!(b.pipe(), 4 * M, "3 is marked and retransmitted: it counts once");
+        // The ACK of 0 makes the marked 1 the head: a wrong guess. Its mark moves to 4
+        // (2 and 3 are marked) and 1 is lost, the next to resend.
+        b.ack_t(seq(1));
+        assert!(b.pseudo_sack_reached_head());
+        b.check();
+        assert!(b.head_lost());
+        assert_eq!(b.sacked(), 3 * M, "2, 3 and 4");
+        assert_eq!(b.next_candidate().unwrap().start, seq(1));
+        // An unmarked head is left alone.
+        let mut b2 = board(3);
+        b2.ack_t(seq(1));
+        assert!(!b2.pseudo_sack_reached_head());
+        // A timeout forgets the marks.
+        b.clear_sacks();
+        b.mark_all_lost();
+        b.check();
+        assert_eq!((b.sacked(), b.lost(), b.pipe()), (0, 5 * M, 0));
+    }
+
+    #[test]
+    fn with_ns3s_accounting_a_sacked_retransmission_stays_in_pipe_until_acknowledged() {
+        for (ns3, pipe) in [(false, 8 * M), (true, 9 * M)] {
+            let mut b = board(10);
+            if ns3 {
+                b.keep_retransmissions_when_sacked();
+            }
+            sack(&mut b, &[(seq(1), seq(2))]);
+            // Segment 2 retransmitted (rule 3), then SACKed: its original or its copy arrived.
+            let i = b.q.iter().position(|s| s.start == seq(2)).unwrap();
+            b.mark_retransmitted(i, Time(5));
+            sack(&mut b, &[(seq(1), seq(3))]);
+            assert_eq!(b.pipe(), pipe, "ns-3 accounting {ns3}: 10 − 2 SACKed (+ the retransmission)");
+            // A timeout clears it either way, as ns-3's SetSentListLost does.
+            b.mark_all_lost();
+            b.check();
+            assert_eq!(b.pipe(), 0);
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{cfg, Net, MSS};
+use std::sync::Arc;
 use tcp::{Algorithm, Tcp, TcpConfig, Time};
 use units::{Dur, Rate};
 
@@ -18,11 +19,11 @@ fn ms(v: u64) -> Dur {
 
 #[test]
 fn buffer_starts_at_the_initial_size_then_holds_two_initial_windows() {
-    let c = auto(Algorithm::Cubic);
+    let c = Arc::new(auto(Algorithm::Cubic));
     let mut out = Vec::new();
     let t = Tcp::connect(&c, Time::ZERO, &mut out);
     assert_eq!(t.send_buffer(), 16 << 10);
-    let mut net = Net::new(c.clone(), c, ms(10));
+    let mut net = Net::new((*c).clone(), (*c).clone(), ms(10));
     net.start();
     net.run(Time::from_secs_f64(0.05));
     // Established: 2 × 10 segments × per_mss, per_mss = roundup(1000 + 320, 64) + 320 = 1664.

@@ -155,7 +155,7 @@ fn connect_gives_up_after_syn_retries() {
 
 #[test]
 fn simultaneous_open() {
-    let c = cfg(Algorithm::NewReno, true);
+    let c = std::sync::Arc::new(cfg(Algorithm::NewReno, true));
     let mut out = Vec::new();
     let t0 = Time::ZERO;
     let mut a = tcp::Tcp::connect(&c, t0, &mut out);

@@ -39,7 +39,7 @@ fn download(hystart: bool) -> Download {
     Download {
         exit_cwnd: last.cwnd / mss,
         by_hystart: !first.recovery && rtx_before == 0 && first.ssthresh >= last.cwnd,
-        retransmits: net.a().stats().retransmits,
+        retransmits: net.a().stats().retransmits.into(),
         done: net.app[1].deliveries.last().expect("delivered").0,
     }
 }

@@ -1,11 +1,12 @@
 //! Throughput of the endpoint code itself: two endpoints joined by constant-delay FIFOs
 //! (so no event heap), 1% random loss in the data direction to keep SACK recovery busy.
 use std::collections::VecDeque;
+use std::sync::Arc;
 use tcp::{Algorithm, Dur, Segment, Tcp, TcpConfig, Time};
 use units::Rng;
 
 fn run(alg: Algorithm, sack: bool) -> (u64, f64) {
-    let c = TcpConfig { algorithm: alg, sack, ..TcpConfig::default() };
+    let c = Arc::new(TcpConfig { algorithm: alg, sack, ..TcpConfig::default() });
     let delay = Dur::from_millis(10);
     let gap = Dur::from_micros(12); // ~1 Gb/s pacing of the data direction
     let mut rng = Rng::stream(1, "perf");

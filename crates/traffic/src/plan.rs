@@ -8,7 +8,8 @@
 //! instantiates plans: the simulator as simulated hosts and paths, the
 //! emulator as addresses in namespaces behind its core.
 
-use net::{DelaySpec, DisciplineSpec, ElementSpec, LossModel, PathSpec, QueueLimit, RateSpec};
+use net::{DelaySpec, DisciplineSpec, ElementSpec, Fabric, LineSpec, LossModel, PathSpec, QueueLimit, RateSpec, SpecError};
+use std::sync::Arc;
 use tcp::TcpConfig;
 use units::{Dur, Rate, Rng, Time};
 
@@ -35,8 +36,26 @@ impl LinkParams {
     }
 }
 
+/// A line the hosts of a group share (a scenario's `line = {...}`): a
+/// drop-tail queue at `rate` each way between their access links and their
+/// router.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LineParams {
+    pub rate: Rate,
+    pub queue: QueueLimit,
+}
+
+impl LineParams {
+    /// The line named `name`.
+    pub fn spec(&self, name: String) -> LineSpec {
+        let path = |dir: &str| PathSpec::link(self.rate, Dur::ZERO, self.queue, 0.0, &format!("line/{name}/{dir}"));
+        LineSpec { up: path("up"), down: path("down"), name }
+    }
+}
+
 /// One host: where it sits, its access paths, what it sends meets beyond
-/// the observed link, its TCP settings and address family.
+/// the observed link, the line it shares, its TCP settings and address
+/// family.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostPlan {
     pub side: Side,
@@ -53,12 +72,31 @@ pub struct HostPlan {
     pub ipv6: bool,
     /// The DiffServ class of what it sends (0: best effort).
     pub class: u8,
+    /// The line it shares with other hosts of its side, if any (hosts of a
+    /// plan that name one line share it).
+    pub line: Option<Arc<LineSpec>>,
 }
 
-/// `n` hosts on `side` sharing a group's access link and TCP settings;
-/// `first` is the number the first of them will have (its paths' random
-/// streams are named for it).
-pub fn group(first: HostId, side: Side, n: u32, access: &LinkParams, tcp: &TcpConfig) -> Vec<HostPlan> {
+impl HostPlan {
+    /// Makes this host's paths in `fabric` (its access, its path beyond
+    /// the link, its line) and returns its number: what either engine
+    /// does with a plan's network.
+    pub fn attach(&self, fabric: &mut Fabric) -> Result<HostId, SpecError> {
+        let id = fabric.add_host(self.side, self.up.clone(), self.down.clone(), self.beyond.clone(), self.loses)?;
+        fabric.set_class(id, self.class);
+        if let Some(l) = &self.line {
+            fabric.join_line(id, l)?;
+        }
+        Ok(id)
+    }
+}
+
+/// `n` hosts on `side`, each with the group's access link and TCP
+/// settings, and behind one `line` of their own if given; `first` is the
+/// number the first of them will have (its paths' random streams, and
+/// the line, are named for it).
+pub fn group(first: HostId, side: Side, n: u32, access: &LinkParams, tcp: &TcpConfig, line: Option<LineParams>) -> Vec<HostPlan> {
+    let line = line.map(|l| Arc::new(l.spec(format!("h{first}"))));
     (first..first + n)
         .map(|id| HostPlan {
             side,
@@ -69,6 +107,7 @@ pub fn group(first: HostId, side: Side, n: u32, access: &LinkParams, tcp: &TcpCo
             tcp: tcp.clone(),
             ipv6: false,
             class: 0,
+            line: line.clone(),
         })
         .collect()
 }
@@ -104,12 +143,27 @@ pub struct SwingPlan<'a> {
 /// queues hold twice the bandwidth-delay product of a typical path through
 /// it: its own RTT plus the other side's byte-weighted median, since the
 /// round trip of its flows is what its buffer must cover (a client next to
-/// the capture point has almost no RTT of its own).
+/// the capture point has almost no RTT of its own). Virtual hosts copying
+/// hosts that shared a line share lines (`side_lines`).
 pub fn swing(p: &SwingPlan, seed: u64, first: HostId) -> [Vec<HostPlan>; 2] {
+    swing_hosts(p, seed, first).plans
+}
+
+/// A swing model's virtual hosts (`swing`), side A's then side B's, and
+/// the trace host each copies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwingHosts {
+    pub plans: [Vec<HostPlan>; 2],
+    /// Per virtual host, the index in the model's `hosts` of the trace
+    /// host it copies (None: its side had none, it has the scenario's).
+    pub copies: [Vec<Option<u32>>; 2],
+}
+
+/// [`swing`], with the trace host each virtual host copies.
+pub fn swing_hosts(p: &SwingPlan, seed: u64, first: HostId) -> SwingHosts {
     let mut rng = Rng::stream(seed, &format!("bg/{}/hosts", p.name));
     let fallback = (2.0 * p.access.delay.as_secs_f64(), p.access.rate.as_f64(), p.access.loss);
     let sides = [swing::Side::A, swing::Side::B].map(|side| p.model.net_tuples(side, fallback));
-    let median_rtt = |t: &[swing::NetTuple]| swing::weighted_median(t.iter().map(|t| (t.rtt_s, t.weight)).collect());
     // The trace's stalls, on every access link of the side whose path
     // stalled, both ways, in every period as its sessions are.
     let period = Dur::from_secs_f64(p.model.link.duration_s.max(1e-3));
@@ -120,37 +174,116 @@ pub fn swing(p: &SwingPlan, seed: u64, first: HostId) -> [Vec<HostPlan>; 2] {
     });
     let mut id = first;
     let mut out = [Vec::new(), Vec::new()];
+    let mut copies = [Vec::new(), Vec::new()];
     for side in [swing::Side::A, swing::Side::B] {
         let tuples = &sides[side.index()];
-        let far_rtt = median_rtt(&sides[side.other().index()]).unwrap_or(fallback.0);
+        let ctx = SideCtx {
+            place: if side == swing::Side::A { p.side_a } else { p.side_a.other() },
+            far_rtt: median_rtt(&sides[side.other().index()]).unwrap_or(fallback.0),
+            outages: outages[side.index()].clone(),
+        };
+        // The model's index of each of the side's hosts (tuples are in its order).
+        let index: Vec<u32> = (0..p.model.hosts.len() as u32).filter(|&i| p.model.hosts[i as usize].side == side).collect();
         let total: f64 = tuples.iter().map(|t| t.weight).sum();
-        let place = if side == swing::Side::A { p.side_a } else { p.side_a.other() };
-        for _ in 0..p.hosts[side.index()] {
-            let t = if tuples.is_empty() {
+        // The trace host each virtual host copies (none: the side has none).
+        let drawn: Vec<Option<usize>> = (0..p.hosts[side.index()])
+            .map(|_| {
+                (!tuples.is_empty()).then(|| {
+                    let mut x = rng.uniform() * total;
+                    tuples
+                        .iter()
+                        .position(|t| {
+                            x -= t.weight;
+                            x < 0.0
+                        })
+                        .unwrap_or(tuples.len() - 1)
+                })
+            })
+            .collect();
+        let lines = side_lines(p, tuples, &drawn, ctx.far_rtt);
+        for (d, line) in drawn.into_iter().zip(lines) {
+            let t = match d {
+                Some(i) => tuples[i].clone(),
                 // No trace host to copy: the scenario's stack settings.
-                swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0, ..Default::default() }
-            } else {
-                let mut x = rng.uniform() * total;
-                tuples
-                    .iter()
-                    .find(|t| {
-                        x -= t.weight;
-                        x < 0.0
-                    })
-                    .unwrap_or(&tuples[tuples.len() - 1])
-                    .clone()
+                None => swing::NetTuple { rtt_s: fallback.0, capacity_bps: fallback.1, loss: fallback.2, weight: 1.0, ..Default::default() },
             };
-            let outage = outages[side.index()].clone();
-            out[side.index()].push(virtual_host(p, &t, far_rtt, outage, place, id));
+            out[side.index()].push(virtual_host(p, &t, &ctx, id, line));
+            copies[side.index()].push(d.map(|i| index[i]));
             id += 1;
         }
     }
     one_ip_version(&mut out);
+    SwingHosts { plans: out, copies }
+}
+
+/// What the virtual hosts of one side share: where they sit, the other
+/// side's median RTT, the trace's stalls.
+struct SideCtx {
+    place: Side,
+    far_rtt: f64,
+    outages: Option<net::Outages>,
+}
+
+/// The byte-weighted median RTT of `t`.
+fn median_rtt(t: &[swing::NetTuple]) -> Option<f64> {
+    swing::weighted_median(t.iter().map(|t| (t.rtt_s, t.weight)).collect())
+}
+
+/// A line virtual hosts share, and its rate.
+#[derive(Clone)]
+struct VirtualLine {
+    spec: Arc<LineSpec>,
+    rate: Rate,
+}
+
+/// The line of each virtual host of a side (`drawn`: the index in `tuples`
+/// of the trace host each copies). A trace line of g hosts from which k
+/// virtual hosts were drawn becomes max(1, round(k / g)) lines, its virtual
+/// hosts dealt to them in turn in the order drawn: each line carries about
+/// as many hosts as the trace's did, so more hosts make more lines, not
+/// fuller ones. A line sends at its measured rate both ways (the direction
+/// away from the capture was not seen; as with a host's capacity, one rate
+/// serves both) through Swing's queue: twice the bandwidth-delay product of
+/// its hosts' median RTT plus the other side's.
+fn side_lines(p: &SwingPlan, tuples: &[swing::NetTuple], drawn: &[Option<usize>], far_rtt: f64) -> Vec<Option<VirtualLine>> {
+    let mut out: Vec<Option<VirtualLine>> = vec![None; drawn.len()];
+    for (l, line) in p.model.lines.iter().enumerate() {
+        let on: Vec<&swing::NetTuple> = tuples.iter().filter(|t| t.line == Some(l)).collect();
+        let mine: Vec<usize> = (0..drawn.len()).filter(|&k| drawn[k].is_some_and(|i| tuples[i].line == Some(l))).collect();
+        if on.is_empty() || mine.is_empty() {
+            continue;
+        }
+        let n = ((mine.len() as f64 / on.len() as f64).round() as usize).max(1);
+        let rate = Rate(line.rate_bps.round().max(1.0) as u64);
+        let rtt = match p.rtt {
+            Some(r) => r.as_secs_f64(),
+            None => swing::weighted_median(on.iter().map(|t| (t.rtt_s, t.weight)).collect()).unwrap_or(0.0) + far_rtt,
+        };
+        let path = || PathSpec { elements: vec![swing_queue(rate, rtt)] };
+        let specs: Vec<Arc<LineSpec>> =
+            (0..n).map(|c| Arc::new(LineSpec { name: format!("{}/{l}/{c}", p.name), up: path(), down: path() })).collect();
+        for (j, k) in mine.into_iter().enumerate() {
+            out[k] = Some(VirtualLine { spec: specs[j % n].clone(), rate });
+        }
+    }
     out
 }
 
-/// The host copying network tuple `t`, numbered `id`.
-fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, far_rtt: f64, outages: Option<net::Outages>, side: Side, id: HostId) -> HostPlan {
+/// Swing's access queue at `rate`: 1 + twice the bandwidth-delay product of
+/// a path of `rtt_s`, at least 10 packets.
+fn swing_queue(rate: Rate, rtt_s: f64) -> ElementSpec {
+    let bdp_pkts = rate.as_f64() * rtt_s / (1500.0 * 8.0);
+    ElementSpec::Queue {
+        rate: RateSpec::Fixed(rate),
+        limit: QueueLimit::Packets((1.0 + 2.0 * bdp_pkts).ceil().max(10.0) as u32),
+        discipline: DisciplineSpec::DropTail,
+    }
+}
+
+/// The host copying network tuple `t`, numbered `id`, behind `line` if it
+/// shares one (its own access keeps its own capacity: its packet pairs
+/// came through the line when it sent alone).
+fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, ctx: &SideCtx, id: HostId, line: Option<VirtualLine>) -> HostPlan {
     let mut rate = Rate(t.capacity_bps.round().max(1.0) as u64);
     let mut bunched = t.bunched;
     if let Some(cap) = p.access_cap {
@@ -168,24 +301,21 @@ fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, far_rtt: f64, outages: Optio
     // access link, once each way, so the propagation delay is what remains
     // (the re-extracted RTT is then the trace's, not its plus the
     // serialisation).
+    // (A line's serialisation too.)
     let one_way = match p.rtt {
         Some(r) => Dur(r.0 / 4),
         None => {
-            let serialise = handshake_ip_bytes(&tcp, t.ipv6) as f64 * 8.0 / rate.as_f64();
+            let bits = handshake_ip_bytes(&tcp, t.ipv6) as f64 * 8.0;
+            let serialise = bits / rate.as_f64() + line.as_ref().map_or(0.0, |l| bits / l.rate.as_f64());
             Dur::from_secs_f64((t.rtt_s / 2.0 - serialise).max(0.0))
         }
     };
     // Swing sized queues at twice the bandwidth-delay product.
     let path_rtt = match p.rtt {
         Some(r) => r.as_secs_f64(),
-        None => t.rtt_s + far_rtt,
+        None => t.rtt_s + ctx.far_rtt,
     };
-    let bdp_pkts = rate.as_f64() * path_rtt / (1500.0 * 8.0);
-    let queue = ElementSpec::Queue {
-        rate: RateSpec::Fixed(rate),
-        limit: QueueLimit::Packets((1.0 + 2.0 * bdp_pkts).ceil().max(10.0) as u32),
-        discipline: DisciplineSpec::DropTail,
-    };
+    let queue = swing_queue(rate, path_rtt);
     let delay = ElementSpec::Delay(DelaySpec::Fixed(one_way));
 
     // The part of the loss after the link is dropped beyond it (the link
@@ -210,7 +340,7 @@ fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, far_rtt: f64, outages: Optio
         shapers
             .map(|(r, b)| ElementSpec::Shaper(net::Shaper { rate: Rate(r.round().max(1.0) as u64), burst: b.clamp(1500, u32::MAX as u64) as u32 })),
     );
-    let stalls = outages.map(ElementSpec::Outages);
+    let stalls = ctx.outages.clone().map(ElementSpec::Outages);
     up.extend(stalls.clone());
     // Its packets arrive bunched as the trace host's did: that was its
     // path's delivery, on its sending direction here. A share b of its
@@ -222,7 +352,7 @@ fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, far_rtt: f64, outages: Optio
     up.push(delay.clone());
     let down = [Some(queue), stalls, Some(delay)].into_iter().flatten().collect();
     HostPlan {
-        side,
+        side: ctx.place,
         up: PathSpec { elements: up },
         down: PathSpec { elements: down },
         beyond: loses.then(|| PathSpec { elements: vec![send_loss(id, "after-link", after, hs_after)] }),
@@ -230,6 +360,7 @@ fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, far_rtt: f64, outages: Optio
         tcp,
         ipv6: t.ipv6,
         class: 0,
+        line: line.map(|l| l.spec),
     }
 }
 

@@ -6,7 +6,7 @@
 
 use crate::timers::{split, token, Slots};
 use crate::{ConnId, Event, Outbox, Transport};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use units::Dur;
 
 /// Bits of a request mark that hold the response size; the rest hold the
@@ -32,7 +32,7 @@ pub fn parse_request(mark: u64) -> (u64, Dur) {
 #[derive(Default)]
 pub struct Responder {
     /// Each served connection's listening port and what is left to write.
-    conns: HashMap<ConnId, (u16, Outbox)>,
+    conns: FxHashMap<ConnId, (u16, Outbox)>,
     /// Responses waiting out their server time: (connection, size), by
     /// timer slot (`timers`); without a timer kind (`Responder::default()`)
     /// every response goes out at once.

@@ -8,6 +8,16 @@ pub type HostId = u32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnId(pub u64);
 
+/// An engine may keep an optional handle in 8 bytes (`units::Opt`).
+impl units::Bits for ConnId {
+    fn to_bits(self) -> u64 {
+        self.0
+    }
+    fn from_bits(b: u64) -> Self {
+        ConnId(b)
+    }
+}
+
 /// What the transport tells an application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {

@@ -10,11 +10,13 @@
 //! component never shifts the random numbers another component sees, and the
 //! same seed gives the same bits on every platform and release.
 
+mod opt;
 pub mod parse_units;
 pub mod read;
 mod rng;
 mod time;
 
+pub use opt::{Bits, Opt};
 pub use parse_units as parse;
 pub use rng::Rng;
 pub use time::{Dur, Rate, Time};

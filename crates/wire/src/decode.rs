@@ -352,6 +352,42 @@ mod tests {
     }
 
     #[test]
+    fn emitted_fragments_decode_as_a_udp_header_then_fragments_of_udp() {
+        use crate::{Ipv4Repr, Ipv6Repr, UdpRepr};
+        let udp = UdpRepr { src_port: 5000, dst_port: 53, payload_len: 2000 };
+        // IPv4: 1480 bytes of the datagram, then the remaining 528.
+        let v4 = |offset: u32, len: u16, more: bool| {
+            let mut b = vec![0u8; 20 + len as usize];
+            let ip = Ipv4Repr { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], protocol: 17, ttl: 64, ident: 9, payload_len: len };
+            ip.emit_fragment(&mut b, offset, more).unwrap();
+            if offset == 0 {
+                udp.emit(&mut b[20..], [10, 0, 0, 1], [10, 0, 0, 2]).unwrap();
+            }
+            decode(LinkType::RAW, &b, b.len() as u32).unwrap()
+        };
+        let first = v4(0, 1480, true);
+        assert_eq!(first.transport, Transport::Udp(crate::UdpInfo { src_port: 5000, dst_port: 53, length: 2008, payload_len: 1472 }));
+        assert!(!first.ip.fragment);
+        let last = v4(1480, 528, false);
+        assert!(last.ip.fragment && last.transport == Transport::Fragment(17));
+        assert!(Ipv4Repr { src: [0; 4], dst: [0; 4], protocol: 17, ttl: 1, ident: 0, payload_len: 8 }.emit_fragment(&mut [0; 20], 3, false).is_err());
+        // IPv6: the fragment header after the fixed one.
+        let v6 = |offset: u32, len: u16, more: bool| {
+            let (s, d) = ([0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+            let mut b = vec![0u8; 48 + len as usize];
+            Ipv6Repr { src: s, dst: d, next_header: Ipv6Repr::FRAGMENT, hop_limit: 64, payload_len: 8 + len }.emit(&mut b).unwrap();
+            Ipv6Repr::emit_fragment_header(&mut b[40..], 17, 77, offset, more).unwrap();
+            if offset == 0 {
+                udp.emit(&mut b[48..], std::net::Ipv6Addr::from(s), std::net::Ipv6Addr::from(d)).unwrap();
+            }
+            decode(LinkType::RAW, &b, b.len() as u32).unwrap()
+        };
+        assert!(matches!(v6(0, 1448, true).transport, Transport::Udp(u) if u.length == 2008));
+        let last = v6(1448, 560, false);
+        assert!(last.ip.fragment && last.transport == Transport::Fragment(17));
+    }
+
+    #[test]
     fn stats_count_each_outcome() {
         let mut s = DecodeStats::default();
         let syn = hex(&format!("4500002c 00004000 4006 0000 0a000001 0a000002 {TCP_SYN}"));

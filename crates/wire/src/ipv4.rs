@@ -66,14 +66,30 @@ impl Ipv4Repr {
     pub const HEADER_LEN: usize = HEADER_LEN;
 
     /// Writes the header with its checksum; returns 20.
+    /// Writes the header of a whole packet (DF set).
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, EmitError> {
+        self.emit_with(buf, 0x4000)
+    }
+
+    /// Writes the header of one fragment of a datagram, whose
+    /// identification is `self.ident`: its data start `offset` bytes into
+    /// the datagram's payload (a multiple of 8), `more` unless it is the
+    /// last.
+    pub fn emit_fragment(&self, buf: &mut [u8], offset: u32, more: bool) -> Result<usize, EmitError> {
+        if !offset.is_multiple_of(8) || offset / 8 > 0x1fff {
+            return Err(EmitError::LengthOverflow);
+        }
+        self.emit_with(buf, (offset / 8) as u16 | if more { 0x2000 } else { 0 })
+    }
+
+    fn emit_with(&self, buf: &mut [u8], flags_offset: u16) -> Result<usize, EmitError> {
         let total = self.payload_len.checked_add(HEADER_LEN as u16).ok_or(EmitError::LengthOverflow)?;
         let h: &mut [u8; 20] = header(buf)?;
         h[0] = 0x45;
         h[1] = 0;
         h[2..4].copy_from_slice(&total.to_be_bytes());
         h[4..6].copy_from_slice(&self.ident.to_be_bytes());
-        h[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // DF
+        h[6..8].copy_from_slice(&flags_offset.to_be_bytes());
         h[8] = self.ttl;
         h[9] = self.protocol;
         h[10..12].fill(0);

@@ -91,6 +91,8 @@ pub struct Ipv6Repr {
 
 impl Ipv6Repr {
     pub const HEADER_LEN: usize = HEADER_LEN;
+    /// The next-header value of a fragment header.
+    pub const FRAGMENT: u8 = FRAGMENT;
 
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, EmitError> {
         let h: &mut [u8; 40] = header(buf)?;
@@ -101,6 +103,22 @@ impl Ipv6Repr {
         h[8..24].copy_from_slice(&self.src);
         h[24..40].copy_from_slice(&self.dst);
         Ok(HEADER_LEN)
+    }
+
+    /// The 8-byte fragment header (next header [`Self::FRAGMENT`] in the header before
+    /// it) of one fragment of datagram `ident`, whose data start `offset`
+    /// bytes into the fragmentable part (a multiple of 8), `more` unless
+    /// it is the last; `next_header` is the protocol of the datagram.
+    pub fn emit_fragment_header(buf: &mut [u8], next_header: u8, ident: u32, offset: u32, more: bool) -> Result<usize, EmitError> {
+        if !offset.is_multiple_of(8) || offset / 8 > 0x1fff {
+            return Err(EmitError::LengthOverflow);
+        }
+        let h: &mut [u8; 8] = header(buf)?;
+        h[0] = next_header;
+        h[1] = 0;
+        h[2..4].copy_from_slice(&(((offset / 8) as u16) << 3 | more as u16).to_be_bytes());
+        h[4..8].copy_from_slice(&ident.to_be_bytes());
+        Ok(8)
     }
 }
 

@@ -29,15 +29,42 @@ pub struct Synth {
     raw: bool,
     /// The window field of the TCP packets written next.
     pub window: u16,
+    /// Number each host's IPv4 datagrams (identification 1, 2, ...), as
+    /// most stacks do; else identification 0.
+    pub numbered: bool,
+    /// Write every packet twice, the copy `twice` seconds after it, as a
+    /// capture that records each frame twice (None: once).
+    pub twice: Option<f64>,
+    idents: std::collections::HashMap<[u8; 4], u16>,
 }
 
 impl Synth {
+    fn new(link: LinkType) -> Synth {
+        let w = PcapWriter::new(Vec::new(), link, 0).unwrap();
+        Synth { w, raw: link == LinkType::RAW, window: 65535, numbered: false, twice: None, idents: Default::default() }
+    }
+
+    fn ident(&mut self, src: [u8; 4]) -> u16 {
+        if !self.numbered {
+            return 0;
+        }
+        let n = self.idents.entry(src).or_insert(0);
+        *n = n.wrapping_add(1).max(1);
+        *n
+    }
+
+    fn write(&mut self, t: f64, orig: u32, buf: &[u8]) {
+        for at in [Some(t), self.twice.map(|d| t + d)].into_iter().flatten() {
+            self.w.write_packet((at * 1e9).round() as u64, orig, buf).unwrap();
+        }
+    }
+
     pub fn ethernet() -> Synth {
-        Synth { w: PcapWriter::new(Vec::new(), LinkType::ETHERNET, 0).unwrap(), raw: false, window: 65535 }
+        Synth::new(LinkType::ETHERNET)
     }
 
     pub fn raw_ip() -> Synth {
-        Synth { w: PcapWriter::new(Vec::new(), LinkType::RAW, 0).unwrap(), raw: true, window: 65535 }
+        Synth::new(LinkType::RAW)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -46,24 +73,26 @@ impl Synth {
         let hl = repr.header_len();
         let mut buf = vec![0u8; 14 + 20 + hl];
         let l2 = if self.raw { 0 } else { EthernetRepr { src: from.mac, dst: to.mac, ethertype: 0x0800 }.emit(&mut buf).unwrap() };
-        let ip = Ipv4Repr { src: from.ip, dst: to.ip, protocol: 6, ttl: 64, ident: 0, payload_len: (hl as u32 + len) as u16 };
+        let ident = self.ident(from.ip);
+        let ip = Ipv4Repr { src: from.ip, dst: to.ip, protocol: 6, ttl: 64, ident, payload_len: (hl as u32 + len) as u16 };
         ip.emit(&mut buf[l2..]).unwrap();
         repr.emit(&mut buf[l2 + 20..], std::net::Ipv4Addr::from(from.ip), std::net::Ipv4Addr::from(to.ip), len).unwrap();
         buf.truncate(l2 + 20 + hl);
         let orig = (l2 + 20 + hl) as u32 + len;
-        self.w.write_packet((t * 1e9).round() as u64, orig, &buf).unwrap();
+        self.write(t, orig, &buf);
     }
 
     pub fn udp(&mut self, t: f64, from: Ep, to: Ep, len: u32) {
         let mut buf = vec![0u8; 14 + 20 + 8];
         let l2 = if self.raw { 0 } else { EthernetRepr { src: from.mac, dst: to.mac, ethertype: 0x0800 }.emit(&mut buf).unwrap() };
-        let ip = Ipv4Repr { src: from.ip, dst: to.ip, protocol: 17, ttl: 64, ident: 0, payload_len: (8 + len) as u16 };
+        let ident = self.ident(from.ip);
+        let ip = Ipv4Repr { src: from.ip, dst: to.ip, protocol: 17, ttl: 64, ident, payload_len: (8 + len) as u16 };
         ip.emit(&mut buf[l2..]).unwrap();
         UdpRepr { src_port: from.port, dst_port: to.port, payload_len: len as u16 }
             .emit(&mut buf[l2 + 20..], std::net::Ipv4Addr::from(from.ip), std::net::Ipv4Addr::from(to.ip))
             .unwrap();
         buf.truncate(l2 + 28);
-        self.w.write_packet((t * 1e9).round() as u64, (l2 + 28) as u32 + len, &buf).unwrap();
+        self.write(t, (l2 + 28) as u32 + len, &buf);
     }
 
     pub fn bytes(self) -> Vec<u8> {

@@ -32,6 +32,11 @@ pub struct PieParams {
     /// Mark ECN-capable packets (CE) instead of dropping them while the
     /// probability is at most 10% (RFC 8033's mark_ecnth).
     pub ecn: bool,
+    /// RFC 8033's de-randomisation (section 5.1, which Linux's PIE
+    /// always applies): drop probabilities accumulate between drops, so
+    /// that no drop comes before they add up to 0.85 and one always
+    /// comes once they reach 8.5.
+    pub derandomize: bool,
 }
 
 impl Default for PieParams {
@@ -44,6 +49,7 @@ impl Default for PieParams {
             max_burst: Dur::from_millis(150),
             mean_pktsize: 1500,
             ecn: false,
+            derandomize: true,
         }
     }
 }
@@ -61,6 +67,8 @@ pub struct Pie {
     qdelay_old: Dur,
     burst_allowance: Dur,
     next_update: Time,
+    /// The probabilities accumulated since the last drop.
+    accu_prob: f64,
     stats: AqmStats,
 }
 
@@ -74,6 +82,7 @@ impl Pie {
             qdelay_old: Dur::ZERO,
             burst_allowance: p.max_burst,
             next_update: Time::ZERO + p.t_update,
+            accu_prob: 0.0,
             stats: AqmStats::default(),
         }
     }
@@ -125,7 +134,24 @@ impl Pie {
         if (self.qdelay_old < Dur(self.p.target.0 / 2) && self.drop_prob < 0.2) || q.bytes <= 2 * self.p.mean_pktsize as u64 {
             return false;
         }
-        self.rng.bernoulli(self.drop_prob)
+        if !self.p.derandomize {
+            return self.rng.bernoulli(self.drop_prob);
+        }
+        if self.drop_prob == 0.0 {
+            self.accu_prob = 0.0;
+        }
+        self.accu_prob += self.drop_prob;
+        if self.accu_prob < 0.85 {
+            return false;
+        }
+        self.accu_prob >= 8.5 || self.rng.bernoulli(self.drop_prob)
+    }
+
+    /// Every drop restarts the accumulation (Linux resets it on tail
+    /// drops too).
+    fn dropped(&mut self, why: DropReason) -> Admit {
+        self.accu_prob = 0.0;
+        Admit::Drop(why)
     }
 }
 
@@ -142,7 +168,7 @@ impl Discipline for Pie {
         self.stats.estimate_sum += self.drop_prob;
         self.stats.arrivals += 1;
         if q.wait > Dur::ZERO && !self.limit.admits(q.packets, q.bytes, pkt.len) {
-            return Admit::Drop(DropReason::QueueFull);
+            return self.dropped(DropReason::QueueFull);
         }
         if !self.drop_early(q) {
             return Admit::Accept;
@@ -152,10 +178,45 @@ impl Discipline for Pie {
             self.stats.ecn_marks += 1;
             return Admit::Accept;
         }
-        Admit::Drop(DropReason::Early)
+        self.dropped(DropReason::Early)
     }
 
     fn stats(&self) -> AqmStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arrivals one nanosecond apart into a queue kept past the
+    /// safeguards at a fixed drop probability `p`: the gaps between drops.
+    fn gaps_between_drops(p: f64, derandomize: bool) -> Vec<u64> {
+        let params = PieParams { derandomize, max_burst: Dur::ZERO, t_update: Dur::from_secs(1_000_000), ..PieParams::default() };
+        let mut pie = Pie::new(params, QueueLimit::Packets(100_000), Rng::stream(3, "pie"));
+        (pie.drop_prob, pie.qdelay_old) = (p, Dur::from_millis(30));
+        let q = Backlog { packets: 25, bytes: 37_500, wait: Dur::from_millis(30), idle_since: None };
+        let (mut gaps, mut last) = (Vec::new(), 0);
+        for i in 1..=200_000 {
+            if let Admit::Drop(_) = pie.admit(Time(i), &mut Packet::new(0, 1500), &q) {
+                gaps.push(i - last);
+                last = i;
+            }
+        }
+        gaps
+    }
+
+    #[test]
+    fn derandomised_drops_come_after_0_85_and_by_8_5_of_accumulated_probability() {
+        // At p = 1%: no gap under 85 arrivals nor over 850.
+        let g = gaps_between_drops(0.01, true);
+        assert!(g.len() > 500 && g.iter().all(|&x| (85..=851).contains(&x)), "{:?}", (g.iter().min(), g.iter().max()));
+        // The mean gap: 85 arrivals, then a geometric wait for a draw of p.
+        let mean = g.iter().sum::<u64>() as f64 / g.len() as f64;
+        assert!((mean / (85.0 + 100.0) - 1.0).abs() < 0.05, "{mean}");
+        // Independent draws give gaps of any length.
+        let r = gaps_between_drops(0.01, false);
+        assert!(r.iter().filter(|&&x| x < 85).count() as f64 / r.len() as f64 > 0.5);
     }
 }

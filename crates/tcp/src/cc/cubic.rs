@@ -24,7 +24,8 @@
 
 use super::{slow_start, Ack, CongestionControl, Sample, Window};
 use crate::jiffies::{jiffies, usecs_to_jiffies, HZ};
-use units::{Dur, Time};
+use crate::segment::after;
+use units::{Dur, Opt, Time};
 
 /// Linux `beta`: the window kept at a loss, in 1024ths.
 const BETA: u64 = 717;
@@ -45,14 +46,15 @@ const HYSTART_LOW_WINDOW: u64 = 16;
 /// Linux `hystart_ack_delta_us`: ACKs at most this far apart form a train.
 const HYSTART_ACK_DELTA: Dur = Dur::from_micros(2000);
 /// Linux HYSTART_MIN_SAMPLES: RTT samples per round before the delay test.
-const HYSTART_MIN_SAMPLES: u32 = 8;
+const HYSTART_MIN_SAMPLES: u8 = 8;
 /// Linux HYSTART_DELAY_MIN / MAX: bounds of the delay increase, delay_min / 8.
 const HYSTART_DELAY_MIN: Dur = Dur::from_millis(4);
 const HYSTART_DELAY_MAX: Dur = Dur::from_millis(16);
 /// `sk_gso_max_size` of Linux's devices (veth, loopback: 64 KiB), for `hystart_ack_delay`.
 const GSO_MAX_SIZE: u64 = 65536;
 
-/// HyStart's state for the current round (Linux `bictcp_hystart_reset` fields).
+/// HyStart's state for the current round (Linux `bictcp_hystart_reset` fields), in
+/// Linux's 32 bits where that keeps a connection small.
 #[derive(Clone, Debug)]
 struct HyStart {
     /// Slow start was left by HyStart; it stays off until a timeout.
@@ -60,24 +62,24 @@ struct HyStart {
     round_start: Time,
     /// Last ACK of the current train.
     last_ack: Time,
-    /// The round ends when snd_una passes this (snd_nxt when it began).
-    end_seq: u64,
+    /// The round ends when snd_una passes this (snd_nxt when it began; wrapping).
+    end_seq: u32,
     /// Least RTT of the round so far.
-    curr_rtt: Option<Dur>,
-    sample_cnt: u32,
+    curr_rtt: Opt<Dur>,
+    sample_cnt: u8,
 }
 
 impl HyStart {
     fn new() -> HyStart {
-        HyStart { found: false, round_start: Time::ZERO, last_ack: Time::ZERO, end_seq: 0, curr_rtt: None, sample_cnt: 0 }
+        HyStart { found: false, round_start: Time::ZERO, last_ack: Time::ZERO, end_seq: 0, curr_rtt: Opt::NONE, sample_cnt: 0 }
     }
 
     /// A new round begins now, ending once snd_una passes `nxt`.
     fn reset(&mut self, now: Time, nxt: u64) {
         self.round_start = now;
         self.last_ack = now;
-        self.end_seq = nxt;
-        self.curr_rtt = None;
+        self.end_seq = nxt as u32;
+        self.curr_rtt = Opt::NONE;
         self.sample_cnt = 0;
     }
 }
@@ -107,23 +109,29 @@ fn cube_root(a: u64) -> u64 {
     x
 }
 
-/// The curve of the current congestion-avoidance epoch (Linux `bictcp` fields).
+/// The curve of the current congestion-avoidance epoch (Linux `bictcp` fields, in
+/// Linux's 32 bits: packet counts and 1/1024 s).
 #[derive(Clone, Debug, Default)]
 struct Curve {
     /// Start of the epoch, jiffies (None: the next ACK starts one).
-    epoch_start: Option<u64>,
+    epoch_start: Opt<u64>,
     /// K, in 1/1024 s from the epoch start, and the plateau W_max it climbs to.
-    k: u64,
-    origin: u64,
+    k: u32,
+    origin: u32,
     /// ACKed packets to grow cwnd by one (`cnt`), and when and at which cwnd it was
     /// last computed (`last_time`, `last_cwnd`).
-    cnt: u64,
-    last_time: Option<u64>,
-    last_cwnd: u64,
+    cnt: u32,
+    last_time: Opt<u64>,
+    last_cwnd: u32,
     /// Reno-friendly estimate: packets ACKed in the epoch not yet counted, and the
     /// window Reno would have (`ack_cnt`, `tcp_cwnd`).
-    ack_cnt: u64,
-    tcp_cwnd: u64,
+    ack_cnt: u32,
+    tcp_cwnd: u32,
+}
+
+/// A packet count in Linux's 32 bits.
+fn pkts(n: u64) -> u32 {
+    n.min(u32::MAX as u64) as u32
 }
 
 #[derive(Clone, Debug)]
@@ -131,17 +139,17 @@ pub(crate) struct Cubic {
     /// Linux counts delivered packets in slow start; off: one segment per ACK (ns-3).
     byte_counting: bool,
     /// W_max (`last_max_cwnd`), packets: 0 at the start and after a timeout.
-    last_max_cwnd: u64,
+    last_max_cwnd: u32,
     curve: Curve,
     /// Packets ACKed towards the next increment (`tp->snd_cwnd_cnt`).
-    cwnd_cnt: u64,
+    cwnd_cnt: u32,
     /// Bytes delivered short of a whole packet, carried to the next ACK.
-    partial: u64,
+    partial: u32,
     /// HyStart on (Linux's `hystart` module parameter).
     hystart_on: bool,
     hystart: HyStart,
     /// Least RTT seen (Linux `delay_min`), forgotten on a timeout.
-    delay_min: Option<Dur>,
+    delay_min: Opt<Dur>,
 }
 
 impl Default for Cubic {
@@ -161,7 +169,7 @@ impl Cubic {
             hystart_on: hystart,
             // end_seq = 0: the first ACK begins a round, as after Linux's init at snd_nxt = ISS + 1.
             hystart: HyStart::new(),
-            delay_min: None,
+            delay_min: Opt::NONE,
         }
     }
 
@@ -170,9 +178,9 @@ impl Cubic {
     /// cwnd >= 16 segments (Linux 6.14 and later: earlier kernels began counting rounds
     /// only there, mid-flight).
     fn hystart_update(&mut self, w: &mut Window, now: Time, s: &Sample, delay: Dur) {
-        let delay_min = self.delay_min.unwrap_or(delay);
+        let delay_min = self.delay_min.get().unwrap_or(delay);
         let h = &mut self.hystart;
-        if s.una > h.end_seq {
+        if after(s.una as u32, h.end_seq) {
             h.reset(now, s.nxt);
         }
         if w.cwnd < HYSTART_LOW_WINDOW * w.mss {
@@ -190,12 +198,12 @@ impl Cubic {
             }
         }
         // Delay: the round's RTT has grown past delay_min by an eighth of it (4-16 ms).
-        if h.curr_rtt.is_none_or(|c| c > delay) {
-            h.curr_rtt = Some(delay);
+        if h.curr_rtt.get().is_none_or(|c| c > delay) {
+            h.curr_rtt = Opt::some(delay);
         }
         if h.sample_cnt < HYSTART_MIN_SAMPLES {
             h.sample_cnt += 1;
-        } else if h.curr_rtt.is_some_and(|c| c > delay_min + Dur(delay_min.0 / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX)) {
+        } else if h.curr_rtt.get().is_some_and(|c| c > delay_min + Dur(delay_min.0 / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX)) {
             h.found = true;
             w.ssthresh = w.cwnd;
         }
@@ -203,25 +211,25 @@ impl Cubic {
 
     /// Whole packets in `bytes` delivered, the remainder carried to the next ACK.
     fn packets(&mut self, bytes: u64, mss: u64) -> u64 {
-        let b = bytes + self.partial;
-        self.partial = b % mss;
+        let b = bytes + self.partial as u64;
+        self.partial = (b % mss) as u32;
         b / mss
     }
 
     /// Linux `bictcp_update`: the packets to ACK per increment of cwnd (packets) now.
-    fn update(&mut self, cwnd: u64, acked: u64, now: Time) {
+    fn update(&mut self, cwnd: u32, acked: u32, now: Time) {
         let c = &mut self.curve;
         let j = jiffies(now);
         c.ack_cnt += acked;
-        if c.last_cwnd == cwnd && c.last_time.is_some_and(|t| j - t <= HZ / 32) {
+        if c.last_cwnd == cwnd && c.last_time.get().is_some_and(|t| j - t <= HZ / 32) {
             return;
         }
         // The curve is evaluated at most once per jiffy; a reduction (epoch_start
         // cleared) always forces it.
-        if c.epoch_start.is_none() || c.last_time != Some(j) {
+        if c.epoch_start.is_none() || c.last_time != Opt::some(j) {
             c.last_cwnd = cwnd;
-            c.last_time = Some(j);
-            let epoch = match c.epoch_start {
+            c.last_time = Opt::some(j);
+            let epoch = match c.epoch_start.get() {
                 Some(e) => e,
                 None => {
                     c.ack_cnt = acked;
@@ -229,26 +237,27 @@ impl Cubic {
                     (c.k, c.origin) = if self.last_max_cwnd <= cwnd {
                         (0, cwnd)
                     } else {
-                        (cube_root(CUBE_FACTOR * (self.last_max_cwnd - cwnd)), self.last_max_cwnd)
+                        (pkts(cube_root(CUBE_FACTOR * (self.last_max_cwnd - cwnd) as u64)), self.last_max_cwnd)
                     };
-                    c.epoch_start = Some(j);
+                    c.epoch_start = Opt::some(j);
                     j
                 }
             };
             // Where the curve will be one minimum RTT from now, in 1/1024 s.
-            let ahead = usecs_to_jiffies(self.delay_min.unwrap_or(Dur::ZERO));
+            let ahead = usecs_to_jiffies(self.delay_min.get().unwrap_or(Dur::ZERO));
             let t = ((j - epoch + ahead) << BICTCP_HZ) / HZ;
-            let offs = t.abs_diff(c.k) as u128;
+            let (k, origin, cw) = (c.k as u64, c.origin as u64, cwnd as u64);
+            let offs = t.abs_diff(k) as u128;
             let delta = ((CUBE_RTT_SCALE as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)) as u64;
-            let target = if t < c.k { c.origin.saturating_sub(delta) } else { c.origin + delta };
-            c.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+            let target = if t < k { origin.saturating_sub(delta) } else { origin + delta };
+            c.cnt = pkts(if target > cw { cw / (target - cw) } else { 100 * cw });
             // Before the first loss, grow at least 5% per RTT.
             if self.last_max_cwnd == 0 {
                 c.cnt = c.cnt.min(20);
             }
         }
         // TCP friendliness: never grow more slowly than Reno would.
-        let per_packet = (cwnd * FRIENDLY_SCALE) >> 3;
+        let per_packet = pkts((cwnd as u64 * FRIENDLY_SCALE) >> 3);
         if per_packet > 0 && c.ack_cnt > per_packet {
             let n = (c.ack_cnt - 1) / per_packet;
             c.ack_cnt -= n * per_packet;
@@ -262,7 +271,7 @@ impl Cubic {
     }
 
     /// Linux `tcp_cong_avoid_ai`: one packet more per `cnt` packets ACKed.
-    fn avoid(&mut self, w: &mut Window, acked: u64) {
+    fn avoid(&mut self, w: &mut Window, acked: u32) {
         let cnt = self.curve.cnt;
         if self.cwnd_cnt >= cnt {
             // Credit earned at a larger cnt: spend it gently.
@@ -273,7 +282,7 @@ impl Cubic {
         if self.cwnd_cnt >= cnt {
             let n = self.cwnd_cnt / cnt;
             self.cwnd_cnt -= n * cnt;
-            w.cwnd += n * w.mss;
+            w.cwnd += n as u64 * w.mss;
         }
     }
 
@@ -281,14 +290,15 @@ impl Cubic {
     /// cwnd × β in whole packets, at least 2; the epoch ends.
     fn reduce(&mut self, w: &mut Window) {
         let cwnd = w.cwnd / w.mss;
-        self.curve.epoch_start = None;
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd { cwnd * (BETA_SCALE + BETA) / (2 * BETA_SCALE) } else { cwnd };
+        self.curve.epoch_start = Opt::NONE;
+        let last_max = self.last_max_cwnd as u64;
+        self.last_max_cwnd = pkts(if cwnd < last_max { cwnd * (BETA_SCALE + BETA) / (2 * BETA_SCALE) } else { cwnd });
         w.ssthresh = (cwnd * BETA / BETA_SCALE).max(2) * w.mss;
         self.cwnd_cnt = 0;
     }
 
     #[cfg(test)]
-    pub(crate) fn k(&self) -> u64 {
+    pub(crate) fn k(&self) -> u32 {
         self.curve.k
     }
 }
@@ -296,12 +306,12 @@ impl Cubic {
 impl CongestionControl for Cubic {
     /// Linux `cubictcp_acked`.
     fn on_rtt_sample(&mut self, w: &mut Window, now: Time, s: &Sample) {
-        if self.curve.epoch_start.is_some_and(|e| jiffies(now) - e < HZ) {
+        if self.curve.epoch_start.get().is_some_and(|e| jiffies(now) - e < HZ) {
             return; // right after a reduction: the queue is draining
         }
         let delay = s.rtt.max(Dur::from_micros(1));
-        if self.delay_min.is_none_or(|d| d > delay) {
-            self.delay_min = Some(delay);
+        if self.delay_min.get().is_none_or(|d| d > delay) {
+            self.delay_min = Opt::some(delay);
         }
         if self.hystart_on && !self.hystart.found && w.in_slow_start() {
             self.hystart_update(w, now, s, delay);
@@ -326,8 +336,8 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        self.update(w.cwnd / mss, acked, now);
-        self.avoid(w, acked);
+        self.update(pkts(w.cwnd / mss), pkts(acked), now);
+        self.avoid(w, pkts(acked));
     }
 
     fn on_loss(&mut self, w: &mut Window, _now: Time, _flight: u64) {
@@ -343,7 +353,7 @@ impl CongestionControl for Cubic {
         self.last_max_cwnd = 0;
         self.curve = Curve::default();
         self.cwnd_cnt = 0;
-        self.delay_min = None;
+        self.delay_min = Opt::NONE;
         self.hystart.found = false;
         self.hystart.reset(now, nxt);
         w.cwnd = w.mss;
@@ -363,8 +373,8 @@ impl CongestionControl for Cubic {
     fn on_tx_start(&mut self, now: Time, last_send: Time) {
         let j = jiffies(now);
         let idle = j.saturating_sub(jiffies(last_send));
-        if let Some(e) = self.curve.epoch_start.as_mut().filter(|_| idle > 0) {
-            *e = (*e + idle).min(j);
+        if let Some(e) = self.curve.epoch_start.get().filter(|_| idle > 0) {
+            self.curve.epoch_start = Opt::some((e + idle).min(j));
         }
     }
 }
@@ -438,7 +448,7 @@ mod tests {
         // cwnd(t) tracks W(t) = C (t - K)^3 + W_max.
         let (mut c, mut w) = after_loss(1000);
         let rtt = Dur::from_millis(100);
-        c.delay_min = Some(rtt);
+        c.delay_min = Opt::some(rtt);
         let mut now = Time::ZERO;
         c.on_ack(&mut w, now, &ack(1));
         let k = c.k();
@@ -558,7 +568,7 @@ mod tests {
         let mut c = Cubic::default();
         let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         c.hystart.found = true;
-        c.delay_min = Some(Dur::from_millis(40));
+        c.delay_min = Opt::some(Dur::from_millis(40));
         c.on_rto(&mut w, Time(5), 20 * MSS, 77, false);
         assert!(!c.hystart.found && c.delay_min.is_none());
         assert_eq!((c.hystart.end_seq, c.hystart.round_start), (77, Time(5)));
@@ -571,16 +581,16 @@ mod tests {
         // where it stood when the sender paused. A pause longer than the epoch
         // itself only brings its start to now.
         let mut c = Cubic::default();
-        c.curve.epoch_start = Some(250);
+        c.curve.epoch_start = Opt::some(250);
         c.on_tx_start(Time::from_secs_f64(3.5), Time::from_secs_f64(2.0));
-        assert_eq!(c.curve.epoch_start, Some(625));
-        c.curve.epoch_start = Some(875);
+        assert_eq!(c.curve.epoch_start.get(), Some(625));
+        c.curve.epoch_start = Opt::some(875);
         c.on_tx_start(Time::from_secs_f64(10.0), Time::from_secs_f64(1.0));
-        assert_eq!(c.curve.epoch_start, Some(2500));
+        assert_eq!(c.curve.epoch_start.get(), Some(2500));
         // No epoch (slow start, or just after a reduction): nothing to shift.
-        c.curve.epoch_start = None;
+        c.curve.epoch_start = Opt::NONE;
         c.on_tx_start(Time::from_secs_f64(20.0), Time::from_secs_f64(10.0));
-        assert_eq!(c.curve.epoch_start, None);
+        assert_eq!(c.curve.epoch_start.get(), None);
     }
 
     #[test]

@@ -3,11 +3,11 @@
 
 use super::{Notify, State, Tcp, Xmit};
 use crate::cc::{CongestionControl, Sample, Window};
-use crate::recovery::{AckInfo, Mode, Recovery};
+use crate::recovery::{AckInfo, Loss};
 use crate::rtt::Samples;
 use crate::send::Sacked;
 use crate::{Flags, LossResponse, SackBlocks, Segment, SynOptions};
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 /// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
 const DEFAULT_MSS: u32 = 536;
@@ -38,8 +38,8 @@ impl Tcp {
             retransmit,
         });
         self.stats.segs_sent += 1;
-        self.stats.retransmits += retransmit as u64;
-        self.syn_sent_at = now;
+        self.stats.retransmits += retransmit as u32;
+        self.last_send = now;
         self.arm(now, self.rtt.rto(), Xmit::Retransmit);
     }
 
@@ -56,6 +56,7 @@ impl Tcp {
         }
         self.rcv.set_quickack(self.cfg.quickack);
         self.rcv.set_ack_bytes(self.cfg.ack_bytes);
+        self.rcv.set_ooo_shrinks_window(self.cfg.ooo_shrinks_window);
         if self.cfg.rcv_buf_auto {
             self.rcv.set_autotuning(self.cfg.rcv_buf_initial);
         }
@@ -95,16 +96,16 @@ impl Tcp {
         let iw = if self.syn_resent > 1 { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
         self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
         self.grow_sndbuf();
-        self.rec = Recovery::new(Mode::new(self.cfg.algorithm, self.sack_ok), self.cfg.dupthresh, self.cfg.loss_response, self.cfg.rack);
+        self.rec = Loss::new(&self.cfg, self.sack_ok);
         if self.syn_resent == 0 {
-            self.rtt.sample_syn(self.syn_sent_at, now, self.sb.nxt());
+            self.rtt.sample_syn(self.last_send, now, self.sb.nxt());
         } else if let Some(echo) = self.ts_echo(now, seg).filter(|_| self.rtt.samples_echoes()) {
             // Linux measures the handshake from the timestamp the peer echoed.
             self.rtt.sample_syn(now - echo, now, self.sb.nxt());
         } else {
             self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         }
-        self.xmit = None;
+        self.xmit_at = Opt::NONE;
         self.last_send = now;
         self.state = if self.fin_queued { State::FinWait1 } else { State::Established };
         n.established = true;
@@ -167,17 +168,21 @@ impl Tcp {
         self.process_probe_ack(now, ack, acked > 0, newly_sacked > 0, not_dup);
         let mut reorder_at = None;
         let lost_before = self.sb.lost();
+        let ns3 = self.cfg.loss_response == LossResponse::Ns3;
         if sack && self.cfg.rack {
             if self.rack.take_advanced() {
                 reorder_at = self.detect_loss_by_rack(now);
             }
         } else if sack {
             let mss = self.mss as u64;
-            self.sb.detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
+            if !ns3 {
+                self.sb.detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
+            }
             self.sb.mark_lost_by_sack(self.cfg.dupthresh, mss);
         }
         let dup = if sack {
-            ack == una && newly_sacked > 0
+            // ns-3 counts any ACK that SACKs new data, whether or not it also advances.
+            newly_sacked > 0 && (ack == una || ns3)
         } else {
             // RFC 5681 §2; a window *decrease* (data held out of order) still counts.
             ack == una && seg.len == 0 && !seg.flags.contains(Flags::FIN) && self.sb.outstanding() > 0 && seg.wnd <= prev_wnd
@@ -192,28 +197,35 @@ impl Tcp {
             cwnd_limited: self.usage.allows_growth(&self.w),
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
-        self.stats.fast_recoveries += o.entered as u64;
+        self.stats.fast_recoveries += o.entered as u32;
         if o.entered && self.cfg.loss_response == LossResponse::Ns2 {
             // ns-2's reset_rtx_timer(1, 0) at a fast retransmit.
             self.rtt.cancel_timing();
             self.arm(now, self.rtt.rto(), Xmit::Retransmit);
         }
         if o.entered {
-            self.tlp_high = None;
+            self.tlp_high = Opt::NONE;
         }
         if let Some(at) = reorder_at {
             // RACK waits on a segment: the reordering timer, not the RTO (Linux clears
             // FLAG_SET_XMIT_TIMER).
             self.arm_reorder(now, at);
-        } else if acked > 0 || samples.sacked_first.is_some_and(|t| self.sb.head_sent().is_some_and(|h| t < h)) {
-            // RFC 6298 5.2/5.3; Linux also for a SACK of data sent before the oldest
-            // segment was last sent, and sets the probe instead where it may.
+        } else if (acked > 0 && o.restart_timer) || (!ns3 && samples.sacked_first.is_some_and(|t| self.sb.head_sent().is_some_and(|h| t < h))) {
+            // RFC 6298 5.2/5.3, but not for a partial ACK the recovery says leaves the
+            // timer alone; Linux also for a SACK of data sent before the oldest segment
+            // was last sent, and sets the probe instead where it may.
+            if ns3 && self.sb.outstanding() > 0 {
+                self.rtt.end_backoff(); // ns-3's NewAck
+            }
             self.set_xmit_timer(now);
         }
         if o.retransmit_head {
             if let Some(idx) = self.sb.head_retransmittable() {
                 self.send_retransmission(idx, now, out);
             }
+        }
+        if o.send_next {
+            self.send_next_now(now, out);
         }
         if acked > 0 && self.fin_sent && self.sb.una() > self.write_end {
             self.on_fin_acked(n);
@@ -277,12 +289,12 @@ impl Tcp {
         match self.state {
             State::SynSent | State::SynReceived => {
                 self.stats.rtos += 1;
-                if self.syn_rtx >= self.cfg.syn_retries {
+                if self.syn_rtx as u32 >= self.cfg.syn_retries {
                     self.fail(n);
                     return;
                 }
-                self.syn_rtx += 1;
-                self.syn_resent += 1;
+                self.syn_rtx = self.syn_rtx.saturating_add(1);
+                self.syn_resent = self.syn_resent.saturating_add(1);
                 self.rtt.back_off();
                 self.send_syn(now, out, true);
             }
@@ -297,7 +309,7 @@ impl Tcp {
                 }
                 let repeated = self.rto_count > 0;
                 self.rto_count += 1;
-                self.tlp_high = None;
+                self.tlp_high = Opt::NONE;
                 self.rec.on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
                 self.rtt.cancel_timing();
                 self.rtt.back_off(); // RFC 6298 5.5
@@ -320,7 +332,7 @@ impl Tcp {
 
     pub(super) fn enter_closed(&mut self) {
         self.state = State::Closed;
-        self.xmit = None;
+        self.xmit_at = Opt::NONE;
         self.rcv.on_ack_sent();
     }
 }

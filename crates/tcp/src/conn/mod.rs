@@ -7,13 +7,14 @@ mod timers;
 
 use crate::cc::{Cc, Window};
 use crate::rack::Rack;
-use crate::recovery::{Mode, Recovery};
+use crate::recovery::Loss;
 use crate::recv::Receiver;
 use crate::rtt::Rto;
 use crate::send::Scoreboard;
 use crate::{Flags, Segment, TcpConfig};
+use std::sync::Arc;
 use timers::Xmit;
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -59,15 +60,18 @@ pub struct TcpStats {
     pub data_segs_sent: u64,
     /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
-    /// Retransmitted segments (SYN, data and FIN).
-    pub retransmits: u64,
+    /// Retransmitted segments (SYN, data and FIN); 32 bits, as the counts below:
+    /// four billion retransmissions, terabytes resent, are beyond any run.
+    pub retransmits: u32,
     pub retrans_bytes: u64,
     /// Loss episodes started by duplicate ACKs or SACK (Tahoe: fast retransmits).
-    pub fast_recoveries: u64,
+    /// 32 bits, as the timeouts: at most one a round trip, they cannot wrap in
+    /// any run (and the state of a connection stays small).
+    pub fast_recoveries: u32,
     /// Retransmission timer expirations (handshake included).
-    pub rtos: u64,
+    pub rtos: u32,
     /// Tail loss probes sent (counted in `retransmits` too when they resend data).
-    pub loss_probes: u64,
+    pub loss_probes: u32,
     pub dup_acks_rcvd: u64,
     pub segs_rcvd: u64,
     /// Payload bytes of ours acknowledged.
@@ -99,7 +103,9 @@ impl CwndUsage {
 /// A TCP endpoint (sans-IO): feed it segments and timer ticks, collect segments to send.
 #[derive(Clone, Debug)]
 pub struct Tcp {
-    cfg: TcpConfig,
+    /// Shared by the endpoints of one host or host group: a copy in each
+    /// would be most of an idle connection's memory.
+    cfg: Arc<TcpConfig>,
     state: State,
     mss: u32,
     sack_ok: bool,
@@ -114,22 +120,25 @@ pub struct Tcp {
     snd_wl2: u64,
     w: Window,
     cc: Cc,
-    rec: Recovery,
+    rec: Loss,
     rtt: Rto,
-    /// The transmit timer: when, and for what.
-    xmit: Option<(Time, Xmit)>,
+    /// The transmit timer: when, and for what (apart, so that the kind's byte packs
+    /// with the other small fields; see [`Tcp::xmit`]).
+    xmit_at: Opt<Time>,
+    xmit_kind: Xmit,
     rack: Rack,
     /// A tail loss probe is outstanding until snd_una reaches this (`tlp_high_seq`), and
     /// it was a retransmission (`tlp_retrans`).
-    tlp_high: Option<u64>,
+    tlp_high: Opt<u64>,
     tlp_retrans: bool,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
-    /// SYN (or SYN-ACK) timeouts, towards `syn_retries`.
-    syn_rtx: u32,
+    /// SYN (or SYN-ACK) timeouts, towards `syn_retries` (16 bits: with the backoff
+    /// capped at `max_rto`, more than anyone waits for).
+    syn_rtx: u16,
     /// SYN or SYN-ACK retransmissions of any cause (Linux's `total_retrans` then).
-    syn_resent: u32,
-    syn_sent_at: Time,
+    syn_resent: u16,
+    /// When the SYN (or SYN-ACK) last left during the handshake, and data after it.
     last_send: Time,
     usage: CwndUsage,
     /// Current send-buffer size (fixed, or autotuned up to `cfg.snd_buf`).
@@ -145,14 +154,18 @@ pub struct Tcp {
 }
 
 impl Tcp {
-    fn new(cfg: &TcpConfig, state: State) -> Tcp {
+    fn new(cfg: &Arc<TcpConfig>, state: State) -> Tcp {
         let mss = cfg.mss.max(1);
+        let mut sb = Scoreboard::new(1);
+        if cfg.loss_response == crate::LossResponse::Ns3 {
+            sb.keep_retransmissions_when_sacked();
+        }
         Tcp {
-            cfg: cfg.clone(),
+            cfg: Arc::clone(cfg),
             state,
             mss,
             sack_ok: false,
-            sb: Scoreboard::new(1),
+            sb,
             write_end: 1,
             fin_queued: false,
             fin_sent: false,
@@ -161,16 +174,16 @@ impl Tcp {
             snd_wl2: 0,
             w: Window { cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64, ssthresh: cfg.initial_ssthresh, mss: mss as u64 },
             cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
-            rec: Recovery::new(Mode::new(cfg.algorithm, false), cfg.dupthresh, cfg.loss_response, cfg.rack),
+            rec: Loss::new(cfg, false),
             rtt: Rto::new(cfg.rto_estimator, cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
-            xmit: None,
+            xmit_at: Opt::NONE,
+            xmit_kind: Xmit::Retransmit,
             rack: Rack::default(),
-            tlp_high: None,
+            tlp_high: Opt::NONE,
             tlp_retrans: false,
             rto_count: 0,
             syn_rtx: 0,
             syn_resent: 0,
-            syn_sent_at: Time::ZERO,
             last_send: Time::ZERO,
             usage: CwndUsage::default(),
             sndbuf: if cfg.snd_buf_auto { cfg.snd_buf_initial.min(cfg.snd_buf) } else { cfg.snd_buf },
@@ -183,14 +196,14 @@ impl Tcp {
     }
 
     /// Active open: returns the endpoint and pushes the SYN.
-    pub fn connect(cfg: &TcpConfig, now: Time, out: &mut Vec<Segment>) -> Tcp {
+    pub fn connect(cfg: &Arc<TcpConfig>, now: Time, out: &mut Vec<Segment>) -> Tcp {
         let mut t = Tcp::new(cfg, State::SynSent);
         t.send_syn(now, out, false);
         t
     }
 
     /// Passive open from a received SYN: returns the endpoint and pushes the SYN-ACK.
-    pub fn accept(cfg: &TcpConfig, now: Time, syn: &Segment, out: &mut Vec<Segment>) -> Tcp {
+    pub fn accept(cfg: &Arc<TcpConfig>, now: Time, syn: &Segment, out: &mut Vec<Segment>) -> Tcp {
         debug_assert!(syn.flags.contains(Flags::SYN), "accept needs a SYN");
         let mut t = Tcp::new(cfg, State::SynReceived);
         t.on_peer_syn(syn);
@@ -321,7 +334,7 @@ impl Tcp {
                     // The peer retransmitted its SYN: our SYN-ACK was lost. Send it again
                     // and restart the timer (Linux `tcp_check_req`), so that the timer
                     // does not resend it once more right after.
-                    self.syn_resent += 1;
+                    self.syn_resent = self.syn_resent.saturating_add(1);
                     self.send_syn(now, out, true);
                     return n;
                 }
@@ -370,7 +383,7 @@ impl Tcp {
             self.rcv.force_ack();
             self.flush_ack(now, out);
         }
-        if let Some((_, kind)) = self.xmit.filter(|&(t, _)| t <= now) {
+        if let Some((_, kind)) = self.xmit().filter(|&(t, _)| t <= now) {
             self.on_xmit_timer(now, kind, out, &mut n);
         }
         n
@@ -381,7 +394,7 @@ impl Tcp {
         if self.state == State::Closed {
             return None;
         }
-        match (self.xmit.map(|x| x.0), self.rcv.delack_deadline()) {
+        match (self.xmit_at.get(), self.rcv.delack_deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

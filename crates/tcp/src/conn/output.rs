@@ -20,11 +20,14 @@ impl Tcp {
         let mut sent = false;
         let mut sent_new = false;
         let mut cwnd_limited = false;
+        // Sending changes neither the window nor the recovery state.
+        let wnd = self.rec.send_window(&self.w, self.cfg.limited_transmit, self.snd_wnd);
+        let rule3 = self.rec.rule3_allowed();
         loop {
-            let room = self.rec.send_window(&self.w, self.cfg.limited_transmit).saturating_sub(self.sb.pipe());
-            let cand = if self.sb.lost() > 0 || self.rec.rule3_allowed() { self.sb.next_candidate() } else { None };
+            let room = wnd.saturating_sub(self.sb.pipe());
+            let cand = if self.sb.lost() > 0 || rule3 { self.sb.next_candidate() } else { None };
             // 1. Data deemed lost.
-            if let Some(c) = cand.filter(|c| c.lost) {
+            if let Some(c) = cand.filter(|c| c.lost && self.rec.resends_lost_at(c.start, &self.sb)) {
                 if room < c.len.min(mss) {
                     cwnd_limited = true;
                     break;
@@ -34,23 +37,20 @@ impl Tcp {
                 continue;
             }
             // 2. New data (and the FIN).
-            let avail = self.write_end - self.sb.nxt().min(self.write_end);
-            let fin_due = self.fin_queued && !self.fin_sent;
+            let avail = self.unsent();
             if avail > 0 {
                 let want = avail.min(mss);
-                let rwnd_room = (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt());
-                let len = want.min(rwnd_room);
+                let len = want.min(self.rwnd_room());
                 if len > 0 && (len == want || self.sb.outstanding() == 0) {
                     if room < len {
                         cwnd_limited = true;
                         break;
                     }
-                    let fin = fin_due && self.sb.nxt() + len == self.write_end;
-                    self.send_new(now, len, fin, out);
+                    self.send_new_data(now, len, out);
                     (sent, sent_new) = (true, true);
                     continue;
                 }
-            } else if fin_due {
+            } else if self.fin_queued && !self.fin_sent {
                 if room == 0 {
                     cwnd_limited = true;
                     break;
@@ -60,7 +60,7 @@ impl Tcp {
                 continue;
             }
             // 3. RFC 6675 NextSeg rule 3: unSACKed data below the highest SACK.
-            if let Some(c) = cand.filter(|c| self.rec.rule3_allowed() && c.start < self.sb.high_sacked()) {
+            if let Some(c) = cand.filter(|c| rule3 && c.start < self.sb.high_sacked() && self.rec.rule3_with_unsent(avail)) {
                 if room < c.len.min(mss) {
                     cwnd_limited = true;
                     break;
@@ -71,7 +71,7 @@ impl Tcp {
             }
             break;
         }
-        if sent_new && !self.schedule_probe(now, false) && matches!(self.xmit, Some((_, Xmit::Probe))) {
+        if sent_new && !self.schedule_probe(now, false) && matches!(self.xmit(), Some((_, Xmit::Probe))) {
             // New data replaces a probe that may no longer run (Linux
             // `tcp_event_new_data_sent`).
             self.rearm_rto(now);
@@ -85,15 +85,28 @@ impl Tcp {
     /// window has room for it (Linux `tcp_write_xmit` with `push_one` = 2). Returns
     /// whether it went out.
     pub(super) fn send_probe_new(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
-        let avail = self.write_end - self.sb.nxt().min(self.write_end);
-        let len = avail.min(self.mss as u64);
-        let rwnd_room = (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt());
-        if len == 0 || len > rwnd_room {
+        let len = self.unsent().min(self.mss as u64);
+        if len == 0 || len > self.rwnd_room() {
             return false;
         }
+        self.send_new_data(now, len, out);
+        true
+    }
+
+    /// Bytes written but not sent yet.
+    fn unsent(&self) -> u64 {
+        self.write_end - self.sb.nxt().min(self.write_end)
+    }
+
+    /// What the peer's window leaves beyond snd_nxt.
+    fn rwnd_room(&self) -> u64 {
+        (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt())
+    }
+
+    /// `len` new bytes, with the FIN if they are the last written and it is due.
+    fn send_new_data(&mut self, now: Time, len: u64, out: &mut Vec<Segment>) {
         let fin = self.fin_queued && !self.fin_sent && self.sb.nxt() + len == self.write_end;
         self.send_new(now, len, fin, out);
-        true
     }
 
     /// Linux `tcp_slow_start_after_idle_check` and `tcp_cwnd_restart`: after more
@@ -118,6 +131,26 @@ impl Tcp {
         }
         self.w.cwnd = cwnd.max(restart) * mss;
         self.cc.on_idle_restart(&mut self.w);
+    }
+
+    /// ns-3's `DoRetransmit` at a partial ACK: one segment now, whatever the window
+    /// says: the first lost one, else new data the peer's window allows, else the
+    /// head again. With SACK nothing is sent if the head's retransmission is still
+    /// out (`IsRetransmittedDataAcked`).
+    pub(super) fn send_next_now(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !self.state.can_send() || (self.sack_ok && self.sb.head_retransmitted()) {
+            return;
+        }
+        if let Some(c) = self.sb.next_candidate().filter(|c| c.lost && self.rec.resends_lost_at(c.start, &self.sb)) {
+            self.send_retransmission(c.idx, now, out);
+            return;
+        }
+        let len = self.unsent().min(self.mss as u64).min(self.rwnd_room());
+        if len > 0 {
+            self.send_new_data(now, len, out);
+        } else if self.sb.outstanding() > 0 {
+            self.send_retransmission(0, now, out);
+        }
     }
 
     /// Linux tcp_cwnd_validate, in bytes.
@@ -147,7 +180,7 @@ impl Tcp {
     pub(super) fn send_retransmission(&mut self, idx: usize, now: Time, out: &mut Vec<Segment>) {
         let (start, end, fin) = self.sb.seg(idx);
         self.sb.mark_retransmitted(idx, now);
-        if self.cfg.rack && start == self.sb.una() && self.xmit.is_none_or(|(_, k)| k != Xmit::Reorder) {
+        if self.cfg.rack && start == self.sb.una() && self.xmit().is_none_or(|(_, k)| k != Xmit::Reorder) {
             // Linux (`tcp_xmit_retransmit_queue`) restarts the RTO when it resends the
             // oldest segment, unless RACK's reordering timer is running.
             self.arm(now, self.rtt.rto(), Xmit::Retransmit);

@@ -16,7 +16,7 @@
 
 use super::{Notify, Tcp};
 use crate::Segment;
-use units::{Dur, Time};
+use units::{Dur, Opt, Time};
 
 /// What the transmit timer is armed for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,14 +29,19 @@ pub(super) enum Xmit {
 }
 
 impl Tcp {
+    /// The transmit timer, if armed: when, and for what.
+    pub(super) fn xmit(&self) -> Option<(Time, Xmit)> {
+        self.xmit_at.get().map(|t| (t, self.xmit_kind))
+    }
+
     /// Arm the transmit timer for `kind`, `delay` from `now`, on the estimator's clock.
     pub(super) fn arm(&mut self, now: Time, delay: Dur, kind: Xmit) {
-        self.xmit = Some((self.rtt.timer_at(now, delay), kind));
+        (self.xmit_at, self.xmit_kind) = (Opt::some(self.rtt.timer_at(now, delay)), kind);
     }
 
     /// The retransmission timer, armed only if nothing is (RFC 6298 5.1).
     pub(super) fn arm_rto_if_idle(&mut self, now: Time) {
-        if self.xmit.is_none() {
+        if self.xmit_at.is_none() {
             self.arm(now, self.rtt.rto(), Xmit::Retransmit);
         }
     }
@@ -46,11 +51,11 @@ impl Tcp {
     /// otherwise the RTO from now (RFC 6298 5.3).
     pub(super) fn rearm_rto(&mut self, now: Time) {
         if self.sb.outstanding() == 0 {
-            self.xmit = None;
+            self.xmit_at = Opt::NONE;
             return;
         }
         let rto = self.rtt.rto();
-        let delay = match self.xmit {
+        let delay = match self.xmit() {
             Some((_, Xmit::Reorder | Xmit::Probe)) => self.rto_left(now).max(Dur(1)),
             _ => rto,
         };
@@ -114,24 +119,24 @@ impl Tcp {
 
     /// A probe went out: the RTO restarts from now.
     fn probe_sent(&mut self) {
-        self.tlp_high = Some(self.sb.nxt());
+        self.tlp_high = Opt::some(self.sb.nxt());
         self.stats.loss_probes += 1;
-        self.xmit = None;
+        self.xmit_at = Opt::NONE;
     }
 
     /// Linux `tcp_process_tlp_ack`, for an ACK up to `ack` that advanced snd_una
     /// (`advanced`), delivered SACKed data (`sacked`), or carried something other than a
     /// duplicate (`not_dup`).
     pub(super) fn process_probe_ack(&mut self, now: Time, ack: u64, advanced: bool, sacked: bool, not_dup: bool) {
-        let Some(high) = self.tlp_high.filter(|&h| ack >= h) else { return };
+        let Some(high) = self.tlp_high.get().filter(|&h| ack >= h) else { return };
         if !self.tlp_retrans {
-            self.tlp_high = None; // a probe of new data, delivered
+            self.tlp_high = Opt::NONE; // a probe of new data, delivered
         } else if ack > high {
             // The probe repaired a loss.
-            self.tlp_high = None;
+            self.tlp_high = Opt::NONE;
             self.rec.on_probe_repaired(now, &self.sb, &mut self.w, &mut self.cc);
         } else if !(advanced || sacked || not_dup) {
-            self.tlp_high = None; // a duplicate: original and probe both arrived
+            self.tlp_high = Opt::NONE; // a duplicate: original and probe both arrived
         }
     }
 
@@ -139,7 +144,7 @@ impl Tcp {
     pub(super) fn on_xmit_timer(&mut self, now: Time, kind: Xmit, out: &mut Vec<Segment>, n: &mut Notify) {
         match kind {
             Xmit::Retransmit => {
-                self.xmit = None;
+                self.xmit_at = Opt::NONE;
                 self.on_rto(now, out, n);
             }
             Xmit::Reorder => self.on_reorder_timeout(now, out),
@@ -155,11 +160,11 @@ impl Tcp {
         if self.sb.lost() > lost {
             if self.rec.on_reorder_timeout(now, &mut self.sb, &mut self.w, &mut self.cc) {
                 self.stats.fast_recoveries += 1;
-                self.tlp_high = None;
+                self.tlp_high = Opt::NONE;
             }
             self.transmit(now, out);
         }
-        if self.xmit.is_none_or(|(_, k)| k != Xmit::Retransmit) {
+        if self.xmit().is_none_or(|(_, k)| k != Xmit::Retransmit) {
             self.rearm_rto(now);
         }
     }

@@ -13,50 +13,52 @@
 //!   doubles it (up to `max_rto`) until the next sample recomputes it.
 
 use crate::jiffies::usecs_to_jiffies;
+use crate::segment::after;
 use units::Dur;
 
 const US_PER_JIFFY: u64 = 1_000_000 / crate::jiffies::HZ;
 
 #[derive(Clone, Debug)]
 pub(crate) struct LinuxRto {
-    /// SRTT in µs × 8; 0 = no sample yet (`srtt_us`).
-    srtt8: u64,
+    /// SRTT in µs × 8; 0 = no sample yet (`srtt_us`). Linux's 32 bits, as the others.
+    srtt8: u32,
     /// Four mean deviations, in µs (`mdev_us`, which holds 4 × the deviation).
-    mdev: u64,
+    mdev: u32,
     /// The largest `mdev` this round trip, at least `rto_min` (`mdev_max_us`).
-    mdev_max: u64,
+    mdev_max: u32,
     /// The variance term of the RTO (`rttvar_us`).
-    rttvar: u64,
-    /// The round trip ends when snd_una passes this (`rtt_seq`).
-    rtt_seq: u64,
+    rttvar: u32,
+    /// The round trip ends when snd_una passes this (`rtt_seq`, 32 bits wrapping).
+    rtt_seq: u32,
+    /// `rto_min` in µs.
+    min_us: u32,
     /// The current timeout, backoff included (`icsk_rto`).
     rto: Dur,
-    min: Dur,
     max: Dur,
 }
 
+/// The longest RTT sample taken, in µs: SRTT × 8 then fits in 32 bits (536 s).
+const MAX_SAMPLE_US: i64 = (u32::MAX >> 3) as i64;
+
 impl LinuxRto {
     pub fn new(initial: Dur, min: Dur, max: Dur) -> Self {
-        LinuxRto { srtt8: 0, mdev: 0, mdev_max: 0, rttvar: 0, rtt_seq: 0, rto: initial.min(max), min, max }
-    }
-
-    fn min_us(&self) -> u64 {
-        self.min.0 / 1000
+        let min_us = (min.0 / 1000).min(u32::MAX as u64) as u32;
+        LinuxRto { srtt8: 0, mdev: 0, mdev_max: 0, rttvar: 0, rtt_seq: 0, min_us, rto: initial.min(max), max }
     }
 
     /// One RTT sample (`tcp_rtt_estimator` then `tcp_set_rto`); `una` and `nxt` are
     /// snd_una after the ACK and snd_nxt.
     pub fn sample(&mut self, r: Dur, una: u64, nxt: u64) {
-        let m = (r.0 / 1000) as i64;
+        let m = ((r.0 / 1000) as i64).min(MAX_SAMPLE_US);
         if self.srtt8 == 0 {
-            self.srtt8 = (m as u64) << 3;
-            self.mdev = (m as u64) << 1;
-            self.rttvar = self.mdev.max(self.min_us());
+            self.srtt8 = (m as u32) << 3;
+            self.mdev = (m as u32) << 1;
+            self.rttvar = self.mdev.max(self.min_us);
             self.mdev_max = self.rttvar;
-            self.rtt_seq = nxt;
+            self.rtt_seq = nxt as u32;
         } else {
             let mut err = m - (self.srtt8 >> 3) as i64;
-            self.srtt8 = (self.srtt8 as i64 + err) as u64;
+            self.srtt8 = (self.srtt8 as i64 + err) as u32;
             let quarter = (self.mdev >> 2) as i64;
             err = if err < 0 {
                 // Below SRTT: an eighth of the usual gain, and only past mdev / 4.
@@ -69,22 +71,35 @@ impl LinuxRto {
             } else {
                 err - quarter
             };
-            self.mdev = (self.mdev as i64 + err) as u64;
+            self.mdev = (self.mdev as i64 + err) as u32;
             if self.mdev > self.mdev_max {
                 self.mdev_max = self.mdev;
                 self.rttvar = self.rttvar.max(self.mdev_max);
             }
-            if una > self.rtt_seq {
+            if after(una as u32, self.rtt_seq) {
                 if self.mdev_max < self.rttvar {
                     self.rttvar -= (self.rttvar - self.mdev_max) >> 2;
                 }
-                self.rtt_seq = nxt;
-                self.mdev_max = self.min_us();
+                self.rtt_seq = nxt as u32;
+                self.mdev_max = self.min_us;
             }
         }
         self.srtt8 = self.srtt8.max(1);
-        let us = (self.srtt8 >> 3) + self.rttvar;
+        self.set_rto();
+    }
+
+    /// `tcp_set_rto`: SRTT + `rttvar` in whole jiffies, at most `max_rto`.
+    fn set_rto(&mut self) {
+        let us = (self.srtt8 >> 3) as u64 + self.rttvar as u64;
         self.rto = Dur(usecs_to_jiffies(Dur::from_micros(us)) * US_PER_JIFFY * 1000).min(self.max);
+    }
+
+    /// The RTO from the estimate again, without a sample (the backoff ends); before any
+    /// sample there is no estimate, and the timeout stays as it is.
+    pub fn end_backoff(&mut self) {
+        if self.srtt8 > 0 {
+            self.set_rto();
+        }
     }
 
     /// After a retransmitted SYN with no RTT sample, 3 s (Linux `TCP_TIMEOUT_FALLBACK`).
@@ -104,7 +119,7 @@ impl LinuxRto {
     }
 
     pub fn srtt(&self) -> Option<Dur> {
-        (self.srtt8 > 0).then(|| Dur::from_micros(self.srtt8 >> 3))
+        (self.srtt8 > 0).then(|| Dur::from_micros((self.srtt8 >> 3) as u64))
     }
 }
 

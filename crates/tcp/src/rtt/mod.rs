@@ -14,10 +14,11 @@ use units::{Dur, Time};
 pub(crate) enum Rto {
     /// Linux's estimator in µs: RTO = SRTT + max(deviation, `min_rto`).
     Linux(LinuxRto),
-    /// RFC 6298 in nanoseconds, a sample from every ACK Karn's rule allows.
-    Rfc6298(RttEstimator),
+    /// RFC 6298 in nanoseconds, a sample from every ACK Karn's rule allows (boxed, as
+    /// the next: larger than Linux's, and chosen only by name or by the ns-3 flavour).
+    Rfc6298(Box<RttEstimator>),
     /// ns-2's coarse clock: one timed segment per round trip, counted in ticks.
-    Ticks(TickRto),
+    Ticks(Box<TickRto>),
 }
 
 /// What one ACK tells about round-trip times: the send times of the segments it newly
@@ -42,9 +43,9 @@ impl Rto {
     /// `tick`: ns-2's estimator with that clock; otherwise `kind`.
     pub fn new(kind: RtoEstimator, tick: Option<Dur>, initial: Dur, min: Dur, max: Dur) -> Rto {
         match (tick, kind) {
-            (Some(t), _) => Rto::Ticks(TickRto::new(t, initial, min, max)),
+            (Some(t), _) => Rto::Ticks(Box::new(TickRto::new(t, initial, min, max))),
             (None, RtoEstimator::Linux) => Rto::Linux(LinuxRto::new(initial, min, max)),
-            (None, RtoEstimator::Rfc6298) => Rto::Rfc6298(RttEstimator::new(initial, min, max)),
+            (None, RtoEstimator::Rfc6298) => Rto::Rfc6298(Box::new(RttEstimator::new(initial, min, max))),
         }
     }
 
@@ -127,6 +128,16 @@ impl Rto {
             Rto::Linux(e) => e.rto(),
             Rto::Rfc6298(e) => e.rto(),
             Rto::Ticks(e) => e.rto(),
+        }
+    }
+
+    /// ns-3's `NewAck`: an ACK of new data recomputes the RTO from the estimate, so
+    /// the backoff ends without an RTT sample.
+    pub fn end_backoff(&mut self) {
+        match self {
+            Rto::Linux(e) => e.end_backoff(),
+            Rto::Rfc6298(e) => e.end_backoff(),
+            Rto::Ticks(e) => e.end_backoff(),
         }
     }
 

@@ -1,13 +1,13 @@
 //! Retransmission timeout estimation (RFC 6298): a sample from every ACK that Karn allows.
 
-use units::Dur;
+use units::{Dur, Opt};
 
 /// Clock granularity G; the RFC's lower bound on the variance term.
 const G: Dur = Dur::from_millis(1);
 
 #[derive(Clone, Debug)]
 pub(crate) struct RttEstimator {
-    srtt: Option<Dur>,
+    srtt: Opt<Dur>,
     rttvar: Dur,
     /// RTO before backoff, already clamped to [min, max].
     base: Dur,
@@ -18,25 +18,25 @@ pub(crate) struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(initial: Dur, min: Dur, max: Dur) -> Self {
-        RttEstimator { srtt: None, rttvar: Dur::ZERO, base: initial.min(max), backoff: 0, min, max }
+        RttEstimator { srtt: Opt::NONE, rttvar: Dur::ZERO, base: initial.min(max), backoff: 0, min, max }
     }
 
     /// RFC 6298 §2.2/2.3, in integer nanoseconds. A valid sample also collapses any
     /// backoff (§5, note after 5.7).
     pub fn sample(&mut self, r: Dur) {
-        match self.srtt {
+        match self.srtt.get() {
             None => {
-                self.srtt = Some(r);
+                self.srtt = Opt::some(r);
                 self.rttvar = Dur(r.0 / 2);
             }
             Some(s) => {
                 let diff = s.0.abs_diff(r.0);
                 // RTTVAR uses the SRTT from before this sample.
                 self.rttvar = Dur((3 * self.rttvar.0 + diff) / 4);
-                self.srtt = Some(Dur((7 * s.0 + r.0) / 8));
+                self.srtt = Opt::some(Dur((7 * s.0 + r.0) / 8));
             }
         }
-        let s = self.srtt.unwrap_or(r);
+        let s = self.srtt.get().unwrap_or(r);
         let rto = s + G.max(Dur(self.rttvar.0.saturating_mul(4)));
         self.base = rto.max(self.min).min(self.max);
         self.backoff = 0;
@@ -57,6 +57,10 @@ impl RttEstimator {
         Dur(self.base.0.saturating_mul(1u64 << shift)).min(self.max)
     }
 
+    pub fn end_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
     /// Double the timeout (§5.5), stopping once the cap is reached.
     pub fn back_off(&mut self) {
         if self.rto() < self.max {
@@ -65,7 +69,7 @@ impl RttEstimator {
     }
 
     pub fn srtt(&self) -> Option<Dur> {
-        self.srtt
+        self.srtt.get()
     }
     #[cfg(test)]
     pub fn rttvar(&self) -> Dur {

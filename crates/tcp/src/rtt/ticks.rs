@@ -96,6 +96,10 @@ impl TickRto {
         Dur(base.0.saturating_mul(self.backoff)).min(self.max).max(Dur(2 * self.tick.0))
     }
 
+    pub fn end_backoff(&mut self) {
+        self.backoff = 1;
+    }
+
     pub fn back_off(&mut self) {
         if self.backoff < 64 || self.rto() < self.max {
             self.backoff = self.backoff.saturating_mul(2);

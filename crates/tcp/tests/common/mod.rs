@@ -5,6 +5,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
 use tcp::{Dur, Notify, Segment, State, Tcp, TcpConfig, Time};
 use units::Rate;
 
@@ -159,7 +160,7 @@ impl Net {
 
     /// A connects at the current time.
     pub fn start(&mut self) {
-        let t = Tcp::connect(&self.cfg[0], self.now, &mut self.out);
+        let t = Tcp::connect(&Arc::new(self.cfg[0].clone()), self.now, &mut self.out);
         self.tcp[0] = Some(t);
         self.after(Side::A, Notify::default());
     }
@@ -214,7 +215,7 @@ impl Net {
         let n = match &mut self.tcp[to.idx()] {
             Some(t) => t.on_segment(now, &seg, &mut self.out),
             None if seg.flags.contains(tcp::Flags::SYN) => {
-                self.tcp[to.idx()] = Some(Tcp::accept(&self.cfg[to.idx()], now, &seg, &mut self.out));
+                self.tcp[to.idx()] = Some(Tcp::accept(&Arc::new(self.cfg[to.idx()].clone()), now, &seg, &mut self.out));
                 Notify::default()
             }
             None => return,

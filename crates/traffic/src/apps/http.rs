@@ -7,7 +7,7 @@
 //! the object size, so the server knows what to send.
 
 use crate::{outbox, App, AppReport, Column, ConnId, Event, HostId, Records, Responder, Transport};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use units::{Dur, Time};
 
 #[derive(Clone, Debug)]
@@ -49,7 +49,7 @@ struct Log {
 pub struct HttpApp {
     cfg: HttpConfig,
     /// Client-side connections in progress.
-    fetches: HashMap<ConnId, Fetch>,
+    fetches: FxHashMap<ConnId, Fetch>,
     server: Responder,
     next_index: Vec<u64>,
     log: Log,
@@ -59,7 +59,7 @@ pub struct HttpApp {
 impl HttpApp {
     pub fn new(cfg: HttpConfig) -> HttpApp {
         let n = cfg.clients.len();
-        HttpApp { cfg, fetches: HashMap::new(), server: Responder::default(), next_index: vec![0; n], log: Log::default(), failed: 0 }
+        HttpApp { cfg, fetches: FxHashMap::default(), server: Responder::default(), next_index: vec![0; n], log: Log::default(), failed: 0 }
     }
 
     fn begin(&mut self, client: usize, tp: &mut dyn Transport) {

@@ -18,10 +18,14 @@
 //!
 //! Trace packets are spread over the hosts by flow: flow `f` goes from
 //! source host `f mod hosts` (see [`PlaybackTrace`]).
+//!
+//! A trace with a period plays again and again, pass `k` shifted by `k`
+//! periods, until the model stops; a TCP writer's connection stays open
+//! from one pass to the next.
 
 use crate::timers::{split, token};
 use crate::{App, AppReport, ConnId, Event, HostId, Transport};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use units::{Dur, Time};
 
@@ -41,17 +45,26 @@ pub struct TracePacket {
     pub flow: u32,
 }
 
-/// The packets to play, in time order.
+/// The packets to play, in time order, and how often they play.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct PlaybackTrace {
     pub packets: Vec<TracePacket>,
+    /// Played again every `period` until the model stops (`None`: once).
+    /// A period is at least the last packet's time, and with 1 ms
+    /// granularity whole milliseconds ([`Playback::new`] makes it so), so
+    /// every pass's packets keep their places in the millisecond grid.
+    pub period: Option<Dur>,
 }
 
 impl std::fmt::Debug for PlaybackTrace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let bytes: u64 = self.packets.iter().map(|p| p.size as u64).sum();
         let span = self.packets.last().map_or(Dur::ZERO, |p| p.at);
-        write!(f, "PlaybackTrace({} packets, {bytes} bytes, over {span})", self.packets.len())
+        write!(f, "PlaybackTrace({} packets, {bytes} bytes, over {span}", self.packets.len())?;
+        match self.period {
+            Some(p) => write!(f, ", every {p})"),
+            None => write!(f, ")"),
+        }
     }
 }
 
@@ -72,6 +85,29 @@ impl Granularity {
             Granularity::Millisecond => Dur(at.0 - at.0 % 1_000_000),
         }
     }
+
+    /// The period a trace whose last packet is at `last` plays with: at
+    /// least just past that packet, and on this granularity's grid.
+    fn period(self, period: Dur, last: Dur) -> Dur {
+        let p = period.max(last + Dur(1));
+        match self {
+            Granularity::Exact => p,
+            Granularity::Millisecond => Dur(p.0.div_ceil(1_000_000) * 1_000_000),
+        }
+    }
+}
+
+/// Item `i` of a sequence of `n` items played every `period`: item
+/// `i mod n`'s index and its shift, `i / n` periods; `None` past the end
+/// of a sequence played once.
+fn pass(i: u64, n: usize, period: Option<Dur>) -> Option<(usize, Dur)> {
+    let pass = i.checked_div(n as u64)?;
+    let shift = match period {
+        None if pass > 0 => return None,
+        None => Dur::ZERO,
+        Some(p) => p.saturating_mul(pass),
+    };
+    Some(((i % n as u64) as usize, shift))
 }
 
 #[derive(Clone, Debug)]
@@ -104,9 +140,11 @@ const STOP: u64 = 3;
 /// One source host's TCP playback.
 #[derive(Default)]
 struct Writer {
-    /// (due from the start of its timeline, payload bytes), in time order.
+    /// One pass's (due from the start of its timeline, payload bytes), in
+    /// time order.
     bins: Vec<(Dur, u64)>,
-    next: usize,
+    /// The next bin to write, counted over every pass.
+    next: u64,
     conn: Option<ConnId>,
     /// Its timeline starts when its connection is established.
     origin: Time,
@@ -123,12 +161,14 @@ struct Writer {
 
 pub struct Playback {
     cfg: PlaybackConfig,
-    /// UDP: the next trace packet to send.
-    next: usize,
+    /// The trace's period as played (see [`PlaybackTrace::period`]).
+    period: Option<Dur>,
+    /// UDP: the next trace packet to send, counted over every pass.
+    next: u64,
     writers: Vec<Writer>,
-    by_conn: HashMap<ConnId, usize>,
+    by_conn: FxHashMap<ConnId, usize>,
     /// Sink side: the last mark each connection delivered (bytes before it).
-    delivered: HashMap<ConnId, u64>,
+    delivered: FxHashMap<ConnId, u64>,
     sent_packets: u64,
     sent_bytes: u64,
     writes: u64,
@@ -142,34 +182,48 @@ pub struct Playback {
 impl Playback {
     pub fn new(cfg: PlaybackConfig) -> Playback {
         let span = cfg.stop - cfg.start;
-        let due = |p: &TracePacket| cfg.granularity.due(p.at);
-        let in_span = cfg.trace.packets.iter().filter(|p| due(p) < span);
+        let g = cfg.granularity;
+        let last = cfg.trace.packets.last().map_or(Dur::ZERO, |p| p.at);
+        let period = cfg.trace.period.map(|p| g.period(p, last));
         let mut writers: Vec<Writer> = Vec::new();
         let trace_bytes = match cfg.transport {
-            PlaybackTransport::Udp => in_span.map(|p| p.size.max(cfg.header) as u64).sum(),
+            PlaybackTransport::Udp => {
+                let packets = &cfg.trace.packets;
+                (0..)
+                    .map_while(|i| pass(i, packets.len(), period).map(|(k, shift)| (g.due(packets[k].at + shift), packets[k].size)))
+                    .take_while(|&(at, _)| at < span)
+                    .map(|(_, size)| size.max(cfg.header) as u64)
+                    .sum()
+            }
             PlaybackTransport::Tcp => {
                 writers = (0..cfg.pairs.len()).map(|_| Writer::default()).collect();
                 let n = cfg.pairs.len().max(1);
-                for p in in_span {
+                // A trace played once is binned only where it plays.
+                let end = if period.is_some() { Dur::MAX } else { span };
+                for p in cfg.trace.packets.iter().filter(|p| g.due(p.at) < end) {
                     let bytes = p.size.saturating_sub(cfg.header) as u64;
                     let bins = &mut writers[p.flow as usize % n].bins;
                     match bins.last_mut() {
-                        Some((at, b)) if *at == due(p) => *b += bytes,
-                        _ => bins.push((due(p), bytes)),
+                        Some((at, b)) if *at == g.due(p.at) => *b += bytes,
+                        _ => bins.push((g.due(p.at), bytes)),
                     }
                 }
                 for w in &mut writers {
                     w.bins.retain(|&(_, b)| b > 0);
                 }
-                writers.iter().flat_map(|w| &w.bins).map(|&(_, b)| b).sum()
+                writers
+                    .iter()
+                    .map(|w| (0..).map_while(|i| bin(&w.bins, i, period)).take_while(|&(at, _)| at < span).map(|(_, b)| b).sum::<u64>())
+                    .sum()
             }
         };
         Playback {
             cfg,
+            period,
             next: 0,
             writers,
-            by_conn: HashMap::new(),
-            delivered: HashMap::new(),
+            by_conn: FxHashMap::default(),
+            delivered: FxHashMap::default(),
             sent_packets: 0,
             sent_bytes: 0,
             writes: 0,
@@ -183,8 +237,10 @@ impl Playback {
     /// UDP: sends every packet now due, then waits for the next.
     fn send_due(&mut self, tp: &mut dyn Transport) {
         let n = self.cfg.pairs.len();
-        while let Some(p) = self.cfg.trace.packets.get(self.next) {
-            let at = self.cfg.start + self.cfg.granularity.due(p.at);
+        let packets = &self.cfg.trace.packets;
+        while let Some((k, shift)) = pass(self.next, packets.len(), self.period) {
+            let p = packets[k];
+            let at = self.cfg.start + self.cfg.granularity.due(p.at + shift);
             if at >= self.cfg.stop {
                 return;
             }
@@ -204,8 +260,8 @@ impl Playback {
     /// started, plus the lag; once all is written it ends its connection.
     fn schedule(&mut self, i: usize, tp: &mut dyn Transport) {
         let w = &self.writers[i];
-        match w.bins.get(w.next) {
-            Some(&(at, _)) => {
+        match bin(&w.bins, w.next, self.period) {
+            Some((at, _)) => {
                 let due = w.origin + w.lag + at;
                 if due < self.cfg.stop {
                     tp.set_timer(due, token(WRITE, i as u64));
@@ -258,7 +314,9 @@ impl Playback {
             self.blocked_total += now - since;
             // The rest of the schedule moves back: the next write is due
             // its trace gap after this one completed.
-            w.lag = now - w.origin - w.bins[w.next].0;
+            if let Some((at, _)) = bin(&w.bins, w.next, self.period) {
+                w.lag = now - w.origin - at;
+            }
         }
         w.next += 1;
         self.mark(i, MARK_MIN, tp);
@@ -268,6 +326,11 @@ impl Playback {
     fn behind(&self) -> Dur {
         self.writers.iter().map(|w| w.lag).max().unwrap_or(Dur::ZERO)
     }
+}
+
+/// Bin `i` of a writer, counted over every pass: (due, payload bytes).
+fn bin(bins: &[(Dur, u64)], i: u64, period: Option<Dur>) -> Option<(Dur, u64)> {
+    pass(i, bins.len(), period).map(|(k, shift)| (bins[k].0 + shift, bins[k].1))
 }
 
 impl App for Playback {
@@ -307,9 +370,10 @@ impl App for Playback {
                     }
                     WRITE if self.writers[i].blocked == 0 && !self.writers[i].done => {
                         let w = &self.writers[i];
-                        let bytes = w.bins[w.next].1;
-                        self.writes += 1;
-                        self.write(i, bytes, tp);
+                        if let Some((_, bytes)) = bin(&w.bins, w.next, self.period) {
+                            self.writes += 1;
+                            self.write(i, bytes, tp);
+                        }
                     }
                     STOP => {
                         for i in 0..self.writers.len() {

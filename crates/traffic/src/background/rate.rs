@@ -13,7 +13,7 @@
 use super::process::{Pacer, RateProcess};
 use crate::timers::{split, token};
 use crate::{App, AppReport, ConnId, Event, HostId, Transport};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use units::{Dur, Rng, Time};
 
 /// Timer kinds (`timers::token`): a host's next send (the slot alone), its connect.
@@ -64,7 +64,7 @@ pub struct RateSource {
     /// Next scheduled send per host (CBR keeps exact fractional times).
     next_ns: Vec<f64>,
     conns: Vec<Option<ConnId>>,
-    by_conn: HashMap<ConnId, usize>,
+    by_conn: FxHashMap<ConnId, usize>,
     /// Payload bytes a blocked TCP writer still has to hand over.
     blocked: Vec<u64>,
     blocked_since: Vec<Option<Time>>,
@@ -85,7 +85,7 @@ impl RateSource {
             gap_ns,
             next_ns: vec![0.0; n],
             conns: vec![None; n],
-            by_conn: HashMap::new(),
+            by_conn: FxHashMap::default(),
             blocked: vec![0; n],
             blocked_since: vec![None; n],
             blocked_total: Dur::ZERO,

@@ -7,16 +7,20 @@
 
 use crate::timers::{token, Slots};
 use crate::{ConnId, HostId, Outbox, Transport};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use units::{Dur, Time};
 
 /// One connection's data units, per direction (0: client to server), as
-/// (offset from the side's start, bytes), in time order.
+/// (offset from the side's start, bytes), in time order; and how long the
+/// client keeps it open, idle, once both sides are done (the trace's
+/// connection stayed open that long after its last exchange).
 #[derive(Debug)]
 pub(crate) struct UnitPlan {
     pub class: usize,
     pub units: [Vec<(Dur, u64)>; 2],
+    pub linger: Dur,
 }
 
 impl UnitPlan {
@@ -34,6 +38,8 @@ struct Replay {
     start: Time,
     out: Outbox,
     closed: bool,
+    /// When the peer's side was done (its FIN arrived, after all its data).
+    peer_done: Option<Time>,
 }
 
 /// The replaying sides of all concurrent connections.
@@ -45,11 +51,11 @@ pub(crate) struct Replays {
     /// kept too, or a server would take one for the replay opened just
     /// after it on the same path; a connect that fails is forgotten, or the
     /// next accept on its path would take its plan.
-    accepting: HashMap<(HostId, HostId, u16), VecDeque<Expected>>,
+    accepting: FxHashMap<(HostId, HostId, u16), VecDeque<Expected>>,
     /// The path of each connection awaiting its accept.
-    awaiting: HashMap<ConnId, (HostId, HostId, u16)>,
+    awaiting: FxHashMap<ConnId, (HostId, HostId, u16)>,
     sides: Slots<Replay>,
-    by_conn: HashMap<ConnId, usize>,
+    by_conn: FxHashMap<ConnId, usize>,
     /// The kind of its timers' tokens (`timers`).
     kind: u64,
 }
@@ -64,7 +70,7 @@ pub(crate) type WriteSize<'a> = dyn FnMut(usize, usize, u64) -> u64 + 'a;
 
 impl Replays {
     pub(crate) fn new(kind: u64) -> Replays {
-        Replays { accepting: HashMap::new(), awaiting: HashMap::new(), sides: Slots::default(), by_conn: HashMap::new(), kind }
+        Replays { accepting: FxHashMap::default(), awaiting: FxHashMap::default(), sides: Slots::default(), by_conn: FxHashMap::default(), kind }
     }
 
     /// A client opened connection `conn`, concurrent (`plan`) or not; a
@@ -106,7 +112,7 @@ impl Replays {
     }
 
     fn begin(&mut self, conn: ConnId, plan: Arc<UnitPlan>, dir: usize, tp: &mut dyn Transport, ws: &mut WriteSize) {
-        let r = Replay { conn, plan, dir, next: 0, start: tp.now(), out: Outbox::default(), closed: false };
+        let r = Replay { conn, plan, dir, next: 0, start: tp.now(), out: Outbox::default(), closed: false, peer_done: None };
         let slot = self.sides.put(r);
         self.by_conn.insert(conn, slot);
         self.step(slot, tp, ws);
@@ -127,6 +133,16 @@ impl Replays {
             r.out.send(tp, r.conn, bytes, None, ws(r.plan.class, r.dir, bytes));
         }
         if r.out.is_empty() && !r.closed {
+            // A client that kept the connection open after the last
+            // exchange waits for the server's side to be done, then idles.
+            if r.dir == 0 && r.plan.linger > Dur::ZERO {
+                let Some(done) = r.peer_done else { return };
+                let at = done + r.plan.linger;
+                if at > tp.now() {
+                    tp.set_timer(at, token(self.kind, slot as u64));
+                    return;
+                }
+            }
             r.closed = true;
             tp.close(r.conn);
         }
@@ -146,8 +162,17 @@ impl Replays {
         true
     }
 
-    pub(crate) fn serves(&self, conn: ConnId) -> bool {
-        self.by_conn.contains_key(&conn)
+    /// The peer of `conn` closed its direction, all its data delivered;
+    /// returns whether `conn` is a replayed side. A side closes once its own
+    /// units are written, not when the other is done, but a client that
+    /// lingers counts its idle time from then.
+    pub(crate) fn peer_closed(&mut self, conn: ConnId, tp: &mut dyn Transport, ws: &mut WriteSize) -> bool {
+        let Some(&slot) = self.by_conn.get(&conn) else { return false };
+        if let Some(r) = self.sides.get_mut(slot) {
+            r.peer_done.get_or_insert(tp.now());
+        }
+        self.step(slot, tp, ws);
+        true
     }
 
     /// `conn` is over; returns whether it was a replayed side.
@@ -177,7 +202,8 @@ mod tests {
     #[test]
     fn each_side_writes_its_units_at_their_offsets_and_then_closes() {
         let ms = Dur::from_millis;
-        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(ms(0), 500), (ms(10), 300)], vec![(ms(5), 20_000), (ms(6), 40_000)]] });
+        let plan =
+            Arc::new(UnitPlan { class: 0, units: [vec![(ms(0), 500), (ms(10), 300)], vec![(ms(5), 20_000), (ms(6), 40_000)]], linger: Dur::ZERO });
         let mut r = Replays::new(7);
         let mut tp = Fake::new();
         let mut ws = |_: usize, dir: usize, b: u64| if dir == 1 { 10_000 } else { b };
@@ -206,12 +232,12 @@ mod tests {
         let on_server: Vec<u64> = writes(&tp).iter().filter(|w| w.1 == server).map(|w| w.2).collect();
         assert_eq!(on_server, vec![10_000; 6]);
         assert_eq!(closes(&tp), vec![client, server]);
-        assert!(r.serves(client) && r.closed(client) && !r.serves(client));
+        assert!(r.closed(client) && !r.closed(client), "a replayed side, then forgotten");
     }
 
     #[test]
     fn a_pair_connection_on_the_same_path_is_not_taken_for_the_replay() {
-        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(Dur::ZERO, 100)], vec![(Dur::ZERO, 200)]] });
+        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(Dur::ZERO, 100)], vec![(Dur::ZERO, 200)]], linger: Dur::ZERO });
         let mut r = Replays::new(7);
         let mut tp = Fake::new();
         let mut ws = |_: usize, _: usize, b: u64| b;
@@ -235,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_connect_that_failed_is_forgotten_and_the_next_accept_on_its_path_is_not_its() {
-        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(Dur::ZERO, 100)], vec![(Dur::ZERO, 200)]] });
+        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(Dur::ZERO, 100)], vec![(Dur::ZERO, 200)]], linger: Dur::ZERO });
         let mut r = Replays::new(7);
         let mut tp = Fake::new();
         let mut ws = |_: usize, _: usize, b: u64| b;
@@ -250,5 +276,34 @@ mod tests {
         // Forgetting an accepted connection changes nothing.
         r.forget(replayed);
         assert!(r.accepting.is_empty() && r.awaiting.is_empty());
+    }
+
+    #[test]
+    fn a_client_that_stayed_connected_after_its_units_closes_that_much_later() {
+        // The trace's connection idled 0.5 s after its last exchange before
+        // it closed; the server's side closes once it has written, and the
+        // client 0.5 s after the server's FIN arrives.
+        let ms = Dur::from_millis;
+        let plan = Arc::new(UnitPlan { class: 0, units: [vec![(ms(0), 100)], vec![(ms(10), 200)]], linger: ms(500) });
+        let mut r = Replays::new(7);
+        let mut tp = Fake::new();
+        let mut ws = |_: usize, _: usize, b: u64| b;
+        tp.listen(2, 443);
+        let client = tp.connect(1, 2, 443);
+        r.expect(client, 1, 2, 443, Some(Arc::clone(&plan)));
+        tp.establish(client);
+        let server = tp.conn(client).peer.expect("accepted");
+        r.start(client, Arc::clone(&plan), &mut tp, &mut ws);
+        assert!(r.accepted(server, 2, 443, 1, &mut tp, &mut ws));
+        tp.run_until(Time::ZERO + ms(10));
+        r.on_timer(1, &mut tp, &mut ws);
+        assert_eq!(closes(&tp), vec![server]);
+        tp.run_until(Time::ZERO + ms(30));
+        assert!(r.peer_closed(client, &mut tp, &mut ws));
+        assert_eq!(timers(&tp).last(), Some(&(Time::ZERO + ms(530), 7 << 56)));
+        tp.run_until(Time::ZERO + ms(530));
+        r.on_timer(0, &mut tp, &mut ws);
+        assert_eq!(closes(&tp), vec![server, client]);
+        assert_eq!(tp.calls().iter().find(|c| matches!(c.op, Op::Close { conn } if conn == client)).map(|c| c.at), Some(Time::ZERO + ms(530)));
     }
 }

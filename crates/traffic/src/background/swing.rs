@@ -23,7 +23,7 @@ use super::replay::{Replays, UnitPlan};
 use crate::responder::{parse_request, request_mark};
 use crate::timers::{split, token, Slots};
 use crate::{outbox, App, AppReport, ConnId, Event, HostId, Outbox, Responder, Transport};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use swing::{AppClass, ConnSample, Deck, Dist, Model, RreSample, Side, UdpFlow};
 use units::{Dur, Rng, Time};
@@ -49,6 +49,10 @@ pub struct SwingConfig {
     /// Which of them speak IPv6 (parallel to `hosts`; empty: none): a
     /// session's server is drawn among the hosts of its client's version.
     pub ipv6: [Vec<bool>; 2],
+    /// The model host each copies, as its index in the model's `hosts`
+    /// (parallel to `hosts`; empty: unknown): a replayed session reaches
+    /// copies of its own trace hosts.
+    pub copies: [Vec<Option<u32>>; 2],
     pub start: Time,
     pub stop: Time,
     /// Sessions (and UDP flows) per period: the trace's count times this.
@@ -116,7 +120,7 @@ struct Session {
     /// A replayed RRE's cross-connection order (`ConnSample::after`): when
     /// each (connection, pair)'s response completed, the connections
     /// closed, and requests waiting for a response that has not.
-    done: HashMap<(u32, u32), Time>,
+    done: FxHashMap<(u32, u32), Time>,
     closed: Vec<u32>,
     waiting: Vec<Waiter>,
 }
@@ -187,19 +191,21 @@ pub struct SwingSource {
     concurrent_shares: Vec<Dist>,
     udp_decks: Vec<UdpDecks>,
     sessions: Slots<Session>,
-    conns: HashMap<ConnId, Conn>,
+    conns: FxHashMap<ConnId, Conn>,
     udp: Vec<Option<UdpSend>>,
     /// Connections waiting out a think time before their next request, or
     /// an idle time before their close.
     thinking: Slots<ConnId>,
     server: Responder,
     /// The class served on each listening port.
-    class_of_port: HashMap<u16, usize>,
+    class_of_port: FxHashMap<u16, usize>,
     replays: Replays,
     n: Counters,
     period: Dur,
     /// Per side, its hosts of each IP version ([IPv4, IPv6]), in order.
     by_version: [[Vec<HostId>; 2]; 2],
+    /// The virtual hosts copying each model host (`SwingConfig::copies`).
+    by_copy: FxHashMap<u32, Vec<HostId>>,
 }
 
 impl SwingSource {
@@ -212,19 +218,28 @@ impl SwingSource {
             let v6 = |k: usize| cfg.ipv6[i].get(k).copied().unwrap_or(false);
             [false, true].map(|want| cfg.hosts[i].iter().enumerate().filter(|&(k, _)| v6(k) == want).map(|(_, &h)| h).collect())
         });
+        let mut by_copy: FxHashMap<u32, Vec<HostId>> = FxHashMap::default();
+        for (hs, cs) in cfg.hosts.iter().zip(&cfg.copies) {
+            for (&h, c) in hs.iter().zip(cs) {
+                if let Some(c) = c {
+                    by_copy.entry(*c).or_default().push(h);
+                }
+            }
+        }
         SwingSource {
             by_version,
+            by_copy,
             decks: (0..nc).map(|_| ClassDecks::default()).collect(),
             concurrent_shares: cfg.model.classes.iter().map(concurrent_share).collect(),
             udp_decks: (0..nu).map(|_| UdpDecks::default()).collect(),
             cfg,
             rng,
             sessions: Slots::default(),
-            conns: HashMap::new(),
+            conns: FxHashMap::default(),
             udp: Vec::new(),
             thinking: Slots::default(),
             server: Responder::with_timers(KIND_RESPOND),
-            class_of_port: HashMap::new(),
+            class_of_port: FxHashMap::default(),
             replays: Replays::new(KIND_UNIT),
             n: Counters::default(),
             period,
@@ -245,7 +260,21 @@ impl SwingSource {
         (!hs.is_empty()).then(|| hs[self.rng.below(hs.len() as u64) as usize])
     }
 
-    /// The session's `k`th server. Each new one is another host of its
+    /// A virtual host copying model host `trace` (one at random if
+    /// several do), if any does.
+    fn copy_of(&mut self, trace: Option<u32>) -> Option<HostId> {
+        let copies = self.by_copy.get(&trace?)?;
+        Some(copies[self.rng.below(copies.len() as u64) as usize])
+    }
+
+    /// The model hosts a replayed session reached (`SessionSample::hosts`).
+    fn trace_hosts(&self, s: usize) -> Option<&[u32]> {
+        let sess = self.sessions.get(s)?;
+        Some(&self.cfg.model.classes[sess.class].sessions.get(sess.shape?)?.hosts)
+    }
+
+    /// The session's `k`th server. A replayed session's is a copy of the
+    /// trace server it reached; else each new one is another host of its
     /// first server's side and IP version, one it has not reached yet
     /// while there are any.
     fn server_of(&mut self, s: usize, k: u32) -> HostId {
@@ -253,6 +282,14 @@ impl SwingSource {
         if let Some(&h) = sess.servers.get(k as usize) {
             return h;
         }
+        let trace = self.trace_hosts(s).and_then(|h| h.get(k as usize + 1)).copied();
+        if sess.servers.len() == k as usize {
+            if let Some(h) = self.copy_of(trace) {
+                self.sessions.get_mut(s).expect("live session").servers.push(h);
+                return h;
+            }
+        }
+        let sess = self.sessions.get(s).expect("live session");
         let side = self.class(sess.class).clients.other().index();
         let first = sess.servers[0];
         let v6 = self.by_version[side][1].contains(&first) as usize;
@@ -374,7 +411,7 @@ impl SwingSource {
             shape,
             rre: 0,
             next_conn: 0,
-            done: HashMap::new(),
+            done: FxHashMap::default(),
             closed: Vec::new(),
             waiting: Vec::new(),
         };
@@ -384,10 +421,16 @@ impl SwingSource {
     fn begin_session(&mut self, s: usize, tp: &mut dyn Transport) {
         let class = self.sessions.get(s).map(|x| x.class).expect("pending session");
         let side = self.class(class).clients;
-        let Some((client, server)) = self.pick_pair(side) else {
+        let Some((mut client, mut server)) = self.pick_pair(side) else {
             self.end_session(s);
             return;
         };
+        // A replayed session's own client and first server, where copied.
+        let trace = self.trace_hosts(s).map(|h| (h.first().copied(), h.get(1).copied()));
+        if let Some((c, sv)) = trace {
+            client = self.copy_of(c).unwrap_or(client);
+            server = self.copy_of(sv).unwrap_or(server);
+        }
         let shape = self.sessions.get(s).and_then(|x| x.shape);
         let rres = match shape {
             Some(i) => self.cfg.model.classes[class].sessions[i].rres.len().max(1) as u32,
@@ -479,7 +522,9 @@ impl SwingSource {
             }
         };
         let units = match planned {
-            Some(_) => self.rre_plan(s).and_then(|r| r.conns.get(i)).filter(|c| !c.adus.is_empty()).map(|c| unit_plan(&self.cfg, class, &c.adus)),
+            Some(_) => {
+                self.rre_plan(s).and_then(|r| r.conns.get(i)).filter(|c| !c.adus.is_empty()).map(|c| unit_plan(&self.cfg, class, &c.adus, c.close_s))
+            }
             None => self.draw_concurrent(class),
         };
         let conn = tp.connect(client, server, port);
@@ -519,7 +564,7 @@ impl SwingSource {
             return None;
         }
         let i = Self::draw(&mut self.decks[class].concurrent, &indices(m.concurrent.len()), &mut self.rng, 0.0) as usize;
-        Some(unit_plan(&self.cfg, class, &m.concurrent[i]))
+        Some(unit_plan(&self.cfg, class, &m.concurrent[i], 0.0))
     }
 
     /// Sends the next request of `conn`, whose boundary asks for the response size.
@@ -729,9 +774,7 @@ impl SwingSource {
                 true
             }
             Event::Writable(conn) => self.replays.writable(conn, tp, &mut ws),
-            // A side closes once its own units are written, not when the
-            // other side is done.
-            Event::PeerClosed(conn) => self.replays.serves(conn),
+            Event::PeerClosed(conn) => self.replays.peer_closed(conn, tp, &mut ws),
             // A client's connection also ends its part of the session.
             Event::Closed(conn) | Event::Reset(conn) => self.replays.closed(conn) && !self.conns.contains_key(&conn),
             _ => false,
@@ -764,7 +807,9 @@ fn skipping(skip: &[usize], r: usize) -> usize {
     i
 }
 
-fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan> {
+/// `close_s`: how long the trace's connection stayed open after its last
+/// exchange (a replayed session's; 0 for a drawn one).
+fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]], close_s: f64) -> Arc<UnitPlan> {
     let mut units: [Vec<(Dur, u64)>; 2] = Default::default();
     for &[at, dir, bytes] in adus {
         let d = (dir as usize).min(1);
@@ -775,7 +820,8 @@ fn unit_plan(cfg: &SwingConfig, class: usize, adus: &[[f64; 3]]) -> Arc<UnitPlan
     for u in &mut units {
         u.sort_by_key(|&(at, _)| at);
     }
-    Arc::new(UnitPlan { class, units })
+    let linger = if cfg.zero_think { Dur::ZERO } else { Dur::from_secs_f64(close_s.max(0.0)) };
+    Arc::new(UnitPlan { class, units, linger })
 }
 
 /// The indices 0..n as a distribution, so a deck can shuffle whole flows

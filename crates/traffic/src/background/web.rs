@@ -11,7 +11,7 @@
 //! ns-2's one-way TCP, measures from its first data packet).
 
 use crate::{outbox, App, AppReport, Column, ConnId, Event, HostId, Outbox, Records, Transport};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use units::{Rng, Time};
 
 /// Where a flow's size comes from.
@@ -113,11 +113,11 @@ pub struct Web {
     rng: Rng,
     next_index: u64,
     /// Flows by their source's connection, until the sink has it all.
-    flows: HashMap<ConnId, Flow>,
+    flows: FxHashMap<ConnId, Flow>,
     /// What a source still has to write, by connection.
-    outboxes: HashMap<ConnId, Outbox>,
+    outboxes: FxHashMap<ConnId, Outbox>,
     /// The sinks' connections.
-    sinks: HashMap<ConnId, ()>,
+    sinks: FxHashMap<ConnId, ()>,
     log: Log,
     failed: u64,
 }
@@ -126,7 +126,16 @@ const ARRIVAL: u64 = 0;
 
 impl Web {
     pub fn new(cfg: WebConfig, rng: Rng) -> Web {
-        Web { cfg, rng, next_index: 0, flows: HashMap::new(), outboxes: HashMap::new(), sinks: HashMap::new(), log: Log::default(), failed: 0 }
+        Web {
+            cfg,
+            rng,
+            next_index: 0,
+            flows: FxHashMap::default(),
+            outboxes: FxHashMap::default(),
+            sinks: FxHashMap::default(),
+            log: Log::default(),
+            failed: 0,
+        }
     }
 
     fn schedule(&mut self, from: Time, tp: &mut dyn Transport) {

@@ -67,11 +67,27 @@ fn outages_of(p: &PathSpec) -> Option<Outages> {
 #[test]
 fn a_group_is_n_hosts_on_one_side_each_with_the_groups_link_named_for_it() {
     let a = LinkParams { loss: 0.01, ..access() };
-    let hosts = group(7, Side::Right, 3, &a, &TcpConfig::default());
+    let hosts = group(7, Side::Right, 3, &a, &TcpConfig::default(), None);
     assert_eq!(hosts.len(), 3);
-    assert!(hosts.iter().all(|h| h.side == Side::Right && h.beyond.is_none() && !h.loses && !h.ipv6));
+    assert!(hosts.iter().all(|h| h.side == Side::Right && h.beyond.is_none() && !h.loses && !h.ipv6 && h.line.is_none()));
     assert_eq!(hosts[1].up, PathSpec::link(a.rate, a.delay, a.queue, 0.01, "link/h8/up"));
     assert_eq!(hosts[2].down, PathSpec::link(a.rate, a.delay, a.queue, 0.01, "link/h9/down"));
+}
+
+#[test]
+fn a_group_with_a_line_puts_its_hosts_behind_one_line_named_for_its_first() {
+    let line = LineParams { rate: Rate::mbps(8), queue: QueueLimit::Packets(50) };
+    let hosts = group(7, Side::Left, 3, &access(), &TcpConfig::default(), Some(line));
+    let l = hosts[0].line.clone().expect("a line");
+    assert!(hosts.iter().all(|h| h.line.as_deref() == Some(&*l)));
+    assert_eq!(l.name, "h7");
+    assert_eq!(queue_of(&l.up), (Rate::mbps(8), QueueLimit::Packets(50)));
+    assert_eq!((queue_of(&l.down), delay_of(&l.down)), ((Rate::mbps(8), QueueLimit::Packets(50)), Dur::ZERO));
+    // Attached, the three share one line's paths.
+    let mut f = Fabric::dumbbell(&[access().path("b"), access().path("b")], 1).unwrap();
+    let ids: Vec<HostId> = hosts.iter().map(|h| h.attach(&mut f).unwrap()).collect();
+    assert_eq!(f.lines.len(), 1);
+    assert!(ids.iter().all(|&i| f.hosts[i as usize].line == Some(0)));
 }
 
 #[test]
@@ -93,6 +109,58 @@ fn a_virtual_host_copies_its_trace_hosts_rtt_capacity_and_queue() {
     // No loss measured: none on the path, nothing beyond the link.
     assert!(!client.loses && client.beyond.is_none());
     assert!(!client.up.elements.iter().any(|e| matches!(e, ElementSpec::Loss { .. })));
+}
+
+/// The example model with its two side-B servers on one 5 Mbit/s line.
+fn with_a_line() -> swing::Model {
+    let mut m = four_sessions();
+    m.lines =
+        vec![swing::Line { side: swing::Side::B, hosts: vec!["192.0.2.1".into(), "192.0.2.2".into()], rate_bps: 5e6, back_to_back: 10, faster: 0 }];
+    m.check().unwrap();
+    m
+}
+
+#[test]
+fn virtual_hosts_of_a_trace_line_share_one_line_at_its_rate() {
+    let (m, a, tcp) = (with_a_line(), access(), TcpConfig::default());
+    let [side_a, side_b] = swing(&knobs(&m, &a, &tcp), 1, 0);
+    assert!(side_a[0].line.is_none());
+    let l = side_b[0].line.clone().expect("a line");
+    assert!(Arc::ptr_eq(&l, side_b[1].line.as_ref().unwrap()), "one line for both");
+    assert_eq!(l.name, "sw/0/0");
+    // Its queue: twice the bandwidth-delay product of its hosts' median RTT
+    // (50 ms: 3000 of 4000 bytes) plus side A's (10 ms), plus one.
+    let bdp: f64 = 5e6 * (0.050 + 0.010) / (1500.0 * 8.0);
+    assert_eq!(queue_of(&l.up), (Rate::mbps(5), QueueLimit::Packets((1.0 + 2.0 * bdp).ceil() as u32)));
+    assert_eq!(l.down, l.up);
+    // The servers keep their access links of their own (20 and 100 Mbit/s).
+    let rates: std::collections::BTreeSet<u64> = side_b.iter().map(|h| queue_of(&h.up).0 .0).collect();
+    assert_eq!(rates.into_iter().collect::<Vec<_>>(), [20_000_000, 100_000_000]);
+    // The same trace hosts are drawn as without the line, and their delays
+    // lose the line's serialisation of a SYN too (60 bytes at 5 Mbit/s).
+    let (plain, with) = (four_sessions(), with_a_line());
+    let p = SwingPlan { hosts: [1, 8], ..knobs(&plain, &a, &tcp) };
+    let w = SwingPlan { model: &with, ..p };
+    for (x, y) in swing(&p, 1, 0)[1].iter().zip(&swing(&w, 1, 0)[1]) {
+        assert_eq!(queue_of(&x.up), queue_of(&y.up));
+        assert_eq!(delay_of(&x.up) - delay_of(&y.up), Dur::from_micros(96));
+    }
+}
+
+#[test]
+fn more_virtual_hosts_make_more_lines_each_as_full_as_the_traces() {
+    let (m, a, tcp) = (with_a_line(), access(), TcpConfig::default());
+    // 20 virtual servers drawn from a line of 2 trace hosts: 10 lines of 2.
+    let [_, side_b] = swing(&SwingPlan { hosts: [1, 20], ..knobs(&m, &a, &tcp) }, 1, 0);
+    let mut per_line: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for h in &side_b {
+        *per_line.entry(h.line.as_ref().expect("every server copies a host of the line").name.clone()).or_default() += 1;
+    }
+    assert_eq!(per_line.len(), 10);
+    assert!(per_line.values().all(|&n| n == 2), "{per_line:?}");
+    // One virtual server: one line all the same (of one host).
+    let [_, side_b] = swing(&SwingPlan { hosts: [1, 1], ..knobs(&m, &a, &tcp) }, 1, 0);
+    assert!(side_b[0].line.is_some());
 }
 
 #[test]
@@ -211,6 +279,7 @@ fn the_generator_connects_planned_clients_to_planned_servers() {
         model: Arc::new(m),
         hosts: ids.clone(),
         ipv6,
+        copies: [vec![], vec![]],
         start: Time::ZERO,
         stop: Time(20_000 * MS),
         session_scale: 1.0,

@@ -20,7 +20,7 @@ fn trace() -> Arc<PlaybackTrace> {
             t += rng.exponential(0.66e6);
         }
     }
-    Arc::new(PlaybackTrace { packets })
+    Arc::new(PlaybackTrace { packets, period: None })
 }
 
 fn config(transport: PlaybackTransport, granularity: Granularity, trace: Arc<PlaybackTrace>) -> PlaybackConfig {
@@ -146,6 +146,7 @@ fn tcp_exact_writes_at_each_distinct_packet_time() {
             TracePacket { at: Dur(700_001), size: 100, flow: 0 },
             TracePacket { at: Dur(900_000), size: 40, flow: 0 },
         ],
+        period: None,
     });
     let cfg = PlaybackConfig { pairs: vec![(1, 101)], ..config(PlaybackTransport::Tcp, Granularity::Exact, tr) };
     let f = run(cfg, Fake::loopback(Dur::ZERO), 12.0);
@@ -181,4 +182,59 @@ fn tcp_blocked_by_its_buffer_falls_behind_and_keeps_the_trace_gaps_after() {
     assert!(sent < 3000.0 * 200.0, "{sent}");
     assert!(f.counter(0, "trace_bytes") > 2e6);
     assert!(f.counter(0, "blocked_s") > 5.0 && f.counter(0, "behind_s") > 5.0);
+}
+
+#[test]
+fn udp_looped_plays_the_trace_again_every_period_until_the_stop() {
+    // The 2 s trace every 2.5 s from 1 s to 10 s: passes at 0, 2.5, 5 and
+    // 7.5 s of the model's 9, the last one cut at 9 s (1.5 s into it).
+    let mut tr = (*trace()).clone();
+    tr.period = Some(Dur::from_millis(2_500));
+    let tr = Arc::new(tr);
+    let f = run(config(PlaybackTransport::Udp, Granularity::Exact, tr.clone()), Fake::loopback(Dur::ZERO), 12.0);
+    let sent = f.datagrams();
+    let last_pass = tr.packets.iter().filter(|p| p.at < Dur::from_millis(1_500)).count();
+    assert_eq!(sent.len(), 3 * tr.packets.len() + last_pass);
+    for (pass, chunk) in sent.chunks(tr.packets.len()).enumerate() {
+        for (d, p) in chunk.iter().zip(&tr.packets) {
+            let shift = Dur::from_millis(2_500 * pass as u64);
+            assert_eq!((d.at, d.payload + 28), (at(1.0) + p.at + shift, p.size));
+        }
+    }
+    let bytes: u64 = sent.iter().map(|d| d.payload as u64 + 28).sum();
+    assert_eq!(f.counter(0, "trace_bytes") as u64, bytes);
+}
+
+#[test]
+fn a_loops_period_keeps_its_packets_on_the_millisecond_grid_and_after_the_last_packet() {
+    // A period of 1.2345 ms under 1 ms granularity plays every 2 ms; one
+    // shorter than the trace, just after its last packet (on the grid).
+    assert_eq!(Granularity::Millisecond.period(Dur(1_234_500), Dur(900_000)), Dur::from_millis(2));
+    assert_eq!(Granularity::Millisecond.period(Dur(1_000), Dur(2_000_000)), Dur::from_millis(3));
+    assert_eq!(Granularity::Exact.period(Dur(1_000), Dur(2_000_000)), Dur(2_000_001));
+    assert_eq!(Granularity::Exact.period(Dur(1_234_500), Dur(900_000)), Dur(1_234_500));
+}
+
+#[test]
+fn tcp_looped_keeps_one_connection_and_writes_every_pass_at_its_times() {
+    let mut tr = (*trace()).clone();
+    tr.period = Some(Dur::from_millis(2_500));
+    let tr = Arc::new(tr);
+    let cfg = PlaybackConfig { pairs: vec![(1, 101)], ..config(PlaybackTransport::Tcp, Granularity::Millisecond, tr.clone()) };
+    let f = run(cfg, Fake::loopback(Dur::from_millis(1)), 12.0);
+    assert_eq!(f.connections().filter(|c| c.host == 1 && c.client).count(), 1);
+    let w = writes(&f, 1);
+    let got = per_ms(w.iter().map(|&(t, b, _)| (t - at(1.001), b)));
+    // The connection's timeline starts when it is established, 1 ms after
+    // the model's start, and ends with the model 8.999 s into it, within
+    // the fourth pass.
+    let span = Dur::from_millis(8_999);
+    let want = per_ms(
+        (0..4u64)
+            .flat_map(|k| tr.packets.iter().map(move |p| (p.at + Dur::from_millis(2_500 * k), p.size.saturating_sub(52) as u64)))
+            .filter(|&(t, b)| Granularity::Millisecond.due(t) < span && b > 0),
+    );
+    let want: std::collections::BTreeMap<u64, (u64, u64)> = want.into_iter().map(|(k, (_, b))| (k, (1, b))).collect();
+    assert_eq!(got, want);
+    assert!(got.keys().any(|&ms| ms >= 7_500), "the fourth pass plays");
 }

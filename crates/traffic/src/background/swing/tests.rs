@@ -57,6 +57,7 @@ fn kept_session() -> Model {
             },
             RreSample { gap_s: 1.0, conns: vec![conn_sample(0.0, &[[200.0, 1_000.0, 0.0]])] },
         ],
+        hosts: vec![],
     }];
     m.udp.clear();
     m
@@ -70,6 +71,7 @@ fn config(m: Model) -> SwingConfig {
         model: Arc::new(m),
         hosts: [vec![10], vec![20, 21]],
         ipv6: [vec![], vec![]],
+        copies: [vec![], vec![]],
         start: Time::ZERO,
         stop: at(10.0),
         session_scale: 1.0,
@@ -334,7 +336,11 @@ fn whole_session_replay_draws_each_kept_session_once_per_cycle() {
     // connection), four sessions a period: each kept one twice.
     let mut m = kept_session();
     let c = &mut m.classes[0];
-    c.sessions.push(SessionSample { start_s: 2.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![conn_sample(0.0, &[[50.0, 60_000.0, 0.0]])] }] });
+    c.sessions.push(SessionSample {
+        start_s: 2.0,
+        rres: vec![RreSample { gap_s: 0.0, conns: vec![conn_sample(0.0, &[[50.0, 60_000.0, 0.0]])] }],
+        hosts: vec![],
+    });
     c.counts.sessions = 4;
     c.session_start_s = d(&[0.0, 1.0, 2.0, 3.0]);
     let f = run(SwingConfig { structure: Structure::Sessions, stop: at(30.0), ..config(m) }, 60.0);
@@ -353,7 +359,7 @@ fn a_replayed_request_that_followed_another_connections_response_waits_for_it() 
     c0.server_s = vec![2.0];
     let mut c1 = conn_sample(0.0, &[[100.0, 1_000.0, 0.0], [100.0, 1_000.0, 3.0]]);
     c1.after = vec![None, Some([0.0, 0.0, 0.010])];
-    m.classes[0].sessions = vec![SessionSample { start_s: 0.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![c0, c1.clone()] }] }];
+    m.classes[0].sessions = vec![SessionSample { start_s: 0.0, rres: vec![RreSample { gap_s: 0.0, conns: vec![c0, c1.clone()] }], hosts: vec![] }];
     let second = |m: Model| {
         let f = run(SwingConfig { structure: Structure::Sessions, ..config(m) }, 10.0);
         let c = clients(&f);

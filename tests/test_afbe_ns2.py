@@ -1,5 +1,6 @@
 """The AF/BE study (examples/afbe.toml: TSWTCM, RIO-C with flavour "ns2",
-web flows of 1 to 90 packets) in undertow's simulator and in ns-2 2.35's
+web flows of 1 to 90 packets; TCP as ns-2's agents, `[tcp] flavour =
+"ns2"`, so that the two differ only in the queues) in undertow's simulator and in ns-2 2.35's
 diffserv module (bench/ns2/afbe.tcl, starting the flows undertow's run
 completed and sending a two-way TCP's control packets too), reduced to
 60 s of arrivals and seed 1. At load 0.5 every AF flow length's mean
@@ -20,11 +21,15 @@ afbe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(afbe)
 
 STOP, END, SEED = 60.0, 80.0, 1
+#: ns-2's TCP, so the comparison is of the queues: with the simulator's
+#: Linux-like default TCP, best effort's timeout tails (RACK, tail loss
+#: probes, Linux's RTO) differ from ns-2's Agent/TCP, not its queue.
+TCP = "ns2"
 
 
 def both(load: float, tmp_path):
     out = tmp_path / f"u{load}"
-    u = afbe.run_undertow(load, 0.5, SEED, STOP, END, out)
+    u = afbe.run_undertow(load, 0.5, SEED, STOP, END, out, TCP)
     flows = tmp_path / f"flows{load}.txt"
     afbe.write_flows(out, flows)
     n = afbe.run_ns2(load, 0.5, SEED, STOP, END, control=True, flows=flows)

@@ -58,6 +58,8 @@ pub fn translate(tcp: &TcpConfig) -> (Linux, Vec<(&'static str, &'static str)>) 
     sysctl("tcp_retries2", tcp.max_retries.to_string());
     sysctl("tcp_syn_retries", tcp.syn_retries.to_string());
     sysctl("tcp_slow_start_after_idle", flag(tcp.slow_start_after_idle));
+    // 3: the tail loss probe (RFC 8985 §7), Linux's default; 0: none.
+    sysctl("tcp_early_retrans", if tcp.tlp { "3" } else { "0" }.to_string());
     if tcp.snd_buf_auto {
         sysctl("tcp_wmem", format!("4096 {} {}", tcp.snd_buf_initial, tcp.snd_buf));
     }
@@ -103,6 +105,9 @@ fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static
         // The cubic module's `hystart` parameter is global, not per network namespace.
         ("hystart", tcp.hystart != d.hystart),
         ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
+        // Linux 6.17 removed RFC 6675's loss detection: RACK runs whatever tcp_recovery says.
+        ("rack", tcp.rack != d.rack),
+        ("rto_estimator", tcp.rto_estimator != d.rto_estimator),
         ("rto_tick", tcp.rto_tick != d.rto_tick),
         ("loss_response", tcp.loss_response != d.loss_response),
         ("ooo_shrinks_window", tcp.ooo_shrinks_window != d.ooo_shrinks_window),
@@ -131,6 +136,13 @@ mod tests {
         assert_eq!((l.mss, l.sndbuf, l.rcvbuf), (None, None, None));
         assert!(l.route.is_empty());
         assert!(l.sysctls.contains(&("net.ipv4.tcp_sack".into(), "1".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_early_retrans".into(), "3".into())));
+    }
+
+    #[test]
+    fn no_tail_loss_probe_is_a_sysctl_of_the_namespace() {
+        let l = linux(&TcpConfig { tlp: false, ..TcpConfig::default() }).unwrap();
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_early_retrans".into(), "0".into())), "{:?}", l.sysctls);
     }
 
     #[test]
@@ -155,6 +167,9 @@ mod tests {
         // HyStart is a global parameter of Linux's cubic module.
         let e = linux(&TcpConfig { hystart: false, ..TcpConfig::default() }).unwrap_err();
         assert!(e.contains("tcp.hystart"), "{e}");
+        // Linux's RTO estimator is its own.
+        let e = linux(&TcpConfig { rto_estimator: tcp::RtoEstimator::Rfc6298, ..TcpConfig::default() }).unwrap_err();
+        assert!(e.contains("tcp.rto_estimator"), "{e}");
     }
 
     #[test]

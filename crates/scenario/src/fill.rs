@@ -4,11 +4,11 @@
 use crate::resolve::{AppModel, BackgroundModel, LinkParams, Resolved, Side};
 use crate::schema::{
     AppSpec, BackgroundCommon, BottleneckSpec, CongestionControl, Direction, LinkSpec, LossResponseSpec, ModelSpec, PartialAckTimerSpec,
-    PlaybackGranularity, ReverseSpec, Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
+    PlaybackGranularity, ReverseSpec, RtoEstimatorSpec, Scenario, ServerSide, Structure, TcpSpec, TopologyKind,
 };
 use crate::values::{Bandwidth, BufferSize, Fraction, QueueSize, Size, TimeSpan};
 use net::QueueLimit;
-use tcp::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
+use tcp::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 use units::Dur;
 
 fn link_spec(p: &LinkParams) -> LinkSpec {
@@ -51,6 +51,12 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         // recorded before these settings existed read back unchanged.
         limited_transmit: (c.limited_transmit != linux.limited_transmit).then_some(c.limited_transmit),
         idle_restart: (c.slow_start_after_idle != linux.slow_start_after_idle).then_some(c.slow_start_after_idle),
+        rack: (c.rack != linux.rack).then_some(c.rack),
+        tlp: (c.tlp != linux.tlp).then_some(c.tlp),
+        rto_estimator: (c.rto_estimator != linux.rto_estimator).then_some(match c.rto_estimator {
+            RtoEstimator::Linux => RtoEstimatorSpec::Linux,
+            RtoEstimator::Rfc6298 => RtoEstimatorSpec::Rfc6298,
+        }),
         rto_tick: c.rto_tick.map(TimeSpan),
         loss_response: (c.loss_response != linux.loss_response).then_some(match c.loss_response {
             LossResponse::Linux => LossResponseSpec::Linux,

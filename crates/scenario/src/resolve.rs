@@ -7,7 +7,7 @@ use crate::schema::*;
 use crate::values::{BufferSize, QueueSize, RateOrShare, Size};
 use net::QueueLimit;
 use std::path::Path;
-use tcp::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
+use tcp::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 use traffic::background::{Arrivals, FlowSizes, RateTransport};
 use units::{Dur, Rate, Time};
 
@@ -387,6 +387,18 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     }
     if let Some(r) = spec.idle_restart {
         c.slow_start_after_idle = r;
+    }
+    if let Some(r) = spec.rack {
+        c.rack = r;
+    }
+    if let Some(t) = spec.tlp {
+        c.tlp = t;
+    }
+    if let Some(e) = spec.rto_estimator {
+        c.rto_estimator = match e {
+            RtoEstimatorSpec::Linux => RtoEstimator::Linux,
+            RtoEstimatorSpec::Rfc6298 => RtoEstimator::Rfc6298,
+        };
     }
     if let Some(t) = spec.rto_tick {
         if !(Dur::from_micros(1)..=Dur::from_secs(1)).contains(&t.0) {

@@ -184,7 +184,16 @@ pub struct TcpSpec {
     /// RFC 5681 §4.1 restart from the initial window after an idle RTO; default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_restart: Option<bool>,
-    /// ns-2's coarse-clock RTO estimator with this tick (tcpTick_); unset: RFC 6298.
+    /// RACK loss detection (RFC 8985) with SACK; false: RFC 6675's IsLost. Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<bool>,
+    /// Tail loss probe (RFC 8985 §7) with SACK. Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlp: Option<bool>,
+    /// "linux" or "rfc6298": how the retransmission timeout follows the RTT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_estimator: Option<RtoEstimatorSpec>,
+    /// ns-2's coarse-clock RTO estimator with this tick (tcpTick_), instead of rto_estimator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_tick: Option<TimeSpan>,
     /// "linux", "ns2" or "ns3": how ssthresh, fast retransmit and recovery respond to a loss.
@@ -221,6 +230,9 @@ impl TcpSpec {
             initial_rto: self.initial_rto.or(base.initial_rto),
             limited_transmit: self.limited_transmit.or(base.limited_transmit),
             idle_restart: self.idle_restart.or(base.idle_restart),
+            rack: self.rack.or(base.rack),
+            tlp: self.tlp.or(base.tlp),
+            rto_estimator: self.rto_estimator.or(base.rto_estimator),
             rto_tick: self.rto_tick.or(base.rto_tick),
             loss_response: self.loss_response.or(base.loss_response),
             ooo_shrinks_window: self.ooo_shrinks_window.or(base.ooo_shrinks_window),
@@ -232,6 +244,11 @@ impl TcpSpec {
 choice! {
     /// The TCP stack a scenario's unset TCP fields follow.
     TcpFlavour { Linux = "linux", Ns2 = "ns2", Ns3 = "ns3" }
+}
+
+choice! {
+    /// How the retransmission timeout is estimated (tcp::RtoEstimator).
+    RtoEstimatorSpec { Linux = "linux", Rfc6298 = "rfc6298" }
 }
 
 choice! {

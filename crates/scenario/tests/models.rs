@@ -275,9 +275,25 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
     let (s, r) =
         ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n")).unwrap().resolved(None, None).unwrap();
     let linux = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    for absent in ["limited_transmit", "idle_restart", "rto_tick", "loss_response", "partial_ack_timer", "ooo_shrinks_window"] {
+    for absent in
+        ["limited_transmit", "idle_restart", "rack", "tlp", "rto_estimator", "rto_tick", "loss_response", "partial_ack_timer", "ooo_shrinks_window"]
+    {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }
+}
+
+#[test]
+fn rfc_6298_rfc_6675_and_no_probe_are_chosen_by_name_and_written_back() {
+    let text = format!("{BASE}[tcp]\nrto_estimator = \"rfc6298\"\nrack = false\ntlp = false\n[[background]]\nmodel = \"greedy\"\n");
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
+    let (s, r) = f.resolved(None, None).unwrap();
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    assert!(filled.contains("rto_estimator = \"rfc6298\"") && filled.contains("rack = false") && filled.contains("tlp = false"), "{filled}");
+    let (_, r2) = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap();
+    assert_eq!(r, r2);
+    let text = format!("{BASE}[tcp]\nrto_estimator = \"bsd\"\n[[background]]\nmodel = \"greedy\"\n");
+    let e = ScenarioFile::parse("s.toml", Path::new("."), &text).and_then(|f| f.resolved(None, None).map(|_| ())).unwrap_err().to_string();
+    assert!(e.contains("rto_estimator") && e.contains("rfc6298"), "{e}");
 }
 
 #[test]

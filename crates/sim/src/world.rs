@@ -98,7 +98,7 @@ fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
         bytes_acked: s.bytes_acked,
         bytes_received: c.delivered,
         segments_sent: s.segs_sent,
-        retransmits: s.retransmits,
+        retransmits: s.retransmits.into(),
         fast_recoveries: s.fast_recoveries.into(),
         rtos: s.rtos.into(),
         srtt_s: c.tcp.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
@@ -108,7 +108,7 @@ fn conn_row(c: &Conn, closed: Option<Time>) -> ConnRow {
 /// Adds a connection's counters to its model's totals.
 fn add_stats(t: &mut TcpTotals, s: &TcpStats) {
     t.segments += s.segs_sent;
-    t.retransmits += s.retransmits;
+    t.retransmits += u64::from(s.retransmits);
     t.fast_recoveries += u64::from(s.fast_recoveries);
     t.rtos += u64::from(s.rtos);
 }

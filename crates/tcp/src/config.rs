@@ -11,7 +11,7 @@ pub enum Algorithm {
     Reno,
     /// RFC 6582: stays in fast recovery until everything outstanding at entry is acked.
     NewReno,
-    /// RFC 9438 window growth; NewReno or SACK (RFC 6675 + PRR) recovery.
+    /// CUBIC window growth as Linux computes it; NewReno or SACK (RFC 6675 + PRR) recovery.
     Cubic,
 }
 
@@ -53,6 +53,19 @@ pub enum PartialAckTimer {
     /// `newreno_changes1_` and ns-3's `m_isFirstPartialAck`, so a window with many
     /// losses ends in a timeout rather than one repair per round trip.
     First,
+}
+
+/// How the retransmission timeout is estimated from RTT samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum RtoEstimator {
+    /// Linux's `tcp_rtt_estimator`/`tcp_set_rto`: RTO = SRTT + max(deviation term,
+    /// `min_rto`), about the RTT plus 200 ms, in whole jiffies; samples from the oldest
+    /// segment each ACK delivers, SACKed ones and timestamp echoes included.
+    #[default]
+    Linux,
+    /// RFC 6298: RTO = max(`min_rto`, SRTT + 4·RTTVAR); a sample from the newest segment
+    /// each cumulative ACK covers, Karn's rule.
+    Rfc6298,
 }
 
 /// Per-endpoint settings. `Default` gives Linux-like values.
@@ -130,9 +143,20 @@ pub struct TcpConfig {
     /// detection, `tcp_cubic.c`), as Linux does by default. Off: slow start runs until
     /// a loss or ssthresh.
     pub hystart: bool,
-    /// `None`: RFC 6298's estimator (nanoseconds, a sample per ACK). `Some(tick)`: ns-2's
-    /// coarse-clock estimator (`tcpTick_`): one timed segment per round trip, measured
-    /// in ticks, backoff kept until a timed segment is acknowledged.
+    /// RACK loss detection (RFC 8985, Linux's `tcp_recovery` = 1) with SACK: a segment is
+    /// lost once one sent after it was delivered and its reordering window passed.
+    /// Off: RFC 6675's IsLost (dupthresh segments SACKed above it).
+    pub rack: bool,
+    /// Tail loss probe (RFC 8985 §7, Linux's `tcp_early_retrans` = 3) with SACK: with
+    /// nothing SACKed or retransmitted, about two RTTs after the last ACK send one new
+    /// segment (or the last one again) so that a lost tail is found by RACK instead of
+    /// the RTO.
+    pub tlp: bool,
+    /// The RTO estimator, unless `rto_tick` is set.
+    pub rto_estimator: RtoEstimator,
+    /// `Some(tick)`: ns-2's coarse-clock estimator (`tcpTick_`) instead of
+    /// `rto_estimator`: one timed segment per round trip, measured in ticks, backoff
+    /// kept until a timed segment is acknowledged.
     pub rto_tick: Option<Dur>,
     pub loss_response: LossResponse,
     pub partial_ack_timer: PartialAckTimer,
@@ -168,6 +192,9 @@ impl Default for TcpConfig {
             limited_transmit: true,
             slow_start_after_idle: true,
             hystart: true,
+            rack: true,
+            tlp: true,
+            rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,
             partial_ack_timer: PartialAckTimer::Every,
@@ -182,8 +209,8 @@ impl TcpConfig {
     /// packets, Limited Transmit (`singledup_`), the 10 ms tick RTO estimator
     /// starting at 3 s (`rtxcur_init_`) with `minrto_` 200 ms and `maxrto_` 60 s,
     /// ns-2's loss response, no restart after idle, and NewReno's timer restarted
-    /// by the first partial ACK only (`newreno_changes1_`). Neither has HyStart or
-    /// pacing, and ns-2's `maxburst_` 0 is no limit, as here. ns-2's `window_` is a
+    /// by the first partial ACK only (`newreno_changes1_`). ns-2 has no HyStart,
+    /// RACK, tail loss probe or pacing, and its `maxburst_` 0 is no limit, as here. ns-2's `window_` is a
     /// packet count that caps `snd_nxt - snd_una`, fixed: set `rcv_buf` to window_ ×
     /// MSS, a window that data held out of order does not shrink.
     pub fn ns2() -> TcpConfig {
@@ -205,6 +232,8 @@ impl TcpConfig {
             partial_ack_timer: PartialAckTimer::First,
             rcv_buf_auto: false,
             ooo_shrinks_window: false,
+            rack: false,
+            tlp: false,
             ..TcpConfig::default()
         }
     }
@@ -217,8 +246,9 @@ impl TcpConfig {
     /// Transmit, `MinRto` 1 s, 3 s for the SYN (`ConnTimeout`), 128 KiB buffers
     /// fixed whose window data held out of order does not shrink, no restart after
     /// idle, the timer restarted by the first partial ACK only, and ns-3's loss
-    /// response. ns-3 gives up after 6 data retransmissions (`DataRetries`), this
-    /// model after `max_retries`.
+    /// response; RFC 6298's RTO estimator (`RttMeanDeviation`), RFC 6675's loss
+    /// detection and no tail loss probe, as ns-3 has neither RACK nor TLP. ns-3 gives
+    /// up after 6 data retransmissions (`DataRetries`), this model after `max_retries`.
     pub fn ns3() -> TcpConfig {
         TcpConfig {
             algorithm: Algorithm::NewReno,
@@ -241,6 +271,9 @@ impl TcpConfig {
             snd_buf: 128 << 10,
             snd_buf_auto: false,
             ooo_shrinks_window: false,
+            rack: false,
+            tlp: false,
+            rto_estimator: RtoEstimator::Rfc6298,
             ..TcpConfig::default()
         }
     }

@@ -16,24 +16,31 @@
 //! Results are compared with the Mathis formula, ns-3 and Linux, so each mechanism
 //! follows its RFC, cited next to the code:
 //!
-//! * handshake with MSS and SACK-permitted negotiation (RFC 9293, RFC 2018); a
-//!   retransmitted SYN or SYN-ACK gives an initial window of one segment (RFC 5681) and a
-//!   3 s RTO until the first sample (RFC 6298 5.7);
+//! * handshake with MSS and SACK-permitted negotiation (RFC 9293, RFC 2018); more than
+//!   one retransmitted SYN or SYN-ACK gives an initial window of one segment (Linux; RFC
+//!   5681 says after one), and without a timestamp echo to time it a 3 s RTO until the
+//!   first sample (RFC 6298 5.7);
 //! * receiver with out-of-order reassembly, RFC 2018 SACK block order and RFC 1122/5681
 //!   delayed ACKs (immediate ACKs for out-of-order data, hole fills, FIN and duplicates);
-//! * RFC 6298 retransmission timer with Karn's rule, exponential backoff and abort after
-//!   `max_retries`;
-//! * congestion control (`cc`): RFC 5681 with RFC 3465 byte counting, or CUBIC (RFC 9438);
+//! * retransmission timer by Linux's estimator (RTO about the RTT plus `min_rto`, on
+//!   Linux's timer wheel) or RFC 6298's, with Karn's rule, exponential backoff and abort
+//!   after `max_retries`; the tail loss probe (RFC 8985 §7);
+//! * congestion control (`cc`): RFC 5681 with RFC 3465 byte counting, or CUBIC as Linux
+//!   computes it (`tcp_cubic.c`, in whole packets);
 //! * loss recovery (`recovery`): Tahoe, Reno, NewReno (RFC 6582) with Limited Transmit
-//!   (RFC 3042), and SACK-based recovery (RFC 6675) paced by PRR (RFC 6937) whenever both
-//!   ends agreed on SACK;
+//!   (RFC 3042), and SACK-based recovery (RFC 6675 scoreboard) paced by PRR (RFC 6937)
+//!   whenever both ends agreed on SACK, losses found by RACK (RFC 8985, `rack`) or RFC
+//!   6675's IsLost;
 //! * close with FIN_WAIT/CLOSING/LAST_ACK and RST. TIME_WAIT is entered and reported at
 //!   once (no 2MSL wait), though the endpoint still answers a retransmitted FIN if kept.
 //!
 //! Where the RFCs leave room, the crate does what Linux does: the window only grows
 //! while the sender is cwnd-limited, an idle connection restarts from the initial window
 //! (RFC 5681 §4.1), a lost retransmission is detected from later SACKs instead of waiting
-//! for the timer, and a timeout inside a loss episode does not cut ssthresh again.
+//! for the timer, and a timeout inside a loss episode does not cut ssthresh again. The
+//! defaults follow Linux 6.18 where it differs from the RFCs (CUBIC's arithmetic, the
+//! RTO estimator, RACK-TLP, PRR's details, the handshake's losses), checked against the
+//! emulator's real Linux stacks (docs/emu.md).
 //!
 //! # Speed
 //!
@@ -48,7 +55,9 @@
 mod cc;
 mod config;
 mod conn;
+mod jiffies;
 mod ns3_recovery;
+mod rack;
 mod rcv_space;
 mod recovery;
 mod recv;
@@ -56,7 +65,7 @@ mod rtt;
 mod segment;
 mod send;
 
-pub use config::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
+pub use config::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 pub use conn::{Notify, State, Tcp, TcpStats};
 pub use segment::{syn_option_bytes, Flags, SackBlocks, Segment, SynOptions};
 pub use units::{Dur, Time};

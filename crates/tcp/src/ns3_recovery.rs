@@ -143,7 +143,7 @@ impl Ns3Recovery {
         if self.newreno_growth {
             increase_window(w, segs);
         } else if segs > 0 {
-            cc.on_ack(w, now, &Ack { acked: a.acked, srtt: a.srtt, abc_limit: 2 * w.mss });
+            cc.on_ack(w, now, &Ack { acked: a.acked, delivered: a.delivered, abc_limit: 2 * w.mss });
         }
         o.restart_timer = true;
         o
@@ -258,7 +258,7 @@ mod tests {
         }
         /// An ACK to `to` when the window was not in use.
         fn ack_unused(&mut self, to: u64) -> Outcome {
-            let acked = self.sb.ack(to).bytes;
+            let acked = self.sb.ack_t(to).bytes;
             let a = AckInfo { acked, delivered: acked, cwnd_limited: false, ..Default::default() };
             self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(f.r.phase(), Phase::Recovery);
         // With SACK the threshold is half of pipe alone.
         let mut g = fixture(true, 10, 10 * M, PartialAckTimer::First);
-        g.sb.apply_sack(&crate::SackBlocks::from_slice(&[(seq(1), seq(4))]));
+        g.sb.apply_sack_t(&crate::SackBlocks::from_slice(&[(seq(1), seq(4))]));
         g.sb.mark_lost_by_sack(3, M);
         let o = g.dup();
         assert!(o.entered);

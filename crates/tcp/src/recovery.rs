@@ -25,7 +25,7 @@ use crate::cc::{Ack, Cc, CongestionControl, Window};
 use crate::ns3_recovery::Ns3Recovery;
 use crate::send::Scoreboard;
 use crate::{Algorithm, LossResponse, PartialAckTimer, TcpConfig};
-use units::{Dur, Time};
+use units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -64,7 +64,8 @@ pub(crate) struct AckInfo {
     pub dup: bool,
     /// RFC 6937 DeliveredData: acked + change in SACKed bytes.
     pub delivered: u64,
-    pub srtt: Option<Dur>,
+    /// Loss detection marked a segment lost on this ACK.
+    pub newly_lost: bool,
     /// Window growth is allowed only while cwnd-limited (see `conn.rs`).
     pub cwnd_limited: bool,
 }
@@ -168,6 +169,22 @@ impl Loss {
             Loss::Ns3(r) => r.on_rto(now, sb, w, cc),
         }
     }
+    /// RACK's reordering timer found losses; returns whether recovery began. ns-3's
+    /// recovery has no such timer (its losses wait for a duplicate ACK).
+    pub fn on_reorder_timeout(&mut self, now: Time, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> bool {
+        match self {
+            Loss::Rfc(r) => r.on_reorder_timeout(now, sb, w, cc),
+            Loss::Ns3(_) => false,
+        }
+    }
+
+    /// A tail loss probe repaired a loss (Linux `tcp_process_tlp_ack`): one reduction,
+    /// at once (Linux's CWR state entered and left on one ACK): ssthresh as for a
+    /// loss, cwnd = ssthresh.
+    pub fn on_probe_repaired(&self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc) {
+        cc.on_loss(w, now, sb.outstanding());
+        cc.on_recovery_exit(w, now);
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -192,6 +209,9 @@ pub(crate) struct Recovery {
     /// ns-2: the window fast recovery ends with, half the window at entry to the byte
     /// (`precision_reduce_`: cwnd_ = windowd() / 2, while ssthresh_ is its integer part).
     half_cwnd: u64,
+    /// SACK losses are found by RACK (`rack.rs`): recovery begins once anything is
+    /// marked lost, not at dupthresh duplicates.
+    rack: bool,
     partial_ack_timer: PartialAckTimer,
     /// No partial ACK has restarted the timer in this recovery yet.
     first_partial: bool,
@@ -211,6 +231,7 @@ impl Recovery {
             recover_fs: 0,
             ns2: cfg.loss_response == LossResponse::Ns2,
             half_cwnd: 0,
+            rack: cfg.rack,
             partial_ack_timer: cfg.partial_ack_timer,
             first_partial: true,
         }
@@ -224,10 +245,11 @@ impl Recovery {
     pub fn uses_sack(&self) -> bool {
         self.mode == Mode::Sack
     }
-    /// In SACK recovery, NextSeg rule 3 may retransmit unSACKed data below the highest SACK.
+    /// In SACK recovery, NextSeg rule 3 may retransmit unSACKed data below the highest
+    /// SACK; not with RACK, as Linux retransmits only what is marked lost.
     #[inline]
     pub fn rule3_allowed(&self) -> bool {
-        self.mode == Mode::Sack && self.phase == Phase::Recovery
+        self.mode == Mode::Sack && self.phase == Phase::Recovery && !self.rack
     }
 
     /// cwnd for the send loop: RFC 3042 Limited Transmit lets the first two duplicate
@@ -278,6 +300,8 @@ impl Recovery {
             return false;
         }
         match self.mode {
+            // RACK (Linux `tcp_time_to_recover`): a loss was proven.
+            Mode::Sack if self.rack => sb.lost() > 0,
             // RFC 6675 §5: dupthresh duplicates, or IsLost(HighACK + 1).
             Mode::Sack => sb.head_lost() || (a.dup && self.dupacks >= self.dupthresh),
             _ => a.dup && self.dupacks == self.dupthresh,
@@ -315,9 +339,10 @@ impl Recovery {
                 sb.reset_rxt_cursor();
                 self.prr_delivered = 0;
                 self.prr_out = 0;
-                self.recover_fs = sb.outstanding();
+                // Linux takes cwnd at entry (`prior_cwnd`), RFC 6937 FlightSize.
+                self.recover_fs = if self.rack { w.cwnd } else { sb.outstanding() };
                 self.phase = Phase::Recovery;
-                self.prr(a.delivered, sb, w);
+                self.prr(a, sb, w);
             }
         }
     }
@@ -349,7 +374,7 @@ impl Recovery {
                 if sb.una() >= self.recover {
                     self.exit(now, a, w, cc);
                 } else {
-                    self.prr(a.delivered, sb, w);
+                    self.prr(a, sb, w);
                 }
             }
             Mode::Tahoe => unreachable!("Tahoe recovers in the Loss phase"),
@@ -368,8 +393,27 @@ impl Recovery {
         }
     }
 
-    /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt.
-    fn prr(&mut self, delivered: u64, sb: &Scoreboard, w: &mut Window) {
+    /// RACK's reordering timer found losses (Linux `tcp_rack_reo_timeout`): from the open
+    /// state they begin recovery, counted as one segment delivered for PRR. Returns
+    /// whether recovery began.
+    pub fn on_reorder_timeout(&mut self, now: Time, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> bool {
+        if self.phase != Phase::Open || self.mode != Mode::Sack || sb.lost() == 0 {
+            return false;
+        }
+        let mut o = Outcome::default();
+        self.enter(now, &AckInfo { delivered: w.mss, ..AckInfo::default() }, sb, w, cc, &mut o);
+        o.entered
+    }
+
+    /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt. With RACK
+    /// as Linux's `tcp_cwnd_reduction`: an ACK that delivers nothing leaves cwnd, and the
+    /// reduction bound's extra segment comes only with an ACK that advanced snd_una and
+    /// found no new loss (PRR-CRB's conservative spirit).
+    fn prr(&mut self, a: &AckInfo, sb: &Scoreboard, w: &mut Window) {
+        let delivered = a.delivered;
+        if self.rack && delivered == 0 {
+            return;
+        }
         self.prr_delivered += delivered;
         let pipe = sb.pipe();
         let ss = w.ssthresh;
@@ -377,7 +421,8 @@ impl Recovery {
             let target = (self.prr_delivered as u128 * ss as u128).div_ceil(self.recover_fs.max(1) as u128);
             (target as u64).saturating_sub(self.prr_out)
         } else {
-            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + w.mss;
+            let extra = if !self.rack || (a.acked > 0 && !a.newly_lost) { w.mss } else { 0 };
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + extra;
             (ss - pipe).min(limit)
         };
         // The fast retransmit itself always goes out (as in Linux).
@@ -417,7 +462,7 @@ fn whole_packets(cwnd: u64, mss: u64) -> u64 {
 
 fn grow(now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
     if a.acked > 0 && a.cwnd_limited {
-        cc.on_ack(w, now, &Ack { acked: a.acked, srtt: a.srtt, abc_limit });
+        cc.on_ack(w, now, &Ack { acked: a.acked, delivered: a.delivered, abc_limit });
     }
 }
 
@@ -465,7 +510,7 @@ pub(crate) mod testing {
         }
         /// A cumulative ACK to `to`, the window used.
         pub fn ack(&mut self, to: u64) -> Outcome {
-            let acked = self.sb.ack(to).bytes;
+            let acked = self.sb.ack(to, self.sb.high_sacked(), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
             let a = AckInfo { acked, delivered: acked, cwnd_limited: true, ..Default::default() };
             self.r.on_ack(Time::ZERO, &a, &mut self.sb, &mut self.w, &mut self.cc)
         }
@@ -482,7 +527,11 @@ mod tests {
     }
 
     fn fixture_with(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse) -> Fixture<Recovery> {
-        let cfg = TcpConfig { loss_response: response, ..TcpConfig::default() };
+        fixture_full(mode, nsegs, cwnd, response, false)
+    }
+
+    fn fixture_full(mode: Mode, nsegs: u64, cwnd: u64, response: LossResponse, rack: bool) -> Fixture<Recovery> {
+        let cfg = TcpConfig { loss_response: response, rack, ..TcpConfig::default() };
         Fixture {
             r: Recovery::new(mode, &cfg),
             sb: board(nsegs),
@@ -552,7 +601,7 @@ mod tests {
     #[test]
     fn ns3_nextseg_resends_lost_data_below_the_highest_sack_only_and_rule_3_without_unsent_data() {
         let mut f = fixture(Mode::Sack, 10, 10 * M);
-        f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + 3 * M, 1 + 5 * M)]));
+        f.sb.apply_sack_t(&crate::SackBlocks::from_slice(&[(1 + 3 * M, 1 + 5 * M)]));
         f.sb.mark_all_lost(); // a timeout: everything not SACKed is lost
         let ns3 = Loss::new(&TcpConfig { mss: M as u32, ..TcpConfig::ns3() }, true);
         let linux = Loss::new(&TcpConfig::default(), true);
@@ -560,7 +609,7 @@ mod tests {
         assert!(!ns3.resends_lost_at(1 + 6 * M, &f.sb), "above the highest SACK: new data goes first");
         assert!(linux.resends_lost_at(1 + 6 * M, &f.sb));
         // Once snd_una passes the SACKed data nothing is SACKed: all of it may go.
-        f.sb.ack(1 + 6 * M);
+        f.sb.ack_t(1 + 6 * M);
         assert!(ns3.resends_lost_at(1 + 6 * M, &f.sb));
         // NextSeg rule 3 waits while unsent data waits for the window, in ns-3 only.
         assert!(!ns3.rule3_with_unsent(M) && ns3.rule3_with_unsent(0));
@@ -616,7 +665,8 @@ mod tests {
         // Segment 0 lost; each SACK for segments 1.. delivers one segment.
         let mut sent = 0;
         for k in 1..20u64 {
-            let newly = f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)]));
+            let newly =
+                f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + (k + 1) * M)]), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
             f.sb.mark_lost_by_sack(3, M);
             let a = AckInfo { dup: true, delivered: newly, ..Default::default() };
             let o = f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);
@@ -686,5 +736,43 @@ mod tests {
         g.r.on_rto(Time::ZERO, false, &mut g.sb, &mut g.w, &mut g.cc);
         g.r.on_rto(Time::ZERO, true, &mut g.sb, &mut g.w, &mut g.cc);
         assert_eq!(g.w.ssthresh, 5 * M, "FlightSize 10 / 2, held");
+    }
+    #[test]
+    fn linux_prr_takes_cwnd_at_entry_and_adds_a_segment_only_on_clean_progress() {
+        // 20 segments out under a cwnd of 30 (the sender ran out of data): segment 0
+        // lost, 1-3 SACKed. ssthresh = FlightSize / 2 = 10 segments. Proportional part
+        // (pipe 16 > 10): RFC 6937 may send 3 × 10 / 20 = 1.5 segments' bytes of the 3
+        // delivered, Linux 3 × 10 / 30 = 1 (RecoverFS = cwnd at entry).
+        for (rack, sndcnt) in [(false, 1500), (true, 1000)] {
+            let mut f = fixture_full(Mode::Sack, 20, 30 * M, LossResponse::Linux, rack);
+            let newly = f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + M, 1 + 4 * M)]), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
+            f.sb.mark_lost_by_sack(3, M);
+            let a = AckInfo { dup: true, delivered: newly, newly_lost: true, ..Default::default() };
+            f.r.dupacks = 2;
+            assert!(f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc).entered);
+            assert_eq!(f.w.ssthresh, 10 * M);
+            assert_eq!(f.w.cwnd - f.sb.pipe(), sndcnt, "rack {rack}");
+        }
+        // Below ssthresh (the reduction bound): pipe 4 after 12 more SACKed and 3 lost.
+        // The bound is max(prr_delivered - prr_out, delivered) + 1 segment: Linux adds the
+        // segment only for an ACK that advanced snd_una and marked nothing lost.
+        for (rack, acked, newly_lost, sndcnt) in [(false, 0, true, 2), (true, 0, false, 1), (true, M, true, 1), (true, M, false, 2)] {
+            let mut f = fixture_full(Mode::Sack, 20, 20 * M, LossResponse::Linux, rack);
+            f.r.phase = Phase::Recovery;
+            f.r.prr_delivered = 10 * M;
+            f.r.prr_out = 10 * M;
+            f.w.ssthresh = 10 * M;
+            f.sb.apply_sack(&crate::SackBlocks::from_slice(&[(1 + 4 * M, 1 + 20 * M)]), &mut crate::rack::Rack::default(), Time::ZERO);
+            f.sb.mark_lost_by_sack(3, M);
+            assert_eq!(f.sb.pipe(), 0);
+            let a = AckInfo { delivered: M, acked, newly_lost, ..Default::default() };
+            f.r.prr(&a, &f.sb, &mut f.w);
+            assert_eq!(f.w.cwnd, sndcnt * M, "rack {rack} acked {acked} newly_lost {newly_lost}");
+        }
+        // An ACK that delivers nothing leaves Linux's cwnd alone.
+        let mut f = fixture_full(Mode::Sack, 20, 20 * M, LossResponse::Linux, true);
+        f.r.phase = Phase::Recovery;
+        f.r.prr(&AckInfo::default(), &f.sb, &mut f.w);
+        assert_eq!(f.w.cwnd, 20 * M);
     }
 }

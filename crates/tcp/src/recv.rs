@@ -3,9 +3,9 @@
 //!
 //! The application consumes in-order data instantly, so the buffer only ever holds
 //! out-of-order bytes. The advertised window is `rcv_buf - ooo_bytes`, or, with
-//! autotuning, what Linux's window growth allows ([`RcvSpace`]); either way never
-//! less than what is left of the window last advertised (the right edge does not
-//! move back).
+//! autotuning, what Linux's window growth allows ([`RcvSpace`]); either way its
+//! right edge never moves back, and data up to it is kept (Linux's
+//! `tcp_select_window` with `tcp_shrink_window` off, its default).
 
 use crate::rcv_space::RcvSpace;
 use crate::segment::KeptBlocks;
@@ -393,7 +393,8 @@ mod tests {
             assert_eq!(blocks(&r), vec![(501, 1 + (i + 1) * 500)]);
             r.on_ack_sent();
         }
-        assert_eq!(r.window(), 1 << 20, "held out-of-order bytes do not pull the right edge back");
+        // Out-of-order bytes fill the buffer but the offered edge stays.
+        assert_eq!(r.window(), 1 << 20);
         let rx = r.on_segment(Time::ZERO, 1, 500, false);
         assert_eq!(rx.delivered, 2000);
         assert_eq!(r.rcv_nxt(), 2001);
@@ -495,23 +496,51 @@ mod tests {
     }
 
     #[test]
-    fn a_fixed_window_leaves_out_the_bytes_held_out_of_order_unless_told_not_to() {
-        // Segments 0 and 2 of a 20-segment window are lost, 1 and 3 arrive,
-        // then 0 is repaired: segment 3 still waits for the second hole.
+    fn out_of_order_data_within_the_offered_window_is_kept() {
+        // A fixed 2,000-byte buffer offers 2,000 bytes. The first segment is
+        // lost; the next three fill the buffer out of order, and the fourth,
+        // still within the window offered before any of them, is kept too:
+        // Linux never moves the right edge back, so the sender, which sent
+        // up to it, loses nothing at the receiver.
+        let mut r = Receiver::new(2000, Dur::from_millis(40));
+        r.start(0, 500, 2, true, false);
+        r.on_ack_sent();
+        assert_eq!(r.window(), 2000);
+        for i in 1..4u64 {
+            r.on_segment(Time::ZERO, 1 + i * 500, 500, false);
+            r.on_ack_sent();
+            // The window the next ACK offers: to the same right edge.
+            assert_eq!(r.rcv_nxt() + r.window(), 2001);
+        }
+        assert_eq!(r.ooo_ranges(), vec![(501, 2001)]);
+        // Beyond the edge: trimmed.
+        r.on_segment(Time::ZERO, 2001, 500, false);
+        assert_eq!(r.ooo_ranges(), vec![(501, 2001)]);
+        let d = r.on_segment(Time::ZERO, 1, 500, false);
+        assert_eq!(d.delivered, 2000);
+        r.on_ack_sent();
+        assert_eq!(r.rcv_nxt() + r.window(), 4001);
+    }
+
+    #[test]
+    fn a_fixed_window_shrinks_by_the_bytes_held_out_of_order_unless_told_not_to() {
+        // Segments 0 and 3 lost; 1, 2 and 4 held out of order. Whatever the rule, the
+        // window never pulls its right edge back (1 + 19,200) while they wait.
         for (shrinks, want) in [(true, 19_200 - 960), (false, 19_200)] {
             let mut r = Receiver::new(19_200, Dur::from_millis(200));
             r.set_ooo_shrinks_window(shrinks);
             r.start(0, 960, 1, false, false);
             r.on_ack_sent();
-            r.on_segment(Time::ZERO, 1 + 960, 960, false);
-            r.on_segment(Time::ZERO, 1 + 3 * 960, 960, false);
-            // Either way the right edge offered stays while the first hole is open.
-            assert_eq!(r.rcv_nxt() + r.window(), 1 + 19_200, "ooo_shrinks_window {shrinks}");
+            for i in [1, 2, 4] {
+                r.on_segment(Time::ZERO, 1 + i * 960, 960, false);
+                assert_eq!(r.rcv_nxt() + r.window(), 1 + 19_200, "ooo_shrinks_window {shrinks}");
+                r.on_ack_sent();
+            }
+            // Segment 0 fills the first hole; segment 4 is still held. Linux's buffer
+            // holds it, so the window leaves it out; ns-3's receiver offers the whole
+            // buffer from rcv_nxt.
             r.on_segment(Time::ZERO, 1, 960, false);
-            r.on_ack_sent();
-            // Linux's rule keeps the held segment's bytes out of the new window;
-            // ns-3's receiver offers the whole buffer from rcv_nxt.
-            assert_eq!((r.rcv_nxt(), r.window()), (1 + 2 * 960, want), "ooo_shrinks_window {shrinks}");
+            assert_eq!((r.rcv_nxt(), r.window()), (1 + 3 * 960, want), "ooo_shrinks_window {shrinks}");
         }
     }
 

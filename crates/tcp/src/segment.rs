@@ -95,6 +95,14 @@ impl KeptBlocks {
     }
 }
 
+/// Linux's `after()`: `a` comes after `b` in a 32-bit space that wraps, as Linux's
+/// sequence numbers do (and here transmission counts, and sequence numbers kept in
+/// 32 bits).
+#[inline]
+pub(crate) fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
 /// Options negotiated on SYN and SYN-ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SynOptions {

@@ -10,10 +10,11 @@
 //! from the front), which lets both loss marking and NextSeg run from cursors that only
 //! move forward: recovery is O(segments) in total, not O(window) per ACK.
 
+use crate::rack::Rack;
 use crate::segment::KeptBlocks;
 use crate::SackBlocks;
 use std::collections::VecDeque;
-use units::Time;
+use units::{Dur, Time};
 
 /// Ever retransmitted: no RTT samples from it (Karn).
 const RETRANS_EVER: u8 = 1;
@@ -28,6 +29,8 @@ struct Sent {
     start: u64,
     end: u64,
     sent: Time,
+    /// Transmission order (wrapping), for "sent after" when send times tie.
+    order: u32,
     flags: u8,
 }
 
@@ -50,6 +53,29 @@ pub(crate) struct Acked {
     /// Send time of the latest never-retransmitted segment acked, if the ACK covered no
     /// retransmitted segment (Karn's algorithm, as Linux applies it without timestamps).
     pub rtt_from: Option<Time>,
+    /// Send time of the earliest never-retransmitted segment acked that was not SACKed
+    /// before, likewise (Linux's `first_ackt`, which its RTO estimator takes).
+    pub first: Option<Time>,
+}
+
+/// Result of applying an ACK's SACK blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sacked {
+    /// Bytes newly SACKed.
+    pub bytes: u64,
+    /// Send times of the earliest and the latest never-retransmitted segments newly
+    /// SACKed (Linux's `first_sackt`, `last_sackt`).
+    pub first: Option<Time>,
+    pub last: Option<Time>,
+}
+
+/// A retransmission in flight: the segment's start, its transmission order, and snd_max
+/// when it was sent.
+#[derive(Clone, Copy, Debug)]
+struct Rtx {
+    start: u64,
+    order: u32,
+    mark: u64,
 }
 
 /// The first segment NextSeg (RFC 6675 §4) could retransmit.
@@ -82,8 +108,10 @@ pub(crate) struct Scoreboard {
     /// Blocks of the previous ACK: ranges inside them are already marked, so a growing
     /// block costs only its new part (Linux's recv_sack_cache).
     sack_cache: KeptBlocks,
-    /// Retransmissions in flight, in send order, with snd_max when each was sent.
-    rtx_fifo: VecDeque<(u64, u64)>,
+    /// Retransmissions in flight, in send order.
+    rtx_fifo: VecDeque<Rtx>,
+    /// Transmissions so far (wrapping): the next one's order.
+    tx: u32,
     /// A SACKed segment keeps its retransmission in `pipe` until it is acknowledged
     /// (ns-3's `TcpTxBuffer::Update` leaves `m_retrans` set); RFC 6675 drops it.
     sacked_keeps_retrans: bool,
@@ -108,6 +136,7 @@ impl Scoreboard {
             above_segs: 0,
             sack_cache: KeptBlocks::default(),
             rtx_fifo: VecDeque::new(),
+            tx: 0,
             sacked_keeps_retrans: false,
             #[cfg(test)]
             visits: 0,
@@ -149,6 +178,37 @@ impl Scoreboard {
     pub fn high_sacked(&self) -> u64 {
         self.high_sacked
     }
+    /// SACKed segments (Linux's `sacked_out`).
+    #[inline]
+    pub fn sacked_segs(&self) -> u64 {
+        self.sacked_segs
+    }
+    /// Linux's Disorder state: something SACKed or a retransmission in flight, or the
+    /// oldest segment was retransmitted (`tcp_left_out`, `tcp_any_retrans_done`).
+    pub fn disorder(&self) -> bool {
+        self.sacked > 0 || self.lost > 0 || self.retrans > 0 || self.q.front().is_some_and(|s| s.has(RETRANS_EVER))
+    }
+
+    /// The highest segment sent, for a tail loss probe to send again.
+    pub fn last_idx(&self) -> Option<usize> {
+        self.q.len().checked_sub(1)
+    }
+
+    /// Segment `idx` was sent again at `now` as a loss probe: like a retransmission for
+    /// RTT samples and RACK, but not counted as in flight twice (Linux sends it with
+    /// `__tcp_retransmit_skb`, outside `retrans_out`).
+    pub fn mark_probed(&mut self, idx: usize, now: Time) {
+        let order = self.next_order();
+        let s = &mut self.q[idx];
+        s.flags |= RETRANS_EVER;
+        s.sent = now;
+        s.order = order;
+    }
+
+    /// When the oldest outstanding segment was last sent.
+    pub fn head_sent(&self) -> Option<Time> {
+        self.q.front().map(|s| s.sent)
+    }
     pub fn head_lost(&self) -> bool {
         self.q.front().is_some_and(|s| s.has(LOST))
     }
@@ -156,8 +216,14 @@ impl Scoreboard {
     /// A new segment `[start, end)` (end includes the FIN if `fin`) went out.
     pub fn on_send(&mut self, start: u64, end: u64, now: Time, fin: bool) {
         debug_assert_eq!(start, self.nxt);
-        self.q.push_back(Sent { start, end, sent: now, flags: if fin { FIN } else { 0 } });
+        let order = self.next_order();
+        self.q.push_back(Sent { start, end, sent: now, order, flags: if fin { FIN } else { 0 } });
         self.nxt = end;
+    }
+
+    fn next_order(&mut self) -> u32 {
+        self.tx = self.tx.wrapping_add(1);
+        self.tx
     }
 
     /// Segment `idx` as `(start, end, fin)`.
@@ -166,19 +232,31 @@ impl Scoreboard {
         (s.start, s.end, s.has(FIN))
     }
 
-    /// Cumulative ACK up to `ack` (`una < ack <= nxt`).
-    pub fn ack(&mut self, ack: u64) -> Acked {
+    /// Cumulative ACK up to `ack` (`una < ack <= nxt`) at `now`; the segments it newly
+    /// delivers (not SACKed before) advance `rack`. A segment never retransmitted below
+    /// `prior_fack`, the highest SACK before this ACK, arrived late: reordering.
+    pub fn ack(&mut self, ack: u64, prior_fack: u64, rack: &mut Rack, now: Time) -> Acked {
         debug_assert!(ack > self.una && ack <= self.nxt);
         let mut rtt_from = None;
+        let mut first = None;
         let mut rtx_acked = false;
         while let Some(f) = self.q.front() {
             if f.end <= ack {
                 let f = self.q.pop_front().expect("front exists");
                 self.forget(f.flags, f.len(), true);
+                if !f.has(SACKED) {
+                    rack.advance(f.sent, f.order, f.has(RETRANS_EVER), now);
+                    if !f.has(RETRANS_EVER) && f.start < prior_fack {
+                        rack.saw_reordering();
+                    }
+                }
                 if f.has(RETRANS_EVER) {
                     rtx_acked = true;
                 } else {
                     rtt_from = Some(f.sent);
+                    if first.is_none() && !f.has(SACKED) {
+                        first = Some(f.sent);
+                    }
                 }
             } else {
                 if f.start < ack {
@@ -205,10 +283,13 @@ impl Scoreboard {
         self.rxt_cur = self.rxt_cur.max(ack);
         self.high_sacked = self.high_sacked.max(ack);
         // Retransmissions sent when snd_max <= ack are acknowledged; forget them.
-        while self.rtx_fifo.front().is_some_and(|&(_, mark)| mark <= ack) {
+        while self.rtx_fifo.front().is_some_and(|r| r.mark <= ack) {
             self.rtx_fifo.pop_front();
         }
-        Acked { bytes, rtt_from: if rtx_acked { None } else { rtt_from } }
+        if rtx_acked {
+            (rtt_from, first) = (None, None);
+        }
+        Acked { bytes, rtt_from, first }
     }
 
     fn forget(&mut self, flags: u8, len: u64, whole: bool) {
@@ -224,12 +305,16 @@ impl Scoreboard {
         }
     }
 
-    /// Apply SACK blocks; returns the bytes newly SACKed.
-    pub fn apply_sack(&mut self, blocks: &SackBlocks) -> u64 {
-        let mut newly = 0;
+    /// Apply SACK blocks at `now`: the bytes newly SACKed, and when they were sent. The
+    /// segments newly SACKed advance `rack`, in sequence order (Linux sorts the blocks).
+    pub fn apply_sack(&mut self, blocks: &SackBlocks, rack: &mut Rack, now: Time) -> Sacked {
+        let mut newly = Sacked::default();
         let cache = self.sack_cache.get();
         let mut seen = SackBlocks::default();
-        for &(bs, be) in blocks.as_slice() {
+        let mut sorted = *blocks;
+        sorted.blocks[..sorted.n as usize].sort_unstable();
+        let prior_high = self.high_sacked;
+        for &(bs, be) in sorted.as_slice() {
             // Only [una, nxt) can be SACKed: older blocks (D-SACK) and bogus ones are ignored.
             let (bs, be) = (bs.max(self.una), be.min(self.nxt));
             if bs >= be {
@@ -244,7 +329,7 @@ impl Scoreboard {
                     continue;
                 }
                 let stop = cache.as_slice().iter().map(|c| c.0).filter(|&c| c > pos).fold(be, u64::min);
-                newly += self.sack_range(pos, stop, bs, be);
+                self.sack_range(pos, stop, (bs, be), &mut newly, (rack, now, prior_high));
                 pos = stop;
             }
         }
@@ -252,9 +337,10 @@ impl Scoreboard {
         newly
     }
 
-    /// Mark segments overlapping `[from, to)` that lie wholly inside block `[bs, be)`.
-    fn sack_range(&mut self, from: u64, to: u64, bs: u64, be: u64) -> u64 {
-        let mut newly = 0;
+    /// Mark segments overlapping `[from, to)` that lie wholly inside block `[bs, be)`,
+    /// advancing RACK at `now`; below `prior_high` (the highest SACK before this ACK) a
+    /// segment never retransmitted was reordered.
+    fn sack_range(&mut self, from: u64, to: u64, (bs, be): (u64, u64), newly: &mut Sacked, (rack, now, prior_high): (&mut Rack, Time, u64)) {
         let mut i = self.q.partition_point(|s| s.end <= from);
         while i < self.q.len() && self.q[i].start < to {
             #[cfg(test)]
@@ -264,11 +350,18 @@ impl Scoreboard {
             let s = self.q[i];
             if !s.has(SACKED) && s.start >= bs && s.end <= be {
                 self.mark_sacked(i);
-                newly += s.len();
+                newly.bytes += s.len();
+                rack.advance(s.sent, s.order, s.has(RETRANS_EVER), now);
+                if !s.has(RETRANS_EVER) {
+                    newly.first = Some(newly.first.map_or(s.sent, |t: Time| t.min(s.sent)));
+                    newly.last = Some(newly.last.map_or(s.sent, |t: Time| t.max(s.sent)));
+                    if s.start < prior_high {
+                        rack.saw_reordering();
+                    }
+                }
             }
             i += 1;
         }
-        newly
     }
 
     fn mark_sacked(&mut self, i: usize) {
@@ -438,24 +531,92 @@ impl Scoreboard {
     /// `tolerance` bytes beyond the send point. It is marked for another retransmission
     /// instead of waiting for the RTO, which RFC 6675 alone would need.
     pub fn detect_lost_retransmissions(&mut self, tolerance: u64) {
-        while let Some(&(start, mark)) = self.rtx_fifo.front() {
+        while let Some(&Rtx { start, mark, .. }) = self.rtx_fifo.front() {
             if self.high_sacked < mark + tolerance {
                 break;
             }
             self.rtx_fifo.pop_front();
-            let i = self.q.partition_point(|s| s.start < start);
-            let Some(s) = self.q.get_mut(i) else { continue };
-            if s.start != start || !s.has(RETRANS) {
-                continue; // acked or SACKed meanwhile
+            if let Some(i) = self.in_flight_retransmission(start, None) {
+                self.lose_retransmission(i);
             }
-            let len = s.len();
-            self.retrans -= len;
-            if !s.has(LOST) {
-                self.lost += len;
-            }
-            s.flags = (s.flags | LOST) & !RETRANS;
-            self.rxt_cur = self.rxt_cur.min(start);
         }
+    }
+
+    /// RACK (RFC 8985 §6.2, Linux `tcp_rack_detect_loss`): every segment sent before
+    /// `rack`'s reference whose deadline (its send time + RACK's RTT + `reo_wnd`) has
+    /// come is lost: original transmissions from the loss cursor on, which were sent in
+    /// sequence order, and retransmissions in the order they were sent. Returns when
+    /// the earliest segment judged but not yet lost will be (Linux arms its
+    /// reordering timer for the latest, a few packet times later).
+    pub fn mark_lost_by_rack(&mut self, rack: &Rack, reo_wnd: Dur, now: Time) -> Option<Time> {
+        let mut wait = None;
+        let mut i = self.q.partition_point(|s| s.start < self.lost_cur);
+        while let Some(s) = self.q.get(i) {
+            // SACKed, marked lost, or retransmitted (judged below): pass.
+            if !s.has(SACKED | LOST | RETRANS_EVER) {
+                if !rack.judges(s.order) {
+                    break;
+                }
+                let at = rack.deadline(s.sent, reo_wnd);
+                if at > now {
+                    wait = Some(at);
+                    break;
+                }
+                let s = &mut self.q[i];
+                s.flags |= LOST;
+                self.lost += s.len();
+            }
+            self.pass_lost_cursor(i);
+            i += 1;
+        }
+        while let Some(&Rtx { start, order, .. }) = self.rtx_fifo.front() {
+            let Some(i) = self.in_flight_retransmission(start, Some(order)) else {
+                self.rtx_fifo.pop_front(); // delivered, lost, or sent again since
+                continue;
+            };
+            if !rack.judges(order) {
+                break;
+            }
+            let at = rack.deadline(self.q[i].sent, reo_wnd);
+            if at > now {
+                wait = Some(wait.map_or(at, |w: Time| w.min(at)));
+                break;
+            }
+            self.rtx_fifo.pop_front();
+            self.lose_retransmission(i);
+        }
+        wait
+    }
+
+    /// Move the loss cursor past segment `i`, keeping the count of SACKed segments above it.
+    fn pass_lost_cursor(&mut self, i: usize) {
+        let s = &self.q[i];
+        if s.has(SACKED) && s.start >= self.lost_cur {
+            self.above_bytes -= s.len();
+            self.above_segs -= 1;
+        }
+        self.lost_cur = self.lost_cur.max(s.end);
+    }
+
+    /// The index of the segment starting at `start` if a retransmission of it (that
+    /// transmission, when `order` is given) is still in flight: not SACKed (ns-3's
+    /// accounting keeps a SACKed segment's retransmission mark).
+    fn in_flight_retransmission(&self, start: u64, order: Option<u32>) -> Option<usize> {
+        let i = self.q.partition_point(|s| s.start < start);
+        let s = self.q.get(i)?;
+        (s.start == start && s.has(RETRANS) && !s.has(SACKED) && order.is_none_or(|o| s.order == o)).then_some(i)
+    }
+
+    /// The retransmission of segment `i` is lost too: it is due again.
+    fn lose_retransmission(&mut self, i: usize) {
+        let s = &mut self.q[i];
+        let (len, start) = (s.len(), s.start);
+        self.retrans -= len;
+        if !s.has(LOST) {
+            self.lost += len;
+        }
+        s.flags = (s.flags | LOST) & !RETRANS;
+        self.rxt_cur = self.rxt_cur.min(start);
     }
 
     /// Restart the NextSeg scan from snd_una (new recovery episode).
@@ -481,12 +642,15 @@ impl Scoreboard {
     pub fn mark_retransmitted(&mut self, idx: usize, now: Time) {
         let s = &mut self.q[idx];
         debug_assert!(!s.has(RETRANS | SACKED));
+        let order = self.next_order();
+        let s = &mut self.q[idx];
         s.flags |= RETRANS | RETRANS_EVER;
         s.sent = now;
+        s.order = order;
         let start = s.start;
         self.retrans += s.len();
         self.rxt_cur = self.rxt_cur.max(s.end);
-        self.rtx_fifo.push_back((start, self.nxt));
+        self.rtx_fifo.push_back(Rtx { start, order, mark: self.nxt });
     }
 
     /// The segment at snd_una has a retransmission in flight and is not SACKed.
@@ -521,6 +685,17 @@ impl Scoreboard {
     }
 }
 
+/// The tests' ACKs: at a fixed time, with a RACK of their own.
+#[cfg(test)]
+impl Scoreboard {
+    pub(crate) fn ack_t(&mut self, ack: u64) -> Acked {
+        self.ack(ack, self.high_sacked, &mut Rack::default(), Time(1000))
+    }
+    pub(crate) fn apply_sack_t(&mut self, blocks: &SackBlocks) -> Sacked {
+        self.apply_sack(blocks, &mut Rack::default(), Time(1000))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,9 +714,9 @@ mod tests {
         1 + i * M
     }
     fn sack(b: &mut Scoreboard, blocks: &[(u64, u64)]) -> u64 {
-        let n = b.apply_sack(&SackBlocks::from_slice(blocks));
+        let n = b.apply_sack_t(&SackBlocks::from_slice(blocks));
         b.check();
-        n
+        n.bytes
     }
 
     #[test]
@@ -563,13 +738,19 @@ mod tests {
         assert_eq!(b.pipe(), 9 * M);
         b.check();
         // The cumulative ACK of retransmitted data gives no RTT sample (Karn).
-        let a = b.ack(seq(4));
-        assert_eq!(a, Acked { bytes: 4 * M, rtt_from: None });
+        let a = b.ack_t(seq(4));
+        assert_eq!(a, Acked { bytes: 4 * M, rtt_from: None, first: None });
         assert_eq!((b.pipe(), b.sacked()), (6 * M, 0));
         b.check();
-        // A clean ACK samples the latest segment it covers.
-        let a = b.ack(seq(6));
-        assert_eq!(a.rtt_from, Some(Time(5)));
+        // A clean ACK samples the latest segment it covers, and Linux's estimator
+        // the earliest.
+        let a = b.ack_t(seq(6));
+        assert_eq!((a.rtt_from, a.first), (Some(Time(5)), Some(Time(4))));
+        // SACKed segments sampled when SACKed: the earliest not SACKed before.
+        let s = b.apply_sack_t(&SackBlocks::from_slice(&[(seq(7), seq(9))]));
+        assert_eq!((s.bytes, s.first, s.last), (2 * M, Some(Time(7)), Some(Time(8))));
+        let a = b.ack_t(seq(10));
+        assert_eq!((a.rtt_from, a.first), (Some(Time(9)), Some(Time(6))));
     }
 
     #[test]
@@ -626,7 +807,7 @@ mod tests {
         assert_eq!(sack(&mut b, &[(seq(2), seq(8))]), 2 * M);
         assert_eq!(b.sacked(), 6 * M);
         // SACK below una or above nxt is ignored.
-        b.ack(seq(1));
+        b.ack_t(seq(1));
         assert_eq!(sack(&mut b, &[(0, seq(1)), (seq(10), seq(12))]), 0);
     }
 
@@ -680,7 +861,7 @@ mod tests {
         let c = b.next_candidate().unwrap();
         b.mark_retransmitted(c.idx, Time(4));
         assert_eq!(b.rtx_fifo.len(), 1);
-        b.ack(seq(15));
+        b.ack_t(seq(15));
         assert!(b.rtx_fifo.is_empty());
     }
 
@@ -704,7 +885,7 @@ mod tests {
         assert_eq!(b.pipe(), 4 * M, "3 is marked and retransmitted: it counts once");
         // The ACK of 0 makes the marked 1 the head: a wrong guess. Its mark moves to 4
         // (2 and 3 are marked) and 1 is lost, the next to resend.
-        b.ack(seq(1));
+        b.ack_t(seq(1));
         assert!(b.pseudo_sack_reached_head());
         b.check();
         assert!(b.head_lost());
@@ -712,7 +893,7 @@ mod tests {
         assert_eq!(b.next_candidate().unwrap().start, seq(1));
         // An unmarked head is left alone.
         let mut b2 = board(3);
-        b2.ack(seq(1));
+        b2.ack_t(seq(1));
         assert!(!b2.pseudo_sack_reached_head());
         // A timeout forgets the marks.
         b.clear_sacks();
@@ -745,11 +926,62 @@ mod tests {
     fn partial_ack_trims_head() {
         let mut b = board(3);
         b.mark_head_lost();
-        let a = b.ack(51);
+        let a = b.ack_t(51);
         assert_eq!(a.bytes, 50);
         assert_eq!((b.una(), b.lost()), (51, 50));
         b.check();
         b.on_send(seq(3), seq(3) + 1, Time(7), true);
         assert_eq!(b.seg(3), (seq(3), seq(3) + 1, true));
+    }
+    /// `n` segments of M bytes from seq 1, segment i sent at i ms.
+    fn board_ms(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::new(1);
+        for i in 0..n {
+            b.on_send(1 + i * M, 1 + (i + 1) * M, Time(i * 1_000_000), false);
+        }
+        b
+    }
+
+    #[test]
+    fn rack_marks_what_was_sent_before_the_latest_delivery_once_its_deadline_passes() {
+        let ms = |x: u64| Time(x * 1_000_000);
+        let mut b = board_ms(10);
+        let mut rack = Rack::default();
+        rack.on_rtt(Dur::from_millis(20));
+        // Segment 5 (sent at 5 ms) SACKed at 25 ms: RACK's RTT 20 ms. Segments 0-4 were
+        // sent before it: with a 5 ms window they are lost at sent + 25 ms.
+        b.apply_sack(&SackBlocks::from_slice(&[(seq(5), seq(6))]), &mut rack, ms(25));
+        assert_eq!(b.mark_lost_by_rack(&rack, Dur::from_millis(5), ms(25)), Some(ms(26)));
+        assert_eq!(b.lost(), M, "segment 0's deadline is 25 ms, segment 1's 26 ms");
+        assert_eq!(b.mark_lost_by_rack(&rack, Dur::from_millis(5), ms(27)), Some(ms(28)));
+        assert_eq!(b.lost(), 3 * M, "segments 0-2 (deadlines 25-27 ms); segment 3 waits to 28 ms");
+        // Without a window everything sent before segment 5 is lost; nothing after it.
+        assert_eq!(b.mark_lost_by_rack(&rack, Dur::ZERO, ms(27)), None);
+        assert_eq!(b.lost(), 5 * M);
+        b.check();
+        // A retransmission is judged by the segments sent after it: segment 0 resent
+        // at 30 ms, then new segments 10 and 11.
+        let c = b.next_candidate().unwrap();
+        b.mark_retransmitted(c.idx, ms(30));
+        b.on_send(seq(10), seq(11), ms(30), false);
+        b.on_send(seq(11), seq(12), ms(31), false);
+        b.apply_sack(&SackBlocks::from_slice(&[(seq(10), seq(11)), (seq(5), seq(6))]), &mut rack, ms(50));
+        assert_eq!(b.mark_lost_by_rack(&rack, Dur::ZERO, ms(50)), None);
+        assert!(b.next_candidate().is_some_and(|c| c.start == seq(0)), "the lost retransmission is due again");
+        b.check();
+    }
+
+    #[test]
+    fn reordering_is_a_segment_never_retransmitted_delivered_below_an_earlier_sack() {
+        let mut b = board(10);
+        let mut rack = Rack::default();
+        let t = Time(1000);
+        // The ACK that delivers segment 0 and first SACKs segment 2 is no reordering.
+        b.apply_sack(&SackBlocks::from_slice(&[(seq(2), seq(3))]), &mut rack, t);
+        b.ack(seq(1), seq(0), &mut rack, t);
+        assert_eq!(rack.reo_wnd(true, 0, 3, Some(Dur(100))), Dur::ZERO);
+        // Segment 1 delivered after segment 2 was SACKed is.
+        b.ack(seq(3), b.high_sacked(), &mut rack, t);
+        assert_eq!(rack.reo_wnd(true, 0, 3, Some(Dur(100))), Dur(100));
     }
 }

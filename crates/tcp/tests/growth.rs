@@ -63,18 +63,34 @@ fn app_limited_sender_does_not_grow_cwnd() {
 }
 
 #[test]
-fn idle_connection_restarts_from_initial_window() {
-    for (restart, burst) in [(true, 10), (false, 100)] {
+fn idle_connection_restarts_as_linux_does() {
+    // Linux (tcp_cwnd_restart): after more than an RTO without sending, cwnd
+    // halves once per further RTO of idleness, to no less than the initial
+    // window, and ssthresh keeps at least 3/4 of the old window. Writes 2.5 RTOs
+    // after the last data: two halvings. Far longer: the initial window.
+    for (idle_rtos, restart) in [(2.5, true), (40.0, true), (2.5, false)] {
         let c = TcpConfig { slow_start_after_idle: restart, ..cfg(Algorithm::Cubic, true) };
         let mut net = Net::new(c.clone(), c, ms(10)).transfer(1_000_000, 0);
         net.app[0].close_when_done = false;
         net.start();
-        net.run_until(Time::from_secs_f64(1.0));
-        assert_eq!(net.app[1].delivered, 1_000_000);
-        assert!(net.a().cwnd() > 100 * MSS);
-        net.app_write(Side::A, 100 * MSS);
+        while net.app[1].delivered < 1_000_000 {
+            net.run_until(net.now + ms(1));
+        }
+        net.run_until(net.now + ms(30)); // the last ACKs
+        let (cwnd, ssthresh) = (net.a().cwnd() / MSS, net.a().ssthresh());
+        assert!(cwnd > 100, "{cwnd}");
+        let last = net.data_by(Side::A).map(|w| w.t).max().unwrap();
+        net.run_until(last + Dur::from_secs_f64(net.a().rto().as_secs_f64() * idle_rtos));
+        net.app_write(Side::A, 4000 * MSS);
         let now = net.now;
-        let sent = net.data_by(Side::A).filter(|w| w.t == now).count();
-        assert_eq!(sent, burst, "slow_start_after_idle = {restart}");
+        let sent = net.data_by(Side::A).filter(|w| w.t == now).count() as u64;
+        let want = match (restart, idle_rtos < 3.0) {
+            (false, _) => cwnd,
+            (true, true) => cwnd / 4,
+            (true, false) => 10,
+        };
+        assert_eq!(sent, want, "slow_start_after_idle = {restart}, {idle_rtos} RTOs");
+        let want_ssthresh = if restart { ssthresh.max((cwnd / 2 + cwnd / 4) * MSS) } else { ssthresh };
+        assert_eq!(net.a().ssthresh(), want_ssthresh);
     }
 }

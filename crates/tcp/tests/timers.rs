@@ -1,6 +1,6 @@
 mod common;
 use common::*;
-use tcp::{Algorithm, Dur, State, TcpConfig, Time};
+use tcp::{Algorithm, Dur, RtoEstimator, State, TcpConfig, Time};
 
 fn ms(x: u64) -> Dur {
     Dur::from_millis(x)
@@ -18,7 +18,17 @@ fn outage(cfg_a: TcpConfig, from: f64, until: f64) -> Net {
 
 #[test]
 fn rto_backs_off_doubling_to_max_then_aborts() {
-    let c = TcpConfig { max_rto: Dur::from_secs(2), max_retries: 6, ..cfg(Algorithm::NewReno, true) };
+    // 20 ms RTT. Linux: RTO = SRTT + max(deviation, min_rto) = 220 ms (55 jiffies), then
+    // doubling, capped at 2 s, each wait rounded up on the timer wheel (to the next
+    // jiffy within 63 jiffies, past a multiple of 8 beyond): 224, 444, 896, ...
+    // RFC 6298: max(min_rto, SRTT + 4 RTTVAR) = 200 ms, exactly.
+    backs_off(RtoEstimator::Linux, [224, 444, 896, 1792, 2016, 2016]);
+    backs_off(RtoEstimator::Rfc6298, [200, 400, 800, 1600, 2000, 2000]);
+}
+
+fn backs_off(rto_estimator: RtoEstimator, want: [u64; 6]) {
+    // No tail loss probe: the timer alone (tlp.rs has the probe before it).
+    let c = TcpConfig { max_rto: Dur::from_secs(2), max_retries: 6, rto_estimator, tlp: false, ..cfg(Algorithm::NewReno, true) };
     let mut net = outage(c, 0.1, 1e9);
     net.run(Time::from_secs_f64(100.0));
     // The timer was last restarted by the last ACK of data sent before the outage.
@@ -28,10 +38,9 @@ fn rto_backs_off_doubling_to_max_then_aborts() {
     let mut gaps = vec![rtx[0] - last_ack];
     gaps.extend(rtx.windows(2).map(|w| w[1] - w[0]));
     let gaps_ms: Vec<u64> = gaps.iter().map(|d| d.0 / 1_000_000).collect();
-    // 20 ms RTT: RTO = max(min_rto, SRTT + 4 RTTVAR) = 200 ms, then doubling, capped at 2 s.
-    assert_eq!(gaps_ms, vec![200, 400, 800, 1600, 2000, 2000]);
+    assert_eq!(gaps_ms, want, "{rto_estimator:?}");
     assert!(net.app[0].reset);
-    assert_eq!(net.app[0].closed, Some(*rtx.last().unwrap() + Dur::from_secs(2)));
+    assert!(net.app[0].closed.unwrap() - *rtx.last().unwrap() >= Dur::from_secs(2));
     assert_eq!(net.a().state(), State::Closed);
     assert_eq!(net.a().stats().rtos, 7, "six retransmissions and the expiry that gives up");
     assert_eq!(net.a().poll_at(), None);
@@ -39,12 +48,16 @@ fn rto_backs_off_doubling_to_max_then_aborts() {
 
 #[test]
 fn min_rto_respected_and_rto_follows_large_rtts() {
-    // min_rto: a 2 ms RTT path still waits 200 ms.
-    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(1)).transfer(200_000, 0);
-    net.start();
-    net.run(Time::from_secs_f64(10.0));
-    assert_eq!(net.a().rto(), ms(200));
-    assert!(net.a().srtt().unwrap() < ms(3));
+    // min_rto: a 2 ms RTT path still waits 200 ms, Linux's 2 ms more (204 ms in
+    // whole 4 ms jiffies).
+    for (rto_estimator, want) in [(RtoEstimator::Linux, ms(204)), (RtoEstimator::Rfc6298, ms(200))] {
+        let c = TcpConfig { rto_estimator, ..cfg(Algorithm::Cubic, true) };
+        let mut net = Net::new(c.clone(), c, ms(1)).transfer(200_000, 0);
+        net.start();
+        net.run(Time::from_secs_f64(10.0));
+        assert_eq!(net.a().rto(), want, "{rto_estimator:?}");
+        assert!(net.a().srtt().unwrap() < ms(3));
+    }
     // A 600 ms RTT path: RTO is above the RTT, not clamped to min_rto.
     let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(300)).transfer(200_000, 0);
     net.start();
@@ -73,13 +86,17 @@ fn timeout_collapses_window_and_recovers_after_outage() {
 
 #[test]
 fn srtt_converges_to_path_rtt() {
-    let c = TcpConfig { ack_every: 1, ..cfg(Algorithm::Cubic, true) };
-    let mut net = Net::new(c.clone(), c, ms(15)).transfer(100_000, 0);
-    net.start();
-    net.run(Time::from_secs_f64(10.0));
-    assert_eq!(net.a().srtt(), Some(ms(30)));
-    // All samples equal: RTTVAR decays from 15 ms by 3/4 per sample, RTO hits min_rto.
-    assert_eq!(net.a().rto(), ms(200));
+    // All samples equal. Linux: the deviation term settles at min_rto, RTO = 30 +
+    // 200 ms in whole jiffies (232 ms). RFC 6298: RTTVAR decays by 3/4 per sample and
+    // RTO hits min_rto.
+    for (rto_estimator, want) in [(RtoEstimator::Linux, ms(232)), (RtoEstimator::Rfc6298, ms(200))] {
+        let c = TcpConfig { ack_every: 1, rto_estimator, ..cfg(Algorithm::Cubic, true) };
+        let mut net = Net::new(c.clone(), c, ms(15)).transfer(100_000, 0);
+        net.start();
+        net.run(Time::from_secs_f64(10.0));
+        assert_eq!(net.a().srtt(), Some(ms(30)));
+        assert_eq!(net.a().rto(), want, "{rto_estimator:?}");
+    }
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub fn error(text: &str) -> String {
 /// `text` is refused in one short line holding every one of `wants`.
 pub fn check(text: &str, wants: &[&str]) {
     let e = error(text);
-    assert!(!e.contains('\n') && e.len() < 400, "not one short line: {e}");
+    assert!(!e.contains('\n') && e.len() < 500, "not one short line: {e}");
     for w in wants {
         assert!(e.contains(w), "message {e:?} lacks {w:?}");
     }

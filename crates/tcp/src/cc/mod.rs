@@ -34,7 +34,9 @@ impl Window {
 pub(crate) struct Ack {
     /// Newly cumulatively acknowledged bytes.
     pub acked: u64,
-    pub srtt: Option<Dur>,
+    /// Bytes newly delivered by this ACK, cumulatively or by SACK (RFC 6937
+    /// DeliveredData, Linux's `acked_sacked`).
+    pub delivered: u64,
     /// RFC 3465 limit L on slow-start growth per ACK (2 MSS, 1 MSS after an RTO).
     pub abc_limit: u64,
 }
@@ -66,8 +68,12 @@ pub(crate) trait CongestionControl {
     fn on_rto(&mut self, w: &mut Window, now: Time, flight: u64, nxt: u64, repeated: bool);
     /// Fast recovery finished: deflate to ssthresh.
     fn on_recovery_exit(&mut self, w: &mut Window, now: Time);
-    /// Restart after idle (RFC 5681 §4.1): cwnd = min(IW, cwnd).
-    fn on_idle_restart(&mut self, w: &mut Window, iw: u64);
+    /// The window restarted after idle (the caller has set cwnd and ssthresh as
+    /// Linux's `tcp_cwnd_restart` does): the algorithm's own state.
+    fn on_idle_restart(&mut self, w: &mut Window);
+    /// Data leaves with nothing in flight, the last data having left at `last_send`
+    /// (Linux `CA_EVENT_TX_START`).
+    fn on_tx_start(&mut self, _now: Time, _last_send: Time) {}
 }
 
 /// Slow start with Appropriate Byte Counting (RFC 3465): cwnd += min(acked, L).
@@ -128,7 +134,10 @@ impl CongestionControl for Cc {
     fn on_recovery_exit(&mut self, w: &mut Window, now: Time) {
         dispatch!(self, c => c.on_recovery_exit(w, now))
     }
-    fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
-        dispatch!(self, c => c.on_idle_restart(w, iw))
+    fn on_idle_restart(&mut self, w: &mut Window) {
+        dispatch!(self, c => c.on_idle_restart(w))
+    }
+    fn on_tx_start(&mut self, now: Time, last_send: Time) {
+        dispatch!(self, c => c.on_tx_start(now, last_send))
     }
 }

@@ -68,8 +68,7 @@ impl CongestionControl for Reno {
         w.cwnd = w.ssthresh;
     }
 
-    fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
-        w.cwnd = w.cwnd.min(iw);
+    fn on_idle_restart(&mut self, _w: &mut Window) {
         self.bytes_acked = 0;
         self.frac = 0;
     }
@@ -82,7 +81,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(acked: u64) -> Ack {
-        Ack { acked, srtt: None, abc_limit: 2 * MSS }
+        Ack { acked, delivered: acked, abc_limit: 2 * MSS }
     }
 
     #[test]
@@ -158,7 +157,7 @@ mod tests {
         let mut r = Reno::new(false);
         let mut w = Window { cwnd: 45 * mss, ssthresh: 2 * mss, mss };
         for _ in 0..45 {
-            r.on_ack(&mut w, Time::ZERO, &Ack { acked: mss, srtt: None, abc_limit: 2 * mss });
+            r.on_ack(&mut w, Time::ZERO, &Ack { acked: mss, delivered: mss, abc_limit: 2 * mss });
         }
         // Exactly: 45 increments of 1/cwnd as cwnd grows from 45 to 46 segments.
         let exact: f64 = (0..45).fold(45.0, |c: f64, _| c + 1.0 / c) * mss as f64;

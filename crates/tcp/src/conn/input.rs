@@ -1,9 +1,11 @@
 //! Incoming side of the connection: handshake, ACK processing, data and FIN, RST, and
 //! the retransmission timer.
 
-use super::{Notify, State, Tcp};
+use super::{Notify, State, Tcp, Xmit};
 use crate::cc::{CongestionControl, Sample, Window};
 use crate::recovery::{AckInfo, Loss};
+use crate::rtt::Samples;
+use crate::send::Sacked;
 use crate::{Flags, LossResponse, SackBlocks, Segment, SynOptions};
 use units::{Dur, Opt, Time};
 
@@ -36,9 +38,9 @@ impl Tcp {
             retransmit,
         });
         self.stats.segs_sent += 1;
-        self.stats.retransmits += retransmit as u64;
-        self.syn_sent_at = now;
-        self.rto_at = Opt::some(now + self.rtt.rto());
+        self.stats.retransmits += retransmit as u32;
+        self.last_send = now;
+        self.arm(now, self.rtt.rto(), Xmit::Retransmit);
     }
 
     pub(super) fn on_peer_syn(&mut self, syn: &Segment) {
@@ -73,7 +75,7 @@ impl Tcp {
             if seg.ack != 1 {
                 return;
             }
-            self.establish(now, n);
+            self.establish(now, seg, n);
             // Third ACK of the handshake; data written meanwhile rides on it.
             self.rcv.force_ack();
             self.transmit(now, out);
@@ -85,19 +87,25 @@ impl Tcp {
         }
     }
 
-    pub(super) fn establish(&mut self, now: Time, n: &mut Notify) {
+    /// The handshake completed with `seg` (the SYN-ACK, or the ACK of ours).
+    pub(super) fn establish(&mut self, now: Time, seg: &Segment, n: &mut Notify) {
         let mss = self.mss as u64;
-        // RFC 5681 §3.1 / RFC 6928: a lost SYN or SYN-ACK means an initial window of 1.
-        let iw = if self.syn_retransmitted { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
+        // RFC 5681 §3.1 asks for an initial window of 1 after a lost SYN or SYN-ACK;
+        // Linux (`tcp_init_transfer`), with RFC 6298's 1 s initial RTO, only after more
+        // than one retransmission.
+        let iw = if self.syn_resent > 1 { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
         self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
         self.grow_sndbuf();
         self.rec = Loss::new(&self.cfg, self.sack_ok);
-        if self.syn_retransmitted {
-            self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
+        if self.syn_resent == 0 {
+            self.rtt.sample_syn(self.last_send, now, self.sb.nxt());
+        } else if let Some(echo) = self.ts_echo(now, seg).filter(|_| self.rtt.samples_echoes()) {
+            // Linux measures the handshake from the timestamp the peer echoed.
+            self.rtt.sample_syn(now - echo, now, self.sb.nxt());
         } else {
-            self.rtt.sample_syn(self.syn_sent_at, now);
+            self.rtt.syn_timed_out(); // RFC 6298 5.7; Karn: no sample
         }
-        self.rto_at = Opt::NONE;
+        self.xmit_at = Opt::NONE;
         self.last_send = now;
         self.state = if self.fin_queued { State::FinWait1 } else { State::Established };
         n.established = true;
@@ -134,23 +142,38 @@ impl Tcp {
         }
         let sack = self.rec.uses_sack();
         let sacked_before = self.sb.sacked();
-        let newly_sacked = if sack && !seg.sack.is_empty() { self.sb.apply_sack(&seg.sack) } else { 0 };
+        let prior_fack = self.sb.high_sacked();
+        let sacked = if sack && !seg.sack.is_empty() { self.sb.apply_sack(&seg.sack, &mut self.rack, now) } else { Sacked::default() };
+        let newly_sacked = sacked.bytes;
 
         let mut acked = 0;
+        let mut samples = Samples { sacked_first: sacked.first, sacked_last: sacked.last, ..Samples::default() };
         if ack > una {
-            let a = self.sb.ack(ack);
+            let a = self.sb.ack(ack, prior_fack, &mut self.rack, now);
             acked = a.bytes;
-            if let Some(rtt) = self.rtt.on_ack(now, ack, a.rtt_from) {
-                let s = Sample { rtt, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
-                self.cc.on_rtt_sample(&mut self.w, now, &s);
-            }
+            (samples.acked_first, samples.acked_last) = (a.first, a.rtt_from);
+            samples.ts_echo = self.ts_echo(now, seg);
             self.rto_count = 0;
             let data = ack.min(self.write_end) - una.min(self.write_end);
             n.acked += data;
             self.stats.bytes_acked += data;
         }
+        (samples.una, samples.nxt) = (self.sb.una(), self.sb.nxt());
+        if let Some(rtt) = self.rtt.on_ack(now, ack, acked > 0, &samples) {
+            self.rack.on_rtt(rtt);
+            let s = Sample { rtt, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
+            self.cc.on_rtt_sample(&mut self.w, now, &s);
+        }
+        let not_dup = acked > 0 || seg.len > 0 || seg.wnd != prev_wnd;
+        self.process_probe_ack(now, ack, acked > 0, newly_sacked > 0, not_dup);
+        let mut reorder_at = None;
+        let lost_before = self.sb.lost();
         let ns3 = self.cfg.loss_response == LossResponse::Ns3;
-        if sack {
+        if sack && self.cfg.rack {
+            if self.rack.take_advanced() {
+                reorder_at = self.detect_loss_by_rack(now);
+            }
+        } else if sack {
             let mss = self.mss as u64;
             if !ns3 {
                 self.sb.detect_lost_retransmissions(self.cfg.dupthresh as u64 * mss);
@@ -170,7 +193,7 @@ impl Tcp {
             acked,
             dup,
             delivered: (acked + self.sb.sacked()).saturating_sub(sacked_before),
-            srtt: self.rtt.srtt(),
+            newly_lost: self.sb.lost() > lost_before,
             cwnd_limited: self.usage.allows_growth(&self.w),
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
@@ -178,18 +201,23 @@ impl Tcp {
         if o.entered && self.cfg.loss_response == LossResponse::Ns2 {
             // ns-2's reset_rtx_timer(1, 0) at a fast retransmit.
             self.rtt.cancel_timing();
-            self.rto_at = Opt::some(now + self.rtt.rto());
+            self.arm(now, self.rtt.rto(), Xmit::Retransmit);
         }
-        if acked > 0 {
-            // RFC 6298 5.2/5.3.
-            if self.sb.outstanding() == 0 {
-                self.rto_at = Opt::NONE;
-            } else if o.restart_timer {
-                if ns3 {
-                    self.rtt.end_backoff(); // ns-3's NewAck
-                }
-                self.rto_at = Opt::some(now + self.rtt.rto());
+        if o.entered {
+            self.tlp_high = Opt::NONE;
+        }
+        if let Some(at) = reorder_at {
+            // RACK waits on a segment: the reordering timer, not the RTO (Linux clears
+            // FLAG_SET_XMIT_TIMER).
+            self.arm_reorder(now, at);
+        } else if (acked > 0 && o.restart_timer) || (!ns3 && samples.sacked_first.is_some_and(|t| self.sb.head_sent().is_some_and(|h| t < h))) {
+            // RFC 6298 5.2/5.3, but not for a partial ACK the recovery says leaves the
+            // timer alone; Linux also for a SACK of data sent before the oldest segment
+            // was last sent, and sets the probe instead where it may.
+            if ns3 && self.sb.outstanding() > 0 {
+                self.rtt.end_backoff(); // ns-3's NewAck
             }
+            self.set_xmit_timer(now);
         }
         if o.retransmit_head {
             if let Some(idx) = self.sb.head_retransmittable() {
@@ -203,6 +231,14 @@ impl Tcp {
             self.on_fin_acked(n);
         }
         true
+    }
+
+    /// Now minus the TSval the peer echoed (Linux's fallback RTT sample, in ms), if
+    /// timestamps are on and it echoed one.
+    pub(super) fn ts_echo(&self, now: Time, seg: &Segment) -> Option<Dur> {
+        let (_, tsecr) = seg.ts.filter(|&(_, e)| self.ts_ok && e != 0)?;
+        let ms = Self::tsval(now).wrapping_sub(tsecr).max(1);
+        (ms < 1 << 31).then(|| Dur::from_millis(ms as u64))
     }
 
     pub(super) fn on_fin_acked(&mut self, n: &mut Notify) {
@@ -253,12 +289,12 @@ impl Tcp {
         match self.state {
             State::SynSent | State::SynReceived => {
                 self.stats.rtos += 1;
-                if self.syn_rtx >= self.cfg.syn_retries {
+                if self.syn_rtx as u32 >= self.cfg.syn_retries {
                     self.fail(n);
                     return;
                 }
-                self.syn_rtx += 1;
-                self.syn_retransmitted = true;
+                self.syn_rtx = self.syn_rtx.saturating_add(1);
+                self.syn_resent = self.syn_resent.saturating_add(1);
                 self.rtt.back_off();
                 self.send_syn(now, out, true);
             }
@@ -273,6 +309,7 @@ impl Tcp {
                 }
                 let repeated = self.rto_count > 0;
                 self.rto_count += 1;
+                self.tlp_high = Opt::NONE;
                 self.rec.on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
                 self.rtt.cancel_timing();
                 self.rtt.back_off(); // RFC 6298 5.5
@@ -281,7 +318,7 @@ impl Tcp {
                     self.send_retransmission(idx, now, out);
                 }
                 self.transmit(now, out);
-                self.rto_at = Opt::some(now + self.rtt.rto()); // 5.6
+                self.arm(now, self.rtt.rto(), Xmit::Retransmit); // 5.6
             }
         }
     }
@@ -295,7 +332,7 @@ impl Tcp {
 
     pub(super) fn enter_closed(&mut self) {
         self.state = State::Closed;
-        self.rto_at = Opt::NONE;
+        self.xmit_at = Opt::NONE;
         self.rcv.on_ack_sent();
     }
 }

@@ -3,14 +3,17 @@
 
 mod input;
 mod output;
+mod timers;
 
 use crate::cc::{Cc, Window};
+use crate::rack::Rack;
 use crate::recovery::Loss;
 use crate::recv::Receiver;
 use crate::rtt::Rto;
 use crate::send::Scoreboard;
 use crate::{Flags, Segment, TcpConfig};
 use std::sync::Arc;
+use timers::Xmit;
 use units::{Dur, Opt, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,8 +60,9 @@ pub struct TcpStats {
     pub data_segs_sent: u64,
     /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
-    /// Retransmitted segments (SYN, data and FIN).
-    pub retransmits: u64,
+    /// Retransmitted segments (SYN, data and FIN); 32 bits, as the counts below:
+    /// four billion retransmissions, terabytes resent, are beyond any run.
+    pub retransmits: u32,
     pub retrans_bytes: u64,
     /// Loss episodes started by duplicate ACKs or SACK (Tahoe: fast retransmits).
     /// 32 bits, as the timeouts: at most one a round trip, they cannot wrap in
@@ -66,6 +70,8 @@ pub struct TcpStats {
     pub fast_recoveries: u32,
     /// Retransmission timer expirations (handshake included).
     pub rtos: u32,
+    /// Tail loss probes sent (counted in `retransmits` too when they resend data).
+    pub loss_probes: u32,
     pub dup_acks_rcvd: u64,
     pub segs_rcvd: u64,
     /// Payload bytes of ours acknowledged.
@@ -116,12 +122,23 @@ pub struct Tcp {
     cc: Cc,
     rec: Loss,
     rtt: Rto,
-    rto_at: Opt<Time>,
+    /// The transmit timer: when, and for what (apart, so that the kind's byte packs
+    /// with the other small fields; see [`Tcp::xmit`]).
+    xmit_at: Opt<Time>,
+    xmit_kind: Xmit,
+    rack: Rack,
+    /// A tail loss probe is outstanding until snd_una reaches this (`tlp_high_seq`), and
+    /// it was a retransmission (`tlp_retrans`).
+    tlp_high: Opt<u64>,
+    tlp_retrans: bool,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
-    syn_rtx: u32,
-    syn_retransmitted: bool,
-    syn_sent_at: Time,
+    /// SYN (or SYN-ACK) timeouts, towards `syn_retries` (16 bits: with the backoff
+    /// capped at `max_rto`, more than anyone waits for).
+    syn_rtx: u16,
+    /// SYN or SYN-ACK retransmissions of any cause (Linux's `total_retrans` then).
+    syn_resent: u16,
+    /// When the SYN (or SYN-ACK) last left during the handshake, and data after it.
     last_send: Time,
     usage: CwndUsage,
     /// Current send-buffer size (fixed, or autotuned up to `cfg.snd_buf`).
@@ -158,12 +175,15 @@ impl Tcp {
             w: Window { cwnd: cfg.initial_cwnd.max(1) as u64 * mss as u64, ssthresh: cfg.initial_ssthresh, mss: mss as u64 },
             cc: Cc::new(cfg.algorithm, cfg.byte_counting, cfg.hystart),
             rec: Loss::new(cfg, false),
-            rtt: Rto::new(cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
-            rto_at: Opt::NONE,
+            rtt: Rto::new(cfg.rto_estimator, cfg.rto_tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            xmit_at: Opt::NONE,
+            xmit_kind: Xmit::Retransmit,
+            rack: Rack::default(),
+            tlp_high: Opt::NONE,
+            tlp_retrans: false,
             rto_count: 0,
             syn_rtx: 0,
-            syn_retransmitted: false,
-            syn_sent_at: Time::ZERO,
+            syn_resent: 0,
             last_send: Time::ZERO,
             usage: CwndUsage::default(),
             sndbuf: if cfg.snd_buf_auto { cfg.snd_buf_initial.min(cfg.snd_buf) } else { cfg.snd_buf },
@@ -311,17 +331,17 @@ impl Tcp {
             }
             State::SynReceived => {
                 if syn && !ack {
-                    // The peer retransmitted its SYN: our SYN-ACK was lost.
-                    self.syn_retransmitted = true;
-                    let at = self.rto_at;
+                    // The peer retransmitted its SYN: our SYN-ACK was lost. Send it again
+                    // and restart the timer (Linux `tcp_check_req`), so that the timer
+                    // does not resend it once more right after.
+                    self.syn_resent = self.syn_resent.saturating_add(1);
                     self.send_syn(now, out, true);
-                    self.rto_at = at;
                     return n;
                 }
                 if !ack || seg.ack != 1 {
                     return n;
                 }
-                self.establish(now, &mut n);
+                self.establish(now, seg, &mut n);
                 if syn {
                     // Simultaneous open: the peer's SYN-ACK is a duplicate SYN; ACK it.
                     self.rcv.force_ack();
@@ -363,19 +383,18 @@ impl Tcp {
             self.rcv.force_ack();
             self.flush_ack(now, out);
         }
-        if self.rto_at.get().is_some_and(|t| t <= now) {
-            self.rto_at = Opt::NONE;
-            self.on_rto(now, out, &mut n);
+        if let Some((_, kind)) = self.xmit().filter(|&(t, _)| t <= now) {
+            self.on_xmit_timer(now, kind, out, &mut n);
         }
         n
     }
 
-    /// Earliest deadline: retransmission or delayed ACK.
+    /// Earliest deadline: the transmit timer or the delayed ACK.
     pub fn poll_at(&self) -> Option<Time> {
         if self.state == State::Closed {
             return None;
         }
-        match (self.rto_at.get(), self.rcv.delack_deadline()) {
+        match (self.xmit_at.get(), self.rcv.delack_deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

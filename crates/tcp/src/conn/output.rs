@@ -1,9 +1,9 @@
 //! Outgoing side of the connection: what to send, in which order, and building segments.
 
-use super::{State, Tcp};
+use super::{State, Tcp, Xmit};
 use crate::cc::CongestionControl;
 use crate::{Flags, Segment};
-use units::{Opt, Time};
+use units::Time;
 
 impl Tcp {
     /// Send everything the windows allow: RFC 6675 NextSeg order (lost data, new data,
@@ -14,11 +14,11 @@ impl Tcp {
             return;
         }
         let mss = self.mss as u64;
-        if self.cfg.slow_start_after_idle && self.sb.outstanding() == 0 && self.write_end > self.sb.nxt() && now - self.last_send > self.rtt.rto() {
-            let iw = self.cfg.initial_cwnd.max(1) as u64 * mss;
-            self.cc.on_idle_restart(&mut self.w, iw);
+        if self.cfg.slow_start_after_idle && self.sb.outstanding() == 0 && self.write_end > self.sb.nxt() {
+            self.restart_after_idle(now);
         }
         let mut sent = false;
+        let mut sent_new = false;
         let mut cwnd_limited = false;
         // Sending changes neither the window nor the recovery state.
         let wnd = self.rec.send_window(&self.w, self.cfg.limited_transmit, self.snd_wnd);
@@ -37,29 +37,26 @@ impl Tcp {
                 continue;
             }
             // 2. New data (and the FIN).
-            let avail = self.write_end - self.sb.nxt().min(self.write_end);
-            let fin_due = self.fin_queued && !self.fin_sent;
+            let avail = self.unsent();
             if avail > 0 {
                 let want = avail.min(mss);
-                let rwnd_room = (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt());
-                let len = want.min(rwnd_room);
+                let len = want.min(self.rwnd_room());
                 if len > 0 && (len == want || self.sb.outstanding() == 0) {
                     if room < len {
                         cwnd_limited = true;
                         break;
                     }
-                    let fin = fin_due && self.sb.nxt() + len == self.write_end;
-                    self.send_new(now, len, fin, out);
-                    sent = true;
+                    self.send_new_data(now, len, out);
+                    (sent, sent_new) = (true, true);
                     continue;
                 }
-            } else if fin_due {
+            } else if self.fin_queued && !self.fin_sent {
                 if room == 0 {
                     cwnd_limited = true;
                     break;
                 }
                 self.send_new(now, 0, true, out);
-                sent = true;
+                (sent, sent_new) = (true, true);
                 continue;
             }
             // 3. RFC 6675 NextSeg rule 3: unSACKed data below the highest SACK.
@@ -74,9 +71,66 @@ impl Tcp {
             }
             break;
         }
+        if sent_new && !self.schedule_probe(now, false) && matches!(self.xmit(), Some((_, Xmit::Probe))) {
+            // New data replaces a probe that may no longer run (Linux
+            // `tcp_event_new_data_sent`).
+            self.rearm_rto(now);
+        }
         if sent || cwnd_limited {
             self.validate_cwnd(cwnd_limited);
         }
+    }
+
+    /// A tail loss probe of new data: one segment, whatever cwnd says, if the peer's
+    /// window has room for it (Linux `tcp_write_xmit` with `push_one` = 2). Returns
+    /// whether it went out.
+    pub(super) fn send_probe_new(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+        let len = self.unsent().min(self.mss as u64);
+        if len == 0 || len > self.rwnd_room() {
+            return false;
+        }
+        self.send_new_data(now, len, out);
+        true
+    }
+
+    /// Bytes written but not sent yet.
+    fn unsent(&self) -> u64 {
+        self.write_end - self.sb.nxt().min(self.write_end)
+    }
+
+    /// What the peer's window leaves beyond snd_nxt.
+    fn rwnd_room(&self) -> u64 {
+        (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt())
+    }
+
+    /// `len` new bytes, with the FIN if they are the last written and it is due.
+    fn send_new_data(&mut self, now: Time, len: u64, out: &mut Vec<Segment>) {
+        let fin = self.fin_queued && !self.fin_sent && self.sb.nxt() + len == self.write_end;
+        self.send_new(now, len, fin, out);
+    }
+
+    /// Linux `tcp_slow_start_after_idle_check` and `tcp_cwnd_restart`: after more
+    /// than an RTO without sending, ssthresh keeps at least 3/4 of the window
+    /// (`tcp_current_ssthresh`) and cwnd halves once per further RTO of idleness,
+    /// down to no less than the initial window (RFC 5681 §4.1 goes straight there).
+    fn restart_after_idle(&mut self, now: Time) {
+        let rto = self.rtt.rto();
+        let mut idle = now - self.last_send;
+        if idle <= rto {
+            return;
+        }
+        let mss = self.w.mss;
+        let mut cwnd = self.w.cwnd / mss;
+        if self.rec.phase() == crate::recovery::Phase::Open {
+            self.w.ssthresh = self.w.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) * mss);
+        }
+        let restart = (self.cfg.initial_cwnd.max(1) as u64).min(cwnd);
+        while idle > rto && cwnd > restart {
+            idle -= rto;
+            cwnd >>= 1;
+        }
+        self.w.cwnd = cwnd.max(restart) * mss;
+        self.cc.on_idle_restart(&mut self.w);
     }
 
     /// ns-3's `DoRetransmit` at a partial ACK: one segment now, whatever the window
@@ -91,12 +145,9 @@ impl Tcp {
             self.send_retransmission(c.idx, now, out);
             return;
         }
-        let avail = self.write_end - self.sb.nxt().min(self.write_end);
-        let rwnd_room = (self.sb.una() + self.snd_wnd).saturating_sub(self.sb.nxt());
-        if avail > 0 && rwnd_room > 0 {
-            let len = avail.min(self.mss as u64).min(rwnd_room);
-            let fin = self.fin_queued && !self.fin_sent && self.sb.nxt() + len == self.write_end;
-            self.send_new(now, len, fin, out);
+        let len = self.unsent().min(self.mss as u64).min(self.rwnd_room());
+        if len > 0 {
+            self.send_new_data(now, len, out);
         } else if self.sb.outstanding() > 0 {
             self.send_retransmission(0, now, out);
         }
@@ -116,6 +167,9 @@ impl Tcp {
     pub(super) fn send_new(&mut self, now: Time, len: u64, fin: bool, out: &mut Vec<Segment>) {
         let seq = self.sb.nxt();
         let end = seq + len + fin as u64;
+        if self.sb.pipe() == 0 {
+            self.cc.on_tx_start(now, self.last_send);
+        }
         self.sb.on_send(seq, end, now, fin);
         self.rtt.on_send(now, end);
         self.fin_sent |= fin;
@@ -126,6 +180,11 @@ impl Tcp {
     pub(super) fn send_retransmission(&mut self, idx: usize, now: Time, out: &mut Vec<Segment>) {
         let (start, end, fin) = self.sb.seg(idx);
         self.sb.mark_retransmitted(idx, now);
+        if self.cfg.rack && start == self.sb.una() && self.xmit().is_none_or(|(_, k)| k != Xmit::Reorder) {
+            // Linux (`tcp_xmit_retransmit_queue`) restarts the RTO when it resends the
+            // oldest segment, unless RACK's reordering timer is running.
+            self.arm(now, self.rtt.rto(), Xmit::Retransmit);
+        }
         self.rec.on_sent(end - start);
         let len = end - start - fin as u64;
         self.stats.retransmits += 1;
@@ -147,9 +206,7 @@ impl Tcp {
         self.stats.data_segs_sent += (len > 0) as u64;
         self.stats.bytes_sent += len;
         self.last_send = now;
-        if self.rto_at.is_none() {
-            self.rto_at = Opt::some(now + self.rtt.rto()); // RFC 6298 5.1
-        }
+        self.arm_rto_if_idle(now); // RFC 6298 5.1
     }
 
     /// Send a pure ACK if the receiver wants one now.

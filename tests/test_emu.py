@@ -86,6 +86,17 @@ def wait_for_namespaces(p: subprocess.Popen, timeout: float = 20.0) -> list[str]
     pytest.fail("the run made no namespace within 20 s")
 
 
+def run_both(scenario, out, timeout=180) -> dict:
+    """`scenario` run in each engine into out/ENGINE: each run's summary."""
+    runs = {}
+    for engine in ("sim", "emu"):
+        r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", engine, "-o", str(out / engine), "-q"],
+                           capture_output=True, text=True, timeout=timeout)
+        assert r.returncode == 0, r.stderr
+        runs[engine] = json.loads((out / engine / "summary.json").read_text())
+    return runs
+
+
 def test_the_quickstarts_no_background_and_cbr_udp_cases_run_in_the_emulator(tmp_path):
     scenario = short_quickstart(tmp_path, "8s")
     out = tmp_path / "emu"
@@ -340,12 +351,7 @@ file = {json.dumps(str(model))}
 session_scale = 20.0
 hosts = 1000
 """)
-    runs = {}
-    for engine in ("sim", "emu"):
-        r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", engine, "-o", str(tmp_path / engine), "-q"],
-                           capture_output=True, text=True, timeout=180)
-        assert r.returncode == 0, r.stderr
-        runs[engine] = json.loads((tmp_path / engine / "summary.json").read_text())
+    runs = run_both(scenario, tmp_path)
     emu = runs["emu"]["engine"]
     assert emu["hosts"] == 2000
     assert emu["tun_dropped"] == 0 and emu["unroutable"] == 0
@@ -446,12 +452,7 @@ file = {json.dumps(str(model))}
 session_scale = 20.0
 hosts = 100
 """)
-    runs = {}
-    for engine in ("sim", "emu"):
-        r = subprocess.run([*UNDERTOW, "run", str(scenario), "--engine", engine, "-o", str(tmp_path / engine), "-q"],
-                           capture_output=True, text=True, timeout=180)
-        assert r.returncode == 0, r.stderr
-        runs[engine] = json.loads((tmp_path / engine / "summary.json").read_text())
+    runs = run_both(scenario, tmp_path)
     emu = runs["emu"]["engine"]
     assert emu["tun_dropped"] == 0 and emu["unroutable"] == 0 and emu["write_errors"] == 0
     sim_pairs, emu_pairs = (runs[e]["apps"]["swing"]["counters"]["pairs"] for e in ("sim", "emu"))

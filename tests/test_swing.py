@@ -451,8 +451,12 @@ pcap_from = "15s"
     m = json.loads((tmp_path / "m.json").read_text())
     assert m["sides"]["hosts_a"] > 50 and m["link"]["dirs"][1]["packets"] > 50_000
     # The capture was taken where the 100 Mbit/s link delivers: its
-    # servers' packets crossed it one after the other, as a line's.
-    assert [(x["side"], len(x["hosts"]), round(x["rate_bps"] / 1e6)) for x in m["lines"]] == [("b", 100, 100)], m["lines"]
+    # servers' packets crossed it one after the other, as a line's. A
+    # server behind a slow access link of its own (the trace has some near
+    # 15 Mbit/s) meets the others back to back less often and may fall
+    # short of the evidence a member needs, so nearly all, not all.
+    assert [(x["side"], round(x["rate_bps"] / 1e6)) for x in m["lines"]] == [("b", 100)], m["lines"]
+    assert len(m["lines"][0]["hosts"]) >= 95, m["lines"]
     r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"))
     assert r.returncode == 0, r.stderr
     v = json.loads((tmp_path / "v" / "validation.json").read_text())

@@ -5,7 +5,10 @@
 //! what the application read in the last one (`tcp_rcv_space_adjust`). While
 //! the window opens, every segment is ACKed at once (`icsk_ack.quick |= 1`),
 //! which shapes the sender's ACK clock in slow start: a train of an ACK per
-//! segment rather than per two.
+//! segment rather than per two. How much of the buffer counts as window
+//! Linux measures from the segments themselves (`scaling_ratio`, since 6.5):
+//! a segment's payload over the memory its receive buffer takes, so the
+//! window opens past 64 KiB from the first full-sized segment on.
 
 use units::{Dur, Opt, Time};
 
@@ -16,23 +19,44 @@ const INIT_SPACE_SEGMENTS: u64 = 10;
 /// Segments smaller than this do not open the window (Linux: 128 bytes).
 const GROW_MIN_LEN: u32 = 128;
 
-/// Half of a buffer's bytes count as window: Linux's default scaling
-/// ratio (`TCP_DEFAULT_SCALING_RATIO`), the payload's share of the memory
-/// its buffers take.
-fn win_from_space(space: u64) -> u64 {
-    space / 2
+/// The scaling ratio's unit: 1/256 (`TCP_RMEM_TO_WIN_SCALE`).
+const RATIO_SCALE: u32 = 8;
+/// Half of a buffer's bytes count as window until a segment is measured
+/// (`TCP_DEFAULT_SCALING_RATIO`).
+const DEFAULT_RATIO: u8 = 1 << (RATIO_SCALE - 1);
+/// The memory Linux charges for a received segment (`skb->truesize`) when
+/// the device hands it over in a 2 KiB buffer, as TUN does for a
+/// 1500-byte packet and as most NIC drivers' page-fragment buffers do:
+/// the buffer less its shared info, plus the `sk_buff` and shared info.
+pub const RCV_TRUESIZE: u32 = 2304;
+/// Linux's first guess at the peer's segment size (`TCP_MSS_DEFAULT`),
+/// before a segment is measured.
+const RCV_MSS_DEFAULT: u32 = 536;
+
+/// The window `space` bytes of buffer hold at `ratio`/256 (`tcp_win_from_space`).
+fn win_from_space(space: u64, ratio: u8) -> u64 {
+    (space * ratio as u64) >> RATIO_SCALE
+}
+
+/// The buffer that holds a window of `win` at `ratio`/256 (`tcp_space_from_win`).
+fn space_from_win(win: u64, ratio: u8) -> u64 {
+    (win << RATIO_SCALE) / ratio.max(1) as u64
 }
 
 /// The first window Linux offers (tcp_select_initial_window): what the
 /// starting buffer holds, at most 64 KiB - 1, in whole segments.
 pub(crate) fn initial_window(mss: u32, initial_buf: u64, max_buf: u64) -> u64 {
     let mss = mss.max(1) as u64;
-    (win_from_space(initial_buf.min(max_buf)).min(u16::MAX as u64) / mss * mss).max(mss)
+    (win_from_space(initial_buf.min(max_buf), DEFAULT_RATIO).min(u16::MAX as u64) / mss * mss).max(mss)
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct RcvSpace {
-    mss: u64,
+    mss: u32,
+    /// The segment size last measured (`icsk_ack.rcv_mss`; an MSS fits 16 bits).
+    rcv_mss: u16,
+    /// Window per buffer byte, in 1/256 (`scaling_ratio`).
+    ratio: u8,
     /// The most the buffer may grow to (`tcp_rmem[2]`).
     max_buf: u64,
     /// The buffer now (`sk_rcvbuf`).
@@ -58,14 +82,16 @@ impl RcvSpace {
     /// `initial_buf`, from sequence number `rcv_nxt` on at `now`.
     pub fn new(mss: u32, initial_buf: u64, max_buf: u64, rcv_nxt: u64) -> RcvSpace {
         let w0 = initial_window(mss, initial_buf, max_buf);
-        let mss = mss.max(1) as u64;
+        let mss = mss.max(1);
         let buf = initial_buf.min(max_buf);
         RcvSpace {
             mss,
+            rcv_mss: mss.min(RCV_MSS_DEFAULT) as u16,
+            ratio: DEFAULT_RATIO,
             max_buf,
             buf,
             ssthresh: w0,
-            space: (INIT_SPACE_SEGMENTS * mss).min(w0),
+            space: (INIT_SPACE_SEGMENTS * mss as u64).min(w0),
             space_seq: rcv_nxt,
             space_time: Opt::NONE,
             rtt: Opt::NONE,
@@ -77,23 +103,26 @@ impl RcvSpace {
 
     /// The window the buffer allows with `ooo_bytes` held out of order.
     fn free(&self, ooo_bytes: u64) -> u64 {
-        win_from_space(self.buf).saturating_sub(ooo_bytes)
+        win_from_space(self.buf, self.ratio).saturating_sub(ooo_bytes)
     }
 
     /// The window to advertise (before the no-shrink rule): free space up
     /// to `rcv_ssthresh`, in whole segments.
     pub fn window(&self, ooo_bytes: u64) -> u64 {
         let w = self.free(ooo_bytes).min(self.ssthresh);
-        if w >= self.mss {
-            w / self.mss * self.mss
+        let mss = self.mss as u64;
+        if w >= mss {
+            w / mss * mss
         } else {
             w
         }
     }
 
-    /// An in-order segment of `len` bytes arrived: opens the window if
-    /// there is room; true if it did, when Linux ACKs the segment at once.
+    /// An in-order segment of `len` bytes arrived: measures it, and opens
+    /// the window if there is room; true if it did, when Linux ACKs the
+    /// segment at once.
     pub fn grow(&mut self, len: u32, ooo_bytes: u64) -> bool {
+        self.measure(len);
         if len < GROW_MIN_LEN {
             return false;
         }
@@ -101,8 +130,23 @@ impl RcvSpace {
         if room == 0 {
             return false;
         }
-        self.ssthresh += room.min((2 * self.mss).max(2 * len as u64));
+        self.ssthresh += room.min((2 * self.mss as u64).max(2 * len as u64));
         true
+    }
+
+    /// A segment of a new size, at least the last measured, sets the ratio
+    /// to its payload over its buffer's memory (`tcp_measure_rcv_mss`); the
+    /// window may not then exceed what the buffer holds at that ratio.
+    fn measure(&mut self, len: u32) {
+        if len < self.rcv_mss as u32 {
+            return;
+        }
+        if len != self.rcv_mss as u32 {
+            let r = ((len as u64) << RATIO_SCALE) / RCV_TRUESIZE as u64;
+            self.ratio = r.clamp(1, u8::MAX as u64) as u8;
+            self.ssthresh = self.ssthresh.min(win_from_space(self.buf, self.ratio));
+        }
+        self.rcv_mss = len.min(self.mss).min(u16::MAX as u32) as u16;
     }
 
     /// The receiver's round-trip sample from a timestamp echo: `delta` since
@@ -113,10 +157,13 @@ impl RcvSpace {
         }
         self.last_tsecr = Some(tsecr);
         if delta.0 > 0 {
-            // tcp_rcv_rtt_update without window dependence: an EWMA of 1/8.
+            // tcp_rcv_rtt_update without window dependence: a smaller sample
+            // is taken at once, a larger one enters an EWMA of 1/8, so the
+            // estimate follows the path's floor and not the queue building
+            // in slow start.
             self.rtt = Opt::some(match self.rtt.get() {
-                None => delta,
-                Some(r) => Dur((r.0 as i64 + (delta.0 as i64 - r.0 as i64) / 8) as u64),
+                Some(r) if delta >= r => Dur((r.0 as i64 + (delta.0 as i64 - r.0 as i64) / 8) as u64),
+                _ => delta,
             });
         }
     }
@@ -152,9 +199,9 @@ impl RcvSpace {
         }
         let copied = rcv_nxt - self.space_seq;
         if copied > self.space {
-            let mut rcvwin = 2 * copied + 16 * self.mss;
+            let mut rcvwin = 2 * copied + 16 * self.mss as u64;
             rcvwin += 2 * (rcvwin as u128 * (copied - self.space) as u128 / self.space.max(1) as u128) as u64;
-            let buf = (2 * rcvwin).min(self.max_buf);
+            let buf = space_from_win(rcvwin, self.ratio).min(self.max_buf);
             if buf > self.buf {
                 self.buf = buf;
             }
@@ -192,9 +239,16 @@ mod tests {
     #[test]
     fn the_window_opens_two_segments_per_segment_only_while_the_buffer_has_room() {
         let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
-        // The 128 KiB buffer holds 64 KiB of window: 376 bytes of room.
+        // The first full-sized segment is measured: 1448 bytes in 2304 of
+        // memory, a ratio of 160/256, so the 128 KiB buffer holds 81,920
+        // bytes of window, 16,760 more than the first 65,160: five
+        // openings of two segments and a last of what is left.
+        for i in 1..=5 {
+            assert!(s.grow(MSS, 0));
+            assert_eq!(s.window(0), 65_160 + i * 2 * MSS as u64);
+        }
         assert!(s.grow(MSS, 0));
-        assert_eq!(s.window(0), 65_160);
+        assert_eq!(s.window(0), 81_920 / MSS as u64 * MSS as u64);
         assert!(!s.grow(MSS, 0), "no room left: the window stays and ACKs are delayed again");
         // Right-sizing makes room: each segment then opens two more.
         s.rtt_from_echo(1, Dur::from_millis(40));
@@ -204,6 +258,26 @@ mod tests {
         assert!(s.grow(MSS, 0));
         assert_eq!(s.window(0), before + 2 * MSS as u64);
         assert!(!s.grow(100, 0), "small segments do not open the window");
+    }
+
+    #[test]
+    fn the_ratio_is_measured_on_each_larger_segment_size_and_never_on_a_smaller_one() {
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        // Below Linux's first guess of 536 bytes nothing is measured.
+        s.grow(300, 0);
+        assert_eq!(s.ratio, DEFAULT_RATIO);
+        // A 600-byte segment is: 600·256/2304.
+        s.grow(600, 0);
+        assert_eq!(s.ratio, 66);
+        // So is a full-sized one, whose ratio then stays.
+        s.grow(MSS, 0);
+        assert_eq!(s.ratio, 160);
+        s.grow(600, 0);
+        assert_eq!(s.ratio, 160);
+        // At the lower ratio the window could not exceed what the buffer
+        // held then; a buffer right-sized at 160/256 holds the window it
+        // was sized for.
+        assert_eq!(win_from_space(space_from_win(100_000, 160), 160), 100_000);
     }
 
     #[test]
@@ -238,6 +312,18 @@ mod tests {
             small.adjust(Time(50 * i * 1_000_000), 20_000 * (1 << i.min(10)));
         }
         assert_eq!(small.buf(), 1 << 20);
+    }
+
+    #[test]
+    fn the_receivers_round_trip_takes_a_smaller_echo_at_once_and_smooths_a_larger_one() {
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        s.rtt_from_echo(1, Dur::from_millis(44));
+        s.rtt_from_echo(2, Dur::from_millis(60));
+        assert_eq!(s.rtt.get(), Some(Dur::from_millis(46)), "44 + (60 - 44) / 8");
+        s.rtt_from_echo(3, Dur::from_millis(45));
+        assert_eq!(s.rtt.get(), Some(Dur::from_millis(45)), "not 46 - 1/8: Linux keeps the floor");
+        s.rtt_from_echo(3, Dur::from_millis(1));
+        assert_eq!(s.rtt.get(), Some(Dur::from_millis(45)), "an echo already used is not used again");
     }
 
     #[test]

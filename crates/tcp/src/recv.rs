@@ -269,10 +269,13 @@ impl Receiver {
                     } else if self.delack_at.is_none() {
                         self.delack_at = Opt::some(now + self.delack_timeout);
                     }
-                } else if self.quick > 0 {
-                    self.quick -= 1;
+                } else if self.quick > 0 || opened {
+                    // Opening the window sets quick-ACK's low bit (Linux
+                    // `icsk_ack.quick |= 1`): the ACK it sends costs the
+                    // count nothing while the count is even.
+                    self.quick = (self.quick | opened as u32).saturating_sub(1);
                     self.ack_now = true;
-                } else if opened || self.unacked > self.ack_after {
+                } else if self.unacked > self.ack_after {
                     self.ack_now = true;
                 } else if self.delack_at.is_none() {
                     self.delack_at = Opt::some(now + self.delack_timeout);

@@ -175,9 +175,10 @@ impl Conn {
     }
 
     /// The path's round trip: the handshake's, else (a SYN or SYN/ACK sent
-    /// again leaves none, Karn) the shortest data-to-ACK times each way,
-    /// the capture's round trip to each side; one way's alone if the other
-    /// sent nothing timed.
+    /// again leaves none, Karn, and a capture begun after the handshake
+    /// shows none) the shortest data-to-ACK times each way, the capture's
+    /// round trip to each side; one way's alone if the other sent nothing
+    /// timed.
     fn path_rtt(&self) -> Option<i64> {
         self.hs.rtt().or_else(|| {
             let [a, b] = [self.dirs[0].rtt_min, self.dirs[1].rtt_min];

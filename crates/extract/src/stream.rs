@@ -109,6 +109,9 @@ pub(crate) struct Dir {
     pub rwnd: u16,
     /// Highest offset the peer has acknowledged.
     pub acked: i64,
+    /// The shortest time from a timed segment to the ACK that covered it,
+    /// ns: the round trip between the capture and the receiver.
+    pub rtt_min: Option<i64>,
     /// The flight being counted; `flight_done` once the first
     /// window-limited one was counted, or could not be.
     pub flight: Option<Flight>,

@@ -174,6 +174,18 @@ impl Conn {
         [self.dirs[0].hi, self.dirs[1].hi]
     }
 
+    /// The path's round trip: the handshake's, else (a SYN or SYN/ACK sent
+    /// again leaves none, Karn, and a capture begun after the handshake
+    /// shows none) the shortest data-to-ACK times each way, the capture's
+    /// round trip to each side; one way's alone if the other sent nothing
+    /// timed.
+    fn path_rtt(&self) -> Option<i64> {
+        self.hs.rtt().or_else(|| {
+            let [a, b] = [self.dirs[0].rtt_min, self.dirs[1].rtt_min];
+            a.or(b).map(|_| a.unwrap_or(0) + b.unwrap_or(0))
+        })
+    }
+
     /// A concurrent connection's data units, offsets from each side's start:
     /// the client's is its handshake ACK (it connected), the server's one
     /// handshake round trip after its SYN/ACK (it accepted); without a
@@ -801,6 +813,7 @@ fn answered(od: &mut Dir, a: i64, s: &Packet, cx: &mut Ctx) {
     }
     if let Some((end, t_sent)) = od.timing {
         if a >= end {
+            od.rtt_min = Some(od.rtt_min.map_or(s.t - t_sent, |m| m.min(s.t - t_sent)));
             if cx.k.data_rtt {
                 cx.hosts.get(s.from).net.rtt_sample(secs(s.t - t_sent), cx.k.rtt_max_s, false, cx.rh);
             }
@@ -983,7 +996,7 @@ fn timing_and_pairs(dd: &mut Dir, s0: i64, e0: i64, floor: i64, s: &Packet, cx: 
 }
 
 /// A sender's wait counts as a pause only if it also lasted this many
-/// handshake round trips: a sender whose window emptied resumes a round
+/// round trips (`Conn::path_rtt`): a sender whose window emptied resumes a round
 /// trip after its last send (more if the ACK was delayed), which on a long
 /// path can outlast the pause gap.
 const PAUSE_MIN_RTTS: Rtts = Rtts { num: 2, den: 1 };
@@ -993,6 +1006,7 @@ const PAUSE_MIN_RTTS: Rtts = Rtts { num: 2, den: 1 };
 /// in a concurrent connection, after an application gap; a PSH ends a write.
 fn past_highest(c: &mut Conn, e0: i64, s: &Packet, cx: &mut Ctx) {
     let (t, d) = (s.t, s.d);
+    let rtt = c.path_rtt().unwrap_or(0);
     let dd = &mut c.dirs[d];
     let from = dd.hi;
     dd.hi = e0;
@@ -1001,11 +1015,7 @@ fn past_highest(c: &mut Conn, e0: i64, s: &Packet, cx: &mut Ctx) {
     // than `PAUSE_MIN_RTTS` too. Nor is a sender that lost a segment
     // within it: its retransmission timer, not its application, kept it
     // waiting.
-    let pause =
-        cx.k.pause
-            .filter(|_| dd.acked >= from)
-            .map(|p| p.max(PAUSE_MIN_RTTS.of(c.hs.rtt().unwrap_or(0))))
-            .filter(|&p| dd.loss_at.is_none_or(|r| t - r > p));
+    let pause = cx.k.pause.filter(|_| dd.acked >= from).map(|p| p.max(PAUSE_MIN_RTTS.of(rtt))).filter(|&p| dd.loss_at.is_none_or(|r| t - r > p));
     // A gap is the application's if the window cannot have
     // held the sender back: less than any initial window out.
     let gap = cx.k.unit_gap.filter(|_| from - dd.acked < UNIT_WINDOW);

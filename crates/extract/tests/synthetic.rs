@@ -725,6 +725,37 @@ fn a_pause_is_longer_than_the_gap_and_two_round_trips() {
 }
 
 #[test]
+fn without_a_handshake_round_trip_a_pause_outlasts_the_data_round_trip() {
+    // Captured beside the server; its client, 330 ms away, sent its SYN
+    // twice, so the handshake gives no round trip (Karn). The server sends
+    // 4 segments, and 2 more `after` s after their ACK. Returns the
+    // responses.
+    let responses = |after: f64| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        x.tcp(1.0, c.c, c.s, c.cseq, 0, SYN, 0, Some(1460));
+        c.handshake(&mut x, 4.0, 0.0005, 0.330);
+        c.data(&mut x, 4.331, true, 300);
+        let end = c.response(&mut x, 4.332, 4 * 1460, 0.0001);
+        c.ack(&mut x, end + 0.330, true);
+        c.response(&mut x, end + 0.330 + after, 2 * 1460, 0.0001);
+        c.close(&mut x, end + 2.0, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        let mut v = m.classes[0].response_bytes.values.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    // Sent on the ACK, 330 ms after its last segment (more than the 200 ms
+    // gap): the window held it, one response. The data round trip (server
+    // data to the client's ACK, 330 ms; the request to its answer, 1 ms)
+    // stands in for the handshake's.
+    assert_eq!(responses(0.0005), vec![6.0 * 1460.0]);
+    // Resumed half a second after the ACK, past two round trips: the
+    // application paused.
+    assert_eq!(responses(0.5), vec![2.0 * 1460.0, 4.0 * 1460.0]);
+}
+
+#[test]
 fn a_servers_first_flight_gives_its_initial_window() {
     // Handshake round trip 40 ms; the server's first flight is 4 segments,
     // then it waits for ACKs (a 36 ms pause) before 8 more.

@@ -85,8 +85,10 @@ pub struct Line {
 }
 
 /// A path with its wiring: what a packet crossing it needs, and no more,
-/// so that the paths of many hosts stay few cache lines each.
+/// on one cache line of its own, so that the paths of many hosts cost a
+/// packet one line each before their elements.
 #[derive(Debug)]
+#[repr(align(64))]
 pub struct PathSlot {
     pub path: Path,
     pub to: NodeRef,

@@ -80,7 +80,8 @@ impl Process {
 #[derive(Clone, Debug)]
 pub struct Loss {
     packets: Option<Process>,
-    handshakes: Option<Process>,
+    /// Boxed: handshakes are few, and every swing virtual host has a loss.
+    handshakes: Option<Box<Process>>,
     /// Handshakes follow `handshakes`, not `packets`.
     apart: bool,
 }
@@ -94,7 +95,7 @@ impl Loss {
 
     /// Handshakes by `handshakes` (from `hs_rng`), everything else by `packets`.
     pub fn with_handshakes(packets: LossModel, rng: Rng, handshakes: LossModel, hs_rng: Rng) -> Loss {
-        Loss { packets: process(packets, rng), handshakes: process(handshakes, hs_rng), apart: true }
+        Loss { packets: process(packets, rng), handshakes: process(handshakes, hs_rng).map(Box::new), apart: true }
     }
 }
 
@@ -105,8 +106,8 @@ fn process(model: LossModel, rng: Rng) -> Option<Process> {
 impl Element for Loss {
     #[inline]
     fn offer(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
-        let p = if self.apart && pkt.handshake { &mut self.handshakes } else { &mut self.packets };
-        match p.as_mut().map(Process::drops) {
+        let p = if self.apart && pkt.handshake { self.handshakes.as_deref_mut() } else { self.packets.as_mut() };
+        match p.map(Process::drops) {
             Some(true) => Verdict::Drop(DropReason::Loss),
             _ => Verdict::Deliver(now),
         }

@@ -144,8 +144,16 @@ pub struct Path {
     /// A fixed delay that ends the path, folded out of `stages`: added to
     /// every arrival, it costs the hot path nothing (most links end so).
     tail: Dur,
-    drops: [u64; DropReason::ALL.len()],
     classes: Option<Box<ClassCounts>>,
+    /// What a packet crossing the path seldom needs, apart: a run holds a
+    /// few paths for every host, each best one cache line with its wiring.
+    rare: Box<Rare>,
+}
+
+#[derive(Debug, Default)]
+struct Rare {
+    drops: [u64; DropReason::ALL.len()],
+    /// What woken elements let go, reused.
     released: Vec<Release>,
 }
 
@@ -158,7 +166,7 @@ impl Path {
         if tail > Dur::ZERO || matches!(stages.last(), Some(Stage::Delay(Delay::Fixed(_)))) {
             stages.pop();
         }
-        Path { stages, tail, drops: [0; DropReason::ALL.len()], classes: None, released: Vec::new() }
+        Path { stages, tail, classes: None, rare: Box::default() }
     }
 
     /// Counts what enters per class and what is dropped per class and
@@ -197,7 +205,7 @@ impl Path {
                 Verdict::Deliver(at) => t = at,
                 Verdict::Hold => return Outcome::Held,
                 Verdict::Drop(r) => {
-                    self.drops[r.index()] += 1;
+                    self.rare.drops[r.index()] += 1;
                     if let Some(c) = &mut self.classes {
                         c.dropped(pkt, r);
                     }
@@ -221,7 +229,7 @@ impl Path {
             if self.stages[i].poll_at().is_none_or(|t| t > now) {
                 continue;
             }
-            let mut released = std::mem::take(&mut self.released);
+            let mut released = std::mem::take(&mut self.rare.released);
             self.stages[i].wake(now, &mut released);
             for r in released.drain(..) {
                 match r {
@@ -230,7 +238,7 @@ impl Path {
                         out.push((p, o));
                     }
                     Release::Drop(p, reason) => {
-                        self.drops[reason.index()] += 1;
+                        self.rare.drops[reason.index()] += 1;
                         if let Some(c) = &mut self.classes {
                             c.dropped(&p, reason);
                         }
@@ -238,13 +246,13 @@ impl Path {
                     }
                 }
             }
-            self.released = released;
+            self.rare.released = released;
         }
     }
 
     /// Drops by reason, and the first queue's counters.
     pub fn stats(&self) -> PathStats {
-        PathStats { drops: self.drops, queue: self.queue().map(|q| q.stats()).unwrap_or_default(), classes: self.classes.clone() }
+        PathStats { drops: self.rare.drops, queue: self.queue().map(|q| q.stats()).unwrap_or_default(), classes: self.classes.clone() }
     }
 
     /// The first queue of the path, if it has one.

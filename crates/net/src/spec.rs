@@ -188,7 +188,7 @@ impl PathSpec {
                 ElementSpec::Queue { rate, limit, discipline } => {
                     let transmit = match rate {
                         RateSpec::Fixed(r) => Transmit::Rate(*r),
-                        RateSpec::Scheduled(s) => Transmit::Schedule(s.clone()),
+                        RateSpec::Scheduled(s) => Transmit::Schedule(Box::new(s.clone())),
                     };
                     let server = Server::new(transmit);
                     let d = discipline.build(*limit, server.nominal_rate(), self.delay_after(i), seed);

@@ -88,8 +88,8 @@ pub struct EventQueue {
 /// Buckets this close to the first unreached one take spare storage: they
 /// fill with the packets in flight, while later ones hold a few timers.
 const SPARE_REACH: u64 = 64;
-/// Spare vectors kept at most.
-const SPARES: usize = 16;
+/// Spare vectors kept at most: enough for every bucket in reach.
+const SPARES: usize = SPARE_REACH as usize;
 
 impl Default for EventQueue {
     fn default() -> Self {
@@ -118,9 +118,14 @@ impl EventQueue {
             self.late.push(e);
         } else if b < self.next + BUCKETS {
             let v = &mut self.wheel[(b % BUCKETS) as usize];
-            if v.capacity() == 0 && b < self.next + SPARE_REACH {
-                if let Some(s) = self.spare.pop() {
-                    *v = s;
+            if v.len() == v.capacity() && b < self.next + SPARE_REACH {
+                // A near bucket about to grow (most already hold a timer
+                // or two when they come near) moves into spare storage
+                // instead of growing by reallocation, step by step.
+                if let Some(s) = self.spare.last_mut().filter(|s| s.capacity() > v.len()) {
+                    s.extend_from_slice(v);
+                    std::mem::swap(v, s);
+                    self.spare.pop();
                 }
             }
             v.push(e);

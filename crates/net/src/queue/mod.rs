@@ -165,10 +165,31 @@ impl QueueStats {
     }
 }
 
+/// A queue that decides at arrival keeps its state inline; one that
+/// decides at dequeue, boxed: most queues of a large run (every host's
+/// access) are drop-tail, and stay a few cache lines.
 #[derive(Debug)]
 enum Mode {
     Fifo { discipline: FifoDiscipline, waiting: Waiting, busy_until: Time },
-    Scheduled { scheduler: Box<dyn Scheduler + Send>, in_service: Option<(Packet, Time)>, pending: Vec<Release>, pending_at: Option<Time> },
+    Scheduled(Box<Scheduled>),
+}
+
+#[derive(Debug)]
+struct Scheduled {
+    scheduler: Box<dyn Scheduler + Send>,
+    in_service: Option<(Packet, Time)>,
+    pending: Vec<Release>,
+    pending_at: Option<Time>,
+}
+
+/// What the queue counts itself ([`QueueStats`] but its discipline's).
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    accepted_pkts: u64,
+    accepted_bytes: u64,
+    queue_delay_sum: Dur,
+    max_backlog_pkts: u64,
+    drops: [u64; DropReason::ALL.len()],
 }
 
 enum FifoDiscipline {
@@ -196,7 +217,7 @@ impl std::fmt::Debug for dyn Scheduler + Send {
 pub struct Queue {
     server: Server,
     mode: Mode,
-    stats: QueueStats,
+    stats: Counts,
 }
 
 impl Queue {
@@ -206,18 +227,28 @@ impl Queue {
                 Mode::Fifo { discipline: FifoDiscipline::DropTail(d), waiting: Waiting::default(), busy_until: Time::ZERO }
             }
             DisciplineKind::Arrival(d) => Mode::Fifo { discipline: FifoDiscipline::Other(d), waiting: Waiting::default(), busy_until: Time::ZERO },
-            DisciplineKind::Dequeue(s) => Mode::Scheduled { scheduler: s, in_service: None, pending: Vec::new(), pending_at: None },
+            DisciplineKind::Dequeue(s) => {
+                Mode::Scheduled(Box::new(Scheduled { scheduler: s, in_service: None, pending: Vec::new(), pending_at: None }))
+            }
         };
-        Queue { server, mode, stats: QueueStats::default() }
+        Queue { server, mode, stats: Counts::default() }
     }
 
     pub fn stats(&self) -> QueueStats {
         let aqm = match &self.mode {
             Mode::Fifo { discipline: FifoDiscipline::Other(d), .. } => d.stats(),
             Mode::Fifo { .. } => AqmStats::default(),
-            Mode::Scheduled { scheduler, .. } => scheduler.stats(),
+            Mode::Scheduled(s) => s.scheduler.stats(),
         };
-        QueueStats { aqm, ..self.stats }
+        let c = self.stats;
+        QueueStats {
+            accepted_pkts: c.accepted_pkts,
+            accepted_bytes: c.accepted_bytes,
+            queue_delay_sum: c.queue_delay_sum,
+            max_backlog_pkts: c.max_backlog_pkts,
+            drops: c.drops,
+            aqm,
+        }
     }
 
     /// The serialiser's nominal rate (its first, for a schedule).
@@ -236,7 +267,7 @@ impl Queue {
                 waiting.advance(now);
                 waiting.packets()
             }
-            Mode::Scheduled { scheduler, .. } => scheduler.backlog().0,
+            Mode::Scheduled(s) => s.scheduler.backlog().0,
         }
     }
 
@@ -247,7 +278,7 @@ impl Queue {
                 waiting.advance(now);
                 waiting.bytes()
             }
-            Mode::Scheduled { scheduler, .. } => scheduler.backlog().1,
+            Mode::Scheduled(s) => s.scheduler.backlog().1,
         }
     }
 
@@ -290,7 +321,8 @@ impl Queue {
     }
 
     fn offer_scheduled(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
-        let Mode::Scheduled { scheduler, in_service, pending, pending_at } = &mut self.mode else { unreachable!() };
+        let Mode::Scheduled(s) = &mut self.mode else { unreachable!() };
+        let Scheduled { scheduler, in_service, pending, pending_at } = &mut **s;
         pkt.enqueued_at = now;
         let mut dropped = Vec::new();
         scheduler.enqueue(now, *pkt, &mut dropped);
@@ -311,15 +343,16 @@ impl Queue {
         if in_service.is_none() {
             self.start_next(now);
         }
-        if let Mode::Scheduled { scheduler, .. } = &self.mode {
-            self.stats.max_backlog_pkts = self.stats.max_backlog_pkts.max(scheduler.backlog().0 as u64);
+        if let Mode::Scheduled(s) = &self.mode {
+            self.stats.max_backlog_pkts = self.stats.max_backlog_pkts.max(s.scheduler.backlog().0 as u64);
         }
         verdict
     }
 
     /// Serves the next packet the scheduler picks, if the serialiser is free.
     fn start_next(&mut self, now: Time) {
-        let Mode::Scheduled { scheduler, in_service, pending, pending_at } = &mut self.mode else { return };
+        let Mode::Scheduled(s) = &mut self.mode else { return };
+        let Scheduled { scheduler, in_service, pending, pending_at } = &mut **s;
         let mut dropped = Vec::new();
         if let Some(mut p) = scheduler.dequeue(now, &mut dropped) {
             let (start, finish) = self.server.plan(now, p.len);
@@ -344,14 +377,14 @@ impl Element for Queue {
     fn offer(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
         match self.mode {
             Mode::Fifo { .. } => self.offer_fifo(now, pkt),
-            Mode::Scheduled { .. } => self.offer_scheduled(now, pkt),
+            Mode::Scheduled(_) => self.offer_scheduled(now, pkt),
         }
     }
 
     fn poll_at(&self) -> Option<Time> {
         match &self.mode {
             Mode::Fifo { .. } => None,
-            Mode::Scheduled { in_service, pending_at, .. } => match (pending_at, in_service) {
+            Mode::Scheduled(s) => match (&s.pending_at, &s.in_service) {
                 (Some(a), Some((_, b))) => Some((*a).min(*b)),
                 (a, b) => a.or(b.map(|(_, t)| t)),
             },
@@ -360,7 +393,8 @@ impl Element for Queue {
 
     fn wake(&mut self, now: Time, out: &mut Vec<Release>) {
         loop {
-            let Mode::Scheduled { in_service, pending, pending_at, .. } = &mut self.mode else { return };
+            let Mode::Scheduled(s) = &mut self.mode else { return };
+            let Scheduled { in_service, pending, pending_at, .. } = &mut **s;
             out.append(pending);
             *pending_at = None;
             match *in_service {

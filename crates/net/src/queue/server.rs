@@ -9,36 +9,48 @@ use units::{Rate, Time};
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transmit {
     Rate(Rate),
-    /// A rate that follows a schedule (a time-varying link).
-    Schedule(RateSchedule),
+    /// A rate that follows a schedule (a time-varying link), boxed: most
+    /// links have a fixed rate, and every host's access has a queue.
+    Schedule(Box<RateSchedule>),
 }
 
-/// The serialiser: its rate, and what may hold a packet back from starting
-/// (token buckets, outages). Integer nanoseconds throughout, so both
-/// engines agree exactly.
-#[derive(Clone, Debug)]
-pub(crate) struct Server {
-    transmit: Transmit,
+/// What may hold a packet back from starting: token buckets and outages.
+#[derive(Clone, Debug, Default)]
+struct Gates {
     buckets: Vec<Bucket>,
     outages: Option<Outages>,
 }
 
+/// The serialiser: its rate, and what may hold a packet back from starting
+/// (token buckets, outages). Integer nanoseconds throughout, so both
+/// engines agree exactly. The gates, which few queues have, are boxed so
+/// that the tens of thousands of access queues of a large run stay small.
+#[derive(Clone, Debug)]
+pub(crate) struct Server {
+    transmit: Transmit,
+    gates: Option<Box<Gates>>,
+}
+
 impl Server {
     pub(crate) fn new(transmit: Transmit) -> Server {
-        Server { transmit, buckets: Vec::new(), outages: None }
+        Server { transmit, gates: None }
+    }
+
+    fn gates(&mut self) -> &mut Gates {
+        self.gates.get_or_insert_with(Default::default)
     }
 
     pub(crate) fn add_shaper(&mut self, s: Shaper) {
-        self.buckets.push(Bucket::new(s));
+        self.gates().buckets.push(Bucket::new(s));
     }
 
     /// Outages of the path after the queue: several merge into one set of windows.
     pub(crate) fn set_outages(&mut self, o: Outages) {
-        self.outages = Some(o);
+        self.gates().outages = Some(o);
     }
 
     pub(crate) fn has_outages(&self) -> bool {
-        self.outages.is_some()
+        self.gates.as_ref().is_some_and(|g| g.outages.is_some())
     }
 
     pub(crate) fn nominal_rate(&self) -> Rate {
@@ -58,14 +70,16 @@ impl Server {
             Transmit::Schedule(s) => s.finish(from, len) - from,
         };
         let mut start = from;
-        for b in &self.buckets {
-            let ready = b.ready(len);
-            if ready > start + tx {
-                start = ready - tx;
+        if let Some(g) = &self.gates {
+            for b in &g.buckets {
+                let ready = b.ready(len);
+                if ready > start + tx {
+                    start = ready - tx;
+                }
             }
-        }
-        if let Some(o) = &self.outages {
-            start = o.resume(start);
+            if let Some(o) = &g.outages {
+                start = o.resume(start);
+            }
         }
         let finish = match &self.transmit {
             Transmit::Rate(_) => start + tx,
@@ -77,8 +91,10 @@ impl Server {
     /// A packet of `len` bytes had its last bit out at `finish`.
     #[inline(always)]
     pub(crate) fn sent(&mut self, finish: Time, len: u32) {
-        for b in &mut self.buckets {
-            b.sent(finish, len);
+        if let Some(g) = &mut self.gates {
+            for b in &mut g.buckets {
+                b.sent(finish, len);
+            }
         }
     }
 }

@@ -4,7 +4,7 @@ beside ns-2 2.35's diffserv module on the same setting (bench/ns2/afbe.tcl).
     python bench/afbe_sweep.py [--loads 0.3,0.5,0.7,0.9] [--af-shares 0.5]
                                [--seeds 1,2,3] [--stop 180] [--ns2] [--ns2-control]
                                [--same-flows] [--ns2-cache DIR] [--tcp-flavour ns2]
-                               [-j 2] [-o runs/afbe]
+                               [--reuse] [--tails SECONDS] [-j 2] [-o runs/afbe]
 
 For each (load, AF share) it runs the example's setting with web flows of
 both clouds at that load, once per seed, and prints per class (AF, BE)
@@ -13,8 +13,10 @@ every seed, the drop fraction and the early-drop fraction (RED's random
 drops over all drops: ns-2's dsRED counts its forced drops, past max_th,
 with the buffer overflows as `ldrops`, and only the random ones as
 `edrops`). With --ns2 it runs ns-2 on the same setting and seeds and
-prints its figures beside undertow's, with the spread of each side's
-per-seed means (half the range over the mean). ns-2 2.35's one-way TCP
+prints its figures beside undertow's: each mean with its relative
+standard error, each ratio with its 95% interval (a bootstrap over 10 s
+blocks of arrivals; early-drop fractions by seed), and a ratio outside
+15% called noise when its interval reaches within 15%. ns-2 2.35's one-way TCP
 opens with a 40-byte SYN (syn_ true) and reports a flow done when the
 last data packet is ACKed, so its completion time less the last ACK's
 way back is undertow's `completion_s` (SYN to the last byte at the sink).
@@ -191,17 +193,13 @@ def mean(v):
 
 
 def pooled(runs: list[dict]) -> dict:
-    """Every seed's flows together; drop counts summed; per-seed means kept for the spread."""
-    out: dict = {"completion": {}, "spread": {}, "n": {}}
+    """Every seed's flows together; drop counts summed."""
+    out: dict = {"completion": {}, "n": {}}
     for name in CLASSES:
         for b in SIZES:
-            per_seed = [mean(r["flows"].get((name, b), [])) for r in runs]
-            per_seed = [m for m in per_seed if m is not None]
             flows = [v for r in runs for v in r["flows"].get((name, b), [])]
-            m = mean(flows)
-            out["completion"][name, b] = m
+            out["completion"][name, b] = mean(flows)
             out["n"][name, b] = len(flows)
-            out["spread"][name, b] = (max(per_seed) - min(per_seed)) / 2 / m if m and len(per_seed) > 1 else None
         counts = [r["counts"][name] for r in runs if name in r["counts"]]
         offered, drops, early = (sum(c[k] for c in counts) for k in ("offered", "drops", "early"))
         out[name + "_drop"] = drops / offered if offered else None

@@ -4,7 +4,7 @@ beside ns-2 2.35's diffserv module on the same setting (bench/ns2/afbe.tcl).
     python bench/afbe_sweep.py [--loads 0.3,0.5,0.7,0.9] [--af-shares 0.5]
                                [--seeds 1,2,3] [--stop 180] [--ns2] [--ns2-control]
                                [--same-flows] [--ns2-cache DIR] [--tcp-flavour ns2]
-                               [-j 2] [-o runs/afbe]
+                               [--reuse] [--tails SECONDS] [-j 2] [-o runs/afbe]
 
 For each (load, AF share) it runs the example's setting with web flows of
 both clouds at that load, once per seed, and prints per class (AF, BE)
@@ -13,8 +13,10 @@ every seed, the drop fraction and the early-drop fraction (RED's random
 drops over all drops: ns-2's dsRED counts its forced drops, past max_th,
 with the buffer overflows as `ldrops`, and only the random ones as
 `edrops`). With --ns2 it runs ns-2 on the same setting and seeds and
-prints its figures beside undertow's, with the spread of each side's
-per-seed means (half the range over the mean). ns-2 2.35's one-way TCP
+prints its figures beside undertow's: each mean with its relative
+standard error, each ratio with its 95% interval (a bootstrap over 10 s
+blocks of arrivals; early-drop fractions by seed), and a ratio outside
+15% called noise when its interval reaches within 15%. ns-2 2.35's one-way TCP
 opens with a 40-byte SYN (syn_ true) and reports a flow done when the
 last data packet is ACKed, so its completion time less the last ACK's
 way back is undertow's `completion_s` (SYN to the last byte at the sink).
@@ -42,6 +44,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,6 +59,7 @@ TOLERANCE = 0.15
 CLASSES = {"af": 1, "be": 0}
 # ns-2's code points: AF in profile, AF out of profile; best effort.
 NS2_CODEPOINTS = {"af": [10, 11], "be": [0]}
+KEYS = [(name, b) for name in CLASSES for b in SIZES]
 
 
 def scenario(load: float, af_share: float, stop: float, end: float, flavour: str | None = None) -> str:
@@ -79,14 +83,26 @@ def run_undertow(load: float, af_share: float, seed: int, stop: float, end: floa
         f = Path(tmp) / "afbe.toml"
         f.write_text(scenario(load, af_share, stop, end, flavour))
         subprocess.run([str(UNDERTOW), "run", str(f), "-o", str(out), "--overwrite", "-q", "--seed", str(seed)], check=True)
+    return read_undertow(out)
+
+
+def new_result() -> dict:
+    """Per (class, bytes) the flows' completion times and, in the same order, their
+    start times; per class the drop counts."""
+    return {"flows": defaultdict(list), "starts": defaultdict(list), "counts": {}}
+
+
+def read_undertow(out: Path) -> dict:
+    """run_undertow's result from its run directory."""
     summary = json.loads((out / "summary.json").read_text())
-    res: dict = {"flows": defaultdict(list), "counts": {}}
+    res = new_result()
     for name in CLASSES:
         if name not in summary["apps"]:
             continue
         t = pq.read_table(out / "records" / f"{name}.parquet").to_pydict()
-        for b, v in zip(t["bytes"], t["completion_s"]):
+        for b, s, v in zip(t["bytes"], t["start_s"], t["completion_s"]):
             res["flows"][name, b].append(v)
+            res["starts"][name, b].append(s)
     classes = summary["links"]["bottleneck_fwd"]["classes"] or {}
     for name, k in CLASSES.items():
         c = classes.get(str(k))
@@ -111,13 +127,13 @@ def write_flows(run_dir: Path, path: Path) -> int:
 
 
 def run_ns2(load: float, af_share: float, seed: int, stop: float, end: float, control: bool = False,
-            cache: Path | None = None, flows: Path | None = None) -> dict:
+            cache: Path | None = None, flows: Path | None = None, keep: Path | None = None) -> dict:
     """ns-2's run of bench/ns2/afbe.tcl, in the form of run_undertow's; with
     `control`, each flow also sends the three 40-byte packets a two-way
     TCP sends beside its SYN and data; with `flows` (write_flows), it
     starts those flows in place of its own Poisson arrivals. ns-2 is
     deterministic: with `cache`, its output is kept there and reused
-    (not for `flows`)."""
+    (not for `flows`); `keep` is a file its output is written to."""
     args = [str(load), str(af_share), str(seed), str(stop), str(end), str(int(control))]
     kept = cache / ("afbe_" + "_".join(args) + ".txt") if cache and not flows else None
     if kept and kept.exists():
@@ -129,12 +145,20 @@ def run_ns2(load: float, af_share: float, seed: int, stop: float, end: float, co
         if kept:
             kept.parent.mkdir(parents=True, exist_ok=True)
             kept.write_text(out)
-    res: dict = {"flows": defaultdict(list), "counts": {}}
+    if keep:
+        keep.write_text(out)
+    return parse_ns2(out)
+
+
+def parse_ns2(out: str) -> dict:
+    """run_ns2's result from afbe.tcl's output."""
+    res = new_result()
     stats = {}
     for line in out.splitlines():
         f = line.split()
         if f and f[0] == "flow":
             res["flows"][f[1], int(f[2])].append(float(f[4]) - ACK_BACK_S)
+            res["starts"][f[1], int(f[2])].append(float(f[3]))
         elif len(f) == 5 and f[0].isdigit():
             stats[int(f[0])] = [int(x) for x in f[1:]]
     for name, cps in NS2_CODEPOINTS.items():
@@ -145,14 +169,23 @@ def run_ns2(load: float, af_share: float, seed: int, stop: float, end: float, co
 
 
 def run_same_flows(load: float, af_share: float, seed: int, args, out: Path) -> tuple[dict, dict]:
-    """undertow's run, then ns-2's with the flows undertow completed."""
+    """undertow's run, then ns-2's with the flows undertow completed. Both
+    outputs stay in `out`; with --reuse, a point already run there with the
+    same settings is read back instead of run again."""
+    point = {"load": load, "af_share": af_share, "seed": seed, "stop": args.stop, "end": args.end,
+             "tcp_flavour": args.tcp_flavour, "ns2_control": args.ns2_control}
+    done, ns2_out = out / "point.json", out / "ns2.txt"
+    if args.reuse and done.exists() and ns2_out.exists() and json.loads(done.read_text()) == point:
+        return read_undertow(out), parse_ns2(ns2_out.read_text())
     u = run_undertow(load, af_share, seed, args.stop, args.end, out, args.tcp_flavour)
     flows = out / "ns2_flows.txt"
     unfinished = write_flows(out, flows)
     if unfinished:
         print(f"load {load:g}, AF share {af_share:g}, seed {seed}: {unfinished} of undertow's flows did not complete"
               " and are not replayed", file=sys.stderr)
-    return u, run_ns2(load, af_share, seed, args.stop, args.end, args.ns2_control, None, flows)
+    n = run_ns2(load, af_share, seed, args.stop, args.end, args.ns2_control, None, flows, ns2_out)
+    done.write_text(json.dumps(point) + "\n")
+    return u, n
 
 
 def mean(v):
@@ -160,17 +193,13 @@ def mean(v):
 
 
 def pooled(runs: list[dict]) -> dict:
-    """Every seed's flows together; drop counts summed; per-seed means kept for the spread."""
-    out: dict = {"completion": {}, "spread": {}, "n": {}}
+    """Every seed's flows together; drop counts summed."""
+    out: dict = {"completion": {}, "n": {}}
     for name in CLASSES:
         for b in SIZES:
-            per_seed = [mean(r["flows"].get((name, b), [])) for r in runs]
-            per_seed = [m for m in per_seed if m is not None]
             flows = [v for r in runs for v in r["flows"].get((name, b), [])]
-            m = mean(flows)
-            out["completion"][name, b] = m
+            out["completion"][name, b] = mean(flows)
             out["n"][name, b] = len(flows)
-            out["spread"][name, b] = (max(per_seed) - min(per_seed)) / 2 / m if m and len(per_seed) > 1 else None
         counts = [r["counts"][name] for r in runs if name in r["counts"]]
         offered, drops, early = (sum(c[k] for c in counts) for k in ("offered", "drops", "early"))
         out[name + "_drop"] = drops / offered if offered else None
@@ -179,8 +208,112 @@ def pooled(runs: list[dict]) -> dict:
     return out
 
 
+# The uncertainty of a pooled mean comes from a bootstrap over blocks of
+# arrivals: flows that start close together share a congestion episode (and
+# its timeouts), so they are resampled together, each seed's arrivals cut
+# into BLOCK_S pieces. With the same flows on both sides (--same-flows) the
+# same blocks are drawn for both, so the ratio's interval leaves out what
+# the two share (the offered load); otherwise each side is drawn apart.
+# Drop counts exist per run only: their fractions are resampled by seed.
+BLOCK_S = 10.0
+REPLICATES = 2000
+LEVEL = 0.95
+
+
+def block_sums(runs: list[dict], end: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per block (a seed's BLOCK_S of arrivals) and (class, bytes) in KEYS
+    order: the sum of the flows' completion times and their number."""
+    nb = int(np.ceil(end / BLOCK_S))
+    total, count = np.zeros((len(runs) * nb, len(KEYS))), np.zeros((len(runs) * nb, len(KEYS)))
+    for i, r in enumerate(runs):
+        for k, key in enumerate(KEYS):
+            blocks = i * nb + np.minimum(np.asarray(r["starts"].get(key, []), dtype=float) // BLOCK_S, nb - 1).astype(int)
+            np.add.at(total[:, k], blocks, np.asarray(r["flows"].get(key, []), dtype=float))
+            np.add.at(count[:, k], blocks, 1)
+    return total, count
+
+
+def draws(rng: np.random.Generator, units: int) -> np.ndarray:
+    """REPLICATES bootstrap samples of `units` units: how often each is drawn."""
+    return rng.multinomial(units, np.full(units, 1 / units), size=REPLICATES).astype(float)
+
+
+def interval(x: np.ndarray) -> tuple[float, float]:
+    """The central LEVEL interval of the replicates, NaNs (empty samples) left out."""
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return (float("nan"), float("nan"))
+    lo, hi = np.quantile(x, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+    return float(lo), float(hi)
+
+
+def uncertainty(u_runs: list[dict], n_runs: list[dict] | None, end: float, paired: bool) -> dict:
+    """Per (class, bytes): each side's relative standard error of the mean and
+    the ratio's LEVEL interval; per class, the early-drop fraction's ratio's
+    interval (by seed)."""
+    rng = np.random.default_rng(1)
+    u_tot, u_cnt = block_sums(u_runs, end)
+    w_u = draws(rng, len(u_tot))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u_means = (w_u @ u_tot) / (w_u @ u_cnt)
+        out: dict = {"se": {}, "ns2_se": {}, "ratio": {}}
+        if n_runs is not None:
+            n_tot, n_cnt = block_sums(n_runs, end)
+            w_n = w_u if paired else draws(rng, len(n_tot))
+            n_means = (w_n @ n_tot) / (w_n @ n_cnt)
+        for k, key in enumerate(KEYS):
+            out["se"][key] = relative_se(u_means[:, k])
+            if n_runs is not None:
+                out["ns2_se"][key] = relative_se(n_means[:, k])
+                out["ratio"][key] = interval(u_means[:, k] / n_means[:, k])
+        if n_runs is not None and len(u_runs) > 1:
+            w_s = draws(rng, len(u_runs))
+            w_t = w_s if paired else draws(rng, len(n_runs))
+            for name in CLASSES:
+                u_e, u_d = (np.array([r["counts"].get(name, {}).get(c, 0) for r in u_runs], dtype=float) for c in ("early", "drops"))
+                n_e, n_d = (np.array([r["counts"].get(name, {}).get(c, 0) for r in n_runs], dtype=float) for c in ("early", "drops"))
+                out["ratio"][name + "_early"] = interval(((w_s @ u_e) / (w_s @ u_d)) / ((w_t @ n_e) / (w_t @ n_d)))
+    return out
+
+
+def relative_se(means: np.ndarray) -> float | None:
+    m = means[np.isfinite(means)]
+    return float(np.std(m) / np.mean(m)) if len(m) > 1 and np.mean(m) > 0 else None
+
+
+def verdict(ratio: float, iv: tuple[float, float] | None) -> str:
+    """'within' the tolerance; else 'noise' when the ratio's interval still
+    reaches within it, 'outside' when the whole interval lies beyond it."""
+    if abs(ratio - 1) <= TOLERANCE:
+        return "within"
+    if iv is None or not np.isfinite(iv[0]):
+        return "outside"
+    return "noise" if iv[0] <= 1 + TOLERANCE and iv[1] >= 1 - TOLERANCE else "outside"
+
+
 def fmt(x, spec=".3f") -> str:
-    return "-" if x is None else format(x, spec)
+    return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else format(x, spec)
+
+
+def fmt_iv(iv) -> str:
+    return "-" if iv is None or not np.isfinite(iv[0]) else f"{iv[0]:.2f}-{iv[1]:.2f}"
+
+
+def tails(u_runs: list[dict], n_runs: list[dict], slow: float) -> None:
+    """Per (class, bytes): how many flows took `slow` seconds or more on each
+    side (a SYN timeout, or a backed-off RTO) and how the means of the other
+    flows compare."""
+    print(f"\n  flows taking {slow:g} s or more, and the ratio of the means of the others")
+    for key in KEYS:
+        u = [v for r in u_runs for v in r["flows"].get(key, [])]
+        n = [v for r in n_runs for v in r["flows"].get(key, [])]
+        fast_u, fast_n = [v for v in u if v < slow], [v for v in n if v < slow]
+        if not fast_u or not fast_n:
+            continue
+        share_u = sum(v for v in u if v >= slow) / sum(u)
+        share_n = sum(v for v in n if v >= slow) / sum(n)
+        print(f"  {key[0]:<4}{key[1]:>7}: {len(u) - len(fast_u):>4} ({share_u:.0%} of the sum) against"
+              f" {len(n) - len(fast_n):>4} ({share_n:.0%}); the others {mean(fast_u) / mean(fast_n):.2f}")
 
 
 def main() -> int:
@@ -197,6 +330,10 @@ def main() -> int:
     p.add_argument("--ns2-cache", type=Path, help="keep ns-2's output here and reuse it (ns-2 is deterministic)")
     p.add_argument("--same-flows", action="store_true",
                    help="ns-2 starts the flows undertow's run started (same sizes and times) in place of its own arrivals; implies --ns2")
+    p.add_argument("--reuse", action="store_true",
+                   help="with --same-flows: read back points already run in the output directory with the same settings")
+    p.add_argument("--tails", type=float, metavar="SECONDS",
+                   help="also print, per class and length, the flows taking this long or more on each side")
     p.add_argument("-j", "--jobs", type=int, default=1, help="runs at once")
     p.add_argument("-o", "--output", type=Path, default=Path("runs/afbe"))
     args = p.parse_args()
@@ -221,28 +358,32 @@ def main() -> int:
             else:
                 results[k] = f.result()
     rows = []
-    within = total = close = compared = 0
+    tally = {"completion": defaultdict(int), "early": defaultdict(int)}
     for share, load in points:
-        u = pooled([results["u", share, load, s] for s in seeds])
-        n = pooled([results["n", share, load, s] for s in seeds]) if args.ns2 else None
+        u_runs = [results["u", share, load, s] for s in seeds]
+        n_runs = [results["n", share, load, s] for s in seeds] if args.ns2 else None
+        u, n = pooled(u_runs), (pooled(n_runs) if n_runs else None)
+        unc = uncertainty(u_runs, n_runs, args.end, args.same_flows)
         print(f"\nload {load:g}, AF share {share:g}, seeds {args.seeds}")
-        head = f"{'class':<6}{'bytes':>7}{'flows':>7}{'completion s':>14}{'spread':>8}"
-        print(head + (f"{'ns-2 s':>9}{'spread':>8}{'ratio':>7}" if n else ""))
-        for name in CLASSES:
-            for b in SIZES:
-                c = u["completion"][name, b]
-                line = f"{name:<6}{b:>7}{u['n'][name, b]:>7}{fmt(c):>14}{fmt(u['spread'][name, b], '.0%'):>8}"
-                row = {"load": load, "af_share": share, "class": name, "bytes": b, "completion_s": c}
-                if n:
-                    ns = n["completion"][name, b]
-                    ratio = c / ns if c and ns else None
-                    line += f"{fmt(ns):>9}{fmt(n['spread'][name, b], '.0%'):>8}{fmt(ratio, '.2f'):>7}"
-                    row.update(ns2_completion_s=ns, ratio=ratio)
-                    if ratio is not None:
-                        total += 1
-                        within += abs(ratio - 1) <= TOLERANCE
-                rows.append(row)
-                print(line)
+        head = f"{'class':<6}{'bytes':>7}{'flows':>7}{'completion s':>14}{'±se':>6}"
+        print(head + (f"{'ns-2 s':>9}{'±se':>6}{'ratio':>7}{f'{LEVEL:.0%} interval':>14}" if n else ""))
+        for key in KEYS:
+            name, b = key
+            c = u["completion"][key]
+            line = f"{name:<6}{b:>7}{u['n'][key]:>7}{fmt(c):>14}{fmt(unc['se'][key], '.0%'):>6}"
+            row = {"load": load, "af_share": share, "class": name, "bytes": b, "completion_s": c, "se": unc["se"][key]}
+            if n:
+                ns = n["completion"][key]
+                ratio = c / ns if c and ns else None
+                iv = unc["ratio"][key]
+                line += f"{fmt(ns):>9}{fmt(unc['ns2_se'][key], '.0%'):>6}{fmt(ratio, '.2f'):>7}{fmt_iv(iv):>14}"
+                row.update(ns2_completion_s=ns, ns2_se=unc["ns2_se"][key], ratio=ratio, ratio_interval=iv)
+                if ratio is not None:
+                    v = verdict(ratio, iv)
+                    tally["completion"][v] += 1
+                    line += "" if v == "within" else f"  {v}"
+            rows.append(row)
+            print(line)
         for name in CLASSES:
             line = f"{name}: drop fraction {fmt(u[name + '_drop'])}, early-drop fraction {fmt(u[name + '_early'])} ({u[name + '_drops']} drops)"
             row = {"load": load, "af_share": share, "class": name, "drop_fraction": u[name + "_drop"],
@@ -251,15 +392,24 @@ def main() -> int:
                 line += f"; ns-2 {fmt(n[name + '_drop'])}, {fmt(n[name + '_early'])} ({n[name + '_drops']} drops)"
                 row.update(ns2_drop_fraction=n[name + "_drop"], ns2_early_drop_fraction=n[name + "_early"], ns2_drops=n[name + "_drops"])
                 if u[name + "_early"] is not None and n[name + "_early"]:
-                    compared += 1
-                    close += abs(u[name + "_early"] / n[name + "_early"] - 1) <= TOLERANCE
+                    ratio = u[name + "_early"] / n[name + "_early"]
+                    iv = unc["ratio"].get(name + "_early")
+                    v = verdict(ratio, iv)
+                    tally["early"][v] += 1
+                    line += f"; ratio {ratio:.2f} ({fmt_iv(iv)})" + ("" if v == "within" else f" {v}")
+                    row.update(early_ratio=ratio, early_ratio_interval=iv)
             print(line)
             rows.append(row)
+        if n and args.tails:
+            tails(u_runs, n_runs, args.tails)
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "sweep.json").write_text(json.dumps(rows, indent=1) + "\n")
     if args.ns2:
-        print(f"\nmean completion times within {TOLERANCE:.0%} of ns-2: {within} of {total}")
-        print(f"early-drop fractions within {TOLERANCE:.0%} of ns-2: {close} of {compared}")
+        for what, label in (("completion", "mean completion times"), ("early", "early-drop fractions")):
+            t = tally[what]
+            print(f"\n{label} within {TOLERANCE:.0%} of ns-2: {t['within']} of {sum(t.values())}; outside it"
+                  f" {t['noise'] + t['outside']}, of which {t['outside']} with the ratio's whole {LEVEL:.0%}"
+                  f" interval outside {1 - TOLERANCE:.2f}-{1 + TOLERANCE:.2f}")
     return 0
 
 

@@ -29,7 +29,8 @@ pub enum LossResponse {
     /// 2); a fast retransmit needs an ACK beyond everything sent when the previous
     /// fast retransmit or timeout happened, so Reno's further losses in one window
     /// wait for the timer; the fast retransmit restarts the timer and abandons the
-    /// RTT measurement; the ACK that ends fast recovery also grows the window.
+    /// RTT measurement; the ACK that ends fast recovery also grows the window; after
+    /// a timed-out SYN the transfer starts with one segment and ssthresh 2.
     Ns2,
     /// ns-3 3.44's `TcpSocketBase` with `TcpClassicRecovery` (`ns3_recovery.rs`):
     /// ssthresh = half of `pipe` at a fast retransmit and at every timeout; cwnd =

@@ -97,6 +97,25 @@ fn lost_syn_is_retransmitted_after_initial_rto_and_the_window_stays_unless_it_ha
 }
 
 #[test]
+fn ns2_starts_with_one_segment_and_ssthresh_two_after_one_lost_syn() {
+    // ns-2's timeout of the SYN (`tcp.cc` `timeout`): `bugfix_ss_` makes the initial
+    // window 1, and `slowdown` halves the handshake's one-packet window to the
+    // floor of 2 packets, which the SYN's ACK leaves in place (Linux restores it).
+    let c = TcpConfig::ns2();
+    let mss = c.mss as u64;
+    let mut net = syns_lost(c.clone(), Side::A, 1);
+    // The SYN-ACK arrives at 3.02 s; A's FIN, timed, is acknowledged at 3.04 s.
+    net.run(Time::from_secs_f64(3.03));
+    assert!(net.app[0].established.is_some());
+    assert_eq!((net.a().cwnd(), net.a().ssthresh()), (mss, 2 * mss));
+    assert_eq!(net.a().rto(), Dur::from_secs(6), "the backoff stays until a timed segment is acknowledged");
+    // A clean handshake: ns-2's initial window of 2 and no ssthresh.
+    let mut net = syns_lost(c, Side::A, 0);
+    net.run(Time::from_secs_f64(0.025));
+    assert_eq!((net.a().cwnd(), net.a().ssthresh()), (2 * mss, u64::MAX));
+}
+
+#[test]
 fn with_timestamps_linux_times_a_retransmitted_syn_by_its_echo() {
     // Linux's estimator takes the SYN-ACK's echo of the retransmitted SYN's TSval: a
     // 20 ms sample, not RFC 6298's 3 s wait for one.

@@ -92,9 +92,13 @@ impl Tcp {
         let mss = self.mss as u64;
         // RFC 5681 §3.1 asks for an initial window of 1 after a lost SYN or SYN-ACK;
         // Linux (`tcp_init_transfer`), with RFC 6298's 1 s initial RTO, only after more
-        // than one retransmission.
-        let iw = if self.syn_resent > 1 { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
-        self.w = Window { cwnd: iw, ssthresh: self.cfg.initial_ssthresh, mss };
+        // than one retransmission, and it restores ssthresh (`tcp_init_metrics`).
+        // ns-2 after one (`tcp.cc` `timeout`, `bugfix_ss_`), and keeps the ssthresh its
+        // timeout cut from the handshake's one-packet window: 2 packets.
+        let ns2 = self.cfg.loss_response == LossResponse::Ns2 && self.syn_resent > 0;
+        let iw = if self.syn_resent > 1 || ns2 { mss } else { self.cfg.initial_cwnd.max(1) as u64 * mss };
+        let ssthresh = if ns2 { 2 * mss } else { self.cfg.initial_ssthresh };
+        self.w = Window { cwnd: iw, ssthresh, mss };
         self.grow_sndbuf();
         self.rec = Loss::new(&self.cfg, self.sack_ok);
         if self.syn_resent == 0 {

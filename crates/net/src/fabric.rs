@@ -261,24 +261,35 @@ impl Fabric {
 
     /// A packet from `src` to `dst` reached the end of `path` at `now`;
     /// `meta` gives what its next path's elements see of it (asked for only
-    /// if it goes on).
+    /// if it goes on). Also returns whether an element it was offered to
+    /// marked it CE, for the engine to carry on the packet itself.
     #[inline]
-    pub fn arrived(&mut self, now: Time, path: u32, src: HostId, dst: HostId, meta: impl FnOnce() -> Packet) -> Next {
+    pub fn arrived(&mut self, now: Time, path: u32, src: HostId, dst: HostId, meta: impl FnOnce() -> Packet) -> (Next, bool) {
+        let mut pkt = Packet::new(0, 0);
+        let next = self.arrived_as(now, path, src, dst, || {
+            pkt = meta();
+            &mut pkt
+        });
+        (next, pkt.ce)
+    }
+
+    #[inline]
+    fn arrived_as<'a>(&mut self, now: Time, path: u32, src: HostId, dst: HostId, meta: impl FnOnce() -> &'a mut Packet) -> Next {
         let slot = &self.paths[path as usize];
         match slot.to {
             NodeRef::Host(host) => Next::Deliver { host },
             NodeRef::Path(on) => {
-                let pkt = &mut meta();
+                let pkt = meta();
                 pkt.class = self.hosts[src as usize].class;
                 self.offer(now, on, pkt)
             }
             NodeRef::Downlink => {
-                let pkt = &mut meta();
+                let pkt = meta();
                 pkt.class = self.hosts[src as usize].class;
                 self.offer(now, self.hosts[dst as usize].downlink, pkt)
             }
             NodeRef::Router(r) => {
-                let pkt = &mut meta();
+                let pkt = meta();
                 pkt.class = self.hosts[src as usize].class;
                 // Past the observed link, a packet takes its sender's path
                 // beyond it, if it has one, before it is routed on.

@@ -71,6 +71,7 @@ fn wrong_choices_and_types() {
     check(&format!("{BASE}[tcp]\ncongestion_control = \"vegas\""), &["tcp.congestion_control", "\"vegas\"", "\"cubic\""]);
     check(&format!("{BASE}[tcp]\nsack = \"yes\""), &["tcp.sack", "true or false"]);
     check(&format!("{BASE}[tcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\""), &["tcp.min_rto", "above max_rto"]);
+    check(&format!("{BASE}[tcp]\nflavour = \"ns3\"\necn = true"), &["tcp.ecn", "not modelled with ns-3", "expected false"]);
     check("duration = \n", &["not valid TOML at line 1, column"]);
 }
 

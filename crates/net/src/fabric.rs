@@ -265,12 +265,9 @@ impl Fabric {
     /// marked it CE, for the engine to carry on the packet itself.
     #[inline]
     pub fn arrived(&mut self, now: Time, path: u32, src: HostId, dst: HostId, meta: impl FnOnce() -> Packet) -> (Next, bool) {
-        let mut pkt = Packet::new(0, 0);
-        let next = self.arrived_as(now, path, src, dst, || {
-            pkt = meta();
-            &mut pkt
-        });
-        (next, pkt.ce)
+        let mut pkt = None;
+        let next = self.arrived_as(now, path, src, dst, || pkt.insert(meta()));
+        (next, pkt.is_some_and(|p| p.ce))
     }
 
     #[inline]

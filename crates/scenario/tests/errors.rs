@@ -175,6 +175,10 @@ fn bad_queue_disciplines() {
     check(&q("red = { linterm = 0.5 }"), &["path[0].red.linterm", "1 or more"]);
     check(&q("red = { thresh = -1 }"), &["path[0].red.thresh", "0 or more"]);
     check(&q("red = { mean_pktsize = 0 }"), &["path[0].red.mean_pktsize", "1 to 4294967295 bytes"]);
+    check(&q("red = { mark_p = 0 }"), &["path[0].red.mark_p", "(0, 1]"]);
+    check(&q("red = { adaptive = true, beta = 1.5 }"), &["path[0].red.beta", "a factor in (0, 1]"]);
+    check(&q("red = { bottom = -0.1 }"), &["path[0].red.bottom", "or 0"]);
+    check(&q("red = { interval = \"0s\" }"), &["path[0].red.interval", "above 0s"]);
     check(&q("red = { threshold = 5 }"), &["path[0].red.threshold", "unknown field", "\"thresh\""]);
     check(&q("discipline = \"codel\", red = { thresh = 5 }"), &["path[0].red", "red parameters on a codel queue"]);
     check(&q("red = {}, pie = {}"), &["path[0].pie", "one discipline"]);

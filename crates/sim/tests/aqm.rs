@@ -92,7 +92,7 @@ fn red_keeps_its_average_between_the_thresholds_and_counts_its_drops_by_reason()
 
 #[test]
 fn with_ecn_red_marks_the_flows_instead_of_dropping_early_and_the_capture_shows_the_bits() {
-    let red = r#"limit = "50p", red = { thresh = 5, maxthresh = 15, q_weight = 0.002, gentle = false, bytes = false, queue_in_bytes = false, setbit = true }"#;
+    let red = r#"limit = "50p", red = { thresh = 5, maxthresh = 15, q_weight = 0.002, gentle = false, bytes = false, queue_in_bytes = false, setbit = true, use_mark_p = false }"#;
     let dir = std::env::temp_dir().join(format!("undertow-ecn-{}", std::process::id()));
     let mut runs = Vec::new();
     for ecn in [false, true] {

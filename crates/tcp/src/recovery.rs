@@ -407,6 +407,7 @@ impl Recovery {
 
     /// Linux `tcp_enter_cwr` on an ECN-Echo in the open state, and the PRR step of
     /// the ACK that brought it (`tcp_cong_control`).
+    #[cold]
     fn enter_cwr(&mut self, now: Time, a: &AckInfo, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
         // The congestion control's ssthresh from cwnd (`ca_ops->ssthresh`).
         cc.on_loss(w, now, w.cwnd);
@@ -421,6 +422,7 @@ impl Recovery {
 
     /// ns-2's `TcpAgent::ecn`: at most once per window of data (or after a timeout),
     /// `slowdown(CLOSE_CWND_HALF | CLOSE_SSTHRESH_HALF)`.
+    #[cold]
     fn ns2_ecn(&mut self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
         if sb.una() < self.fr_floor && self.last_action != Ns2Action::Timeout {
             return;
@@ -435,6 +437,7 @@ impl Recovery {
 
     /// ns-2's `dupack_action` after an ECN response in the same window: the fast
     /// retransmit and fast recovery, without halving the window again.
+    #[cold]
     fn enter_without_cut(&mut self, w: &mut Window, sb: &mut Scoreboard, o: &mut Outcome) {
         self.last_action = Ns2Action::Dupack;
         o.entered = true;

@@ -122,3 +122,12 @@ impl Slab {
         self.heads.len() - self.free.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_head_stays_24_bytes_with_its_ecn_bits() {
+        // Links read a packet's head at every hop, several to a cache line.
+        assert_eq!(std::mem::size_of::<super::Head>(), 24);
+    }
+}

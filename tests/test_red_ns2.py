@@ -1,10 +1,14 @@
 """RED in undertow's simulator against ns-2 2.35 on one setting
 (bench/ns2/red_compare.py, docs/queues.md), TCP with flavour = "ns2" on
-undertow's side: RED's average queue and early-drop share within 10%."""
+undertow's side: RED's average queue and its own decisions (early drops,
+or ECN marks with ECN on both sides' TCPs; adaptive RED's max_p moving)
+within 10%, one seed each."""
 
 from __future__ import annotations
 
 import importlib.util
+
+import pytest
 
 from conftest import ROOT, need_ns2
 
@@ -13,12 +17,18 @@ red_compare = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(red_compare)
 
 
-def test_red_average_queue_and_early_drops_are_within_ten_percent_of_ns2(tmp_path):
+@pytest.mark.parametrize(("red", "decisions"), [
+    ({}, "early"),
+    ({"ecn": True}, "marks"),
+    ({"adaptive": True}, "early"),
+], ids=["red", "ecn", "adaptive"])
+def test_red_average_queue_and_decisions_are_within_ten_percent_of_ns2(tmp_path, red, decisions):
     need_ns2()
-    seeds = [1]
-    ns2 = [red_compare.run_ns2(4, 200, s, "Newreno", False, tmp_path) for s in seeds]
-    ours = [red_compare.run_undertow(4, 200, s, "Newreno", False, tmp_path) for s in seeds]
-    a, b = (sum(r["average"] for r in runs) / len(runs) for runs in (ns2, ours))
+    ns2 = red_compare.run_ns2(4, 200, 1, "Newreno", False, tmp_path, **red)
+    ours = red_compare.run_undertow(4, 200, 1, "Newreno", False, tmp_path, **red)
+    a, b = ns2["average"], ours["average"]
     assert abs(b / a - 1) < red_compare.TOLERANCE, f"undertow {b:.3f} against ns-2 {a:.3f} packets"
-    e, f = (sum(r["early"] for r in runs) / len(runs) for runs in (ns2, ours))
-    assert abs(f / e - 1) < red_compare.TOLERANCE, f"early drops {f:.5f} against ns-2's {e:.5f}"
+    e, f = ns2[decisions], ours[decisions]
+    assert abs(f / e - 1) < red_compare.TOLERANCE, f"{decisions} {f:.5f} against ns-2's {e:.5f}"
+    if red.get("ecn"):
+        assert ours["early"] < 0.1 * ours["marks"], "with ECN RED marks instead of dropping early"

@@ -10,13 +10,14 @@
 #
 # Usage: ns red.tcl [key=value ...]   prints one line of key=value pairs:
 #   arrivals, departures, early, forced (every other drop: past maxthresh
-#   or an overflow), ave_mean (RED's average at each arrival, the mean of
+#   or an overflow), marks (packets leaving CE-marked), ave_mean (RED's average at each arrival, the mean of
 #   its ave_ trace), ave_n (trace lines), ave_time_mean (its time average).
 # keys: flows variant duration thresh maxthresh q_weight linterm gentle
-#       wait limit rate delay seed delack
+#       wait limit rate delay seed delack ecn (1: Agent/TCP ecn_ and RED
+#       setbit_) use_mark_p adaptive
 
 array set P {flows 4 variant Newreno duration 200 thresh 5 maxthresh 15 q_weight 0.002
-             linterm 10 gentle false wait true limit 50 rate 10Mb delay 20ms seed 1 delack 0}
+             linterm 10 gentle false wait true limit 50 rate 10Mb delay 20ms seed 1 delack 0 ecn 0 use_mark_p false adaptive 0}
 foreach kv $argv {
     set i [string first = $kv]
     if {$i < 1} { puts stderr "bad argument $kv"; exit 1 }
@@ -25,17 +26,21 @@ foreach kv $argv {
     set P($k) [string range $kv [expr {$i+1}] end]
 }
 
-# RED in packets, with the drop decision of the 1993 paper: no byte
-# mode, no use_mark_p_ (undertow has neither), forced drops past maxthresh.
+# RED in packets, with the drop decision of the 1993 paper by default: no
+# byte mode, no use_mark_p_, forced drops past maxthresh.
 Queue/RED set bytes_ false
 Queue/RED set queue_in_bytes_ false
-Queue/RED set use_mark_p_ false
+Queue/RED set use_mark_p_ $P(use_mark_p)
+Queue/RED set adaptive_ $P(adaptive)
 Queue/RED set thresh_ $P(thresh)
 Queue/RED set maxthresh_ $P(maxthresh)
 Queue/RED set q_weight_ $P(q_weight)
 Queue/RED set linterm_ $P(linterm)
 Queue/RED set gentle_ $P(gentle)
 Queue/RED set wait_ $P(wait)
+
+Queue/RED set setbit_ [expr {$P(ecn) ? "true" : "false"}]
+Agent/TCP set ecn_ $P(ecn)
 
 Agent/TCP set packetSize_ 1460
 Agent/TCP set window_ 100000
@@ -98,8 +103,8 @@ proc finish {} {
     set tsum [expr {$tsum + $lastv * ($P(duration) - $lastt)}]
     set early [$qmon set epdrops_]
     set drops [$qmon set pdrops_]
-    puts [format "arrivals=%d departures=%d early=%d forced=%d ave_mean=%.6f ave_n=%d ave_time_mean=%.6f" \
-        [$qmon set parrivals_] [$qmon set pdepartures_] $early [expr {$drops - $early}] \
+    puts [format "arrivals=%d departures=%d early=%d forced=%d marks=%d ave_mean=%.6f ave_n=%d ave_time_mean=%.6f" \
+        [$qmon set parrivals_] [$qmon set pdepartures_] $early [expr {$drops - $early}] [$qmon set pmarks_] \
         [expr {$sum / $n}] $n [expr {$tsum / $P(duration)}]]
     exit 0
 }

@@ -259,6 +259,7 @@ impl Core {
                 Ev::Resume { path, buf, stage } => {
                     let (src, mut m) = (self.bufs[buf as usize].src, self.bufs[buf as usize].meta);
                     let next = self.fabric.resume(t, path, stage, src, &mut m);
+                    self.carry_mark(&m);
                     self.next(t, buf, next);
                 }
                 Ev::Wake { path } => self.wake(t, path),
@@ -298,6 +299,7 @@ impl Core {
                 f.sent(now, src, b.dst, t);
             }
             let next = self.fabric.send(now, src, &mut m);
+            self.carry_mark(&m);
             self.next(now, idx, next);
         }
         Ok(READ_BATCH)
@@ -337,6 +339,8 @@ impl Core {
         let mut m = Packet::new(idx, len as u32);
         m.flow = Packet::flow_of(src, dst, sport, dport);
         m.handshake = syn;
+        m.ecn_capable = info.ip.ecn != wire::NOT_ECT;
+        m.ce = info.ip.ecn == wire::CE;
         b.src = src;
         b.dst = dst;
         b.meta = m;
@@ -386,8 +390,22 @@ impl Core {
             }
         }
         let (src, dst, meta) = (b.src, b.dst, b.meta);
-        let next = self.fabric.arrived(t, path, src, dst, || meta);
+        let (next, ce) = self.fabric.arrived(t, path, src, dst, || meta);
+        if ce {
+            self.carry_mark(&Packet { ce, ..meta });
+        }
         self.next(t, buf, next);
+    }
+
+    /// A queue marked what it saw of a packet CE: mark the packet itself, in its
+    /// IP header (the checksum kept valid), as a router does.
+    #[inline]
+    fn carry_mark(&mut self, m: &Packet) {
+        let b = &mut self.bufs[m.id as usize];
+        if m.ce && !b.meta.ce {
+            b.meta.ce = true;
+            wire::set_ecn(&mut b.data[..b.len], wire::CE);
+        }
     }
 
     /// Keeps one pending wake-up per path, at its elements' earliest.
@@ -410,6 +428,7 @@ impl Core {
         let mut released = std::mem::take(&mut self.released);
         self.fabric.wake(t, path, &mut released);
         for (m, next) in released.drain(..) {
+            self.carry_mark(&m);
             self.next(t, m.id, next);
         }
         self.released = released;

@@ -60,6 +60,8 @@ pub fn translate(tcp: &TcpConfig) -> (Linux, Vec<(&'static str, &'static str)>) 
     sysctl("tcp_slow_start_after_idle", flag(tcp.slow_start_after_idle));
     // 3: the tail loss probe (RFC 8985 §7), Linux's default; 0: none.
     sysctl("tcp_early_retrans", if tcp.tlp { "3" } else { "0" }.to_string());
+    // 1: ask for ECN and agree when asked; 2 (Linux's default): only agree.
+    sysctl("tcp_ecn", if tcp.ecn { "1" } else { "2" }.to_string());
     if tcp.snd_buf_auto {
         sysctl("tcp_wmem", format!("4096 {} {}", tcp.snd_buf_initial, tcp.snd_buf));
     }
@@ -137,6 +139,14 @@ mod tests {
         assert!(l.route.is_empty());
         assert!(l.sysctls.contains(&("net.ipv4.tcp_sack".into(), "1".into())));
         assert!(l.sysctls.contains(&("net.ipv4.tcp_early_retrans".into(), "3".into())));
+    }
+
+    #[test]
+    fn ecn_is_the_namespaces_tcp_ecn() {
+        let on = linux(&TcpConfig { ecn: true, ..TcpConfig::default() }).unwrap();
+        assert!(on.sysctls.contains(&("net.ipv4.tcp_ecn".into(), "1".into())), "{:?}", on.sysctls);
+        let off = linux(&TcpConfig::default()).unwrap();
+        assert!(off.sysctls.contains(&("net.ipv4.tcp_ecn".into(), "2".into())), "{:?}", off.sysctls);
     }
 
     #[test]

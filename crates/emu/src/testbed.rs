@@ -26,16 +26,23 @@ impl Testbed {
     /// bottleneck each way with a queue of `queue` packets, on access links
     /// of `access_mbps` without delay.
     pub fn new(mbps: u64, delay_ms: u64, queue: u32, access_mbps: u64) -> io::Result<Testbed> {
-        let link = |r: Rate, d: Dur, q: u32| PathSpec::link(r, d, QueueLimit::Packets(q), 0.0, "unused");
-        let neck = link(Rate::mbps(mbps), Dur::from_millis(delay_ms), queue);
+        let neck = PathSpec::link(Rate::mbps(mbps), Dur::from_millis(delay_ms), QueueLimit::Packets(queue), 0.0, "unused");
+        Testbed::with_bottleneck(neck, access_mbps, queue.max(1000), [vec![], vec![]])
+    }
+
+    /// Host 0 on the left and host 1 on the right of bottleneck `neck` each
+    /// way, on access links of `access_mbps` without delay and `access_queue`
+    /// packets; `sysctls` of each host's namespace (dotted keys).
+    pub fn with_bottleneck(neck: PathSpec, access_mbps: u64, access_queue: u32, sysctls: [Vec<(String, String)>; 2]) -> io::Result<Testbed> {
         let mut fabric = Fabric::dumbbell(&[neck.clone(), neck], 1).map_err(|e| io::Error::other(e.to_string()))?;
-        let access = link(Rate::mbps(access_mbps), Dur::ZERO, queue.max(1000));
+        let access = PathSpec::link(Rate::mbps(access_mbps), Dur::ZERO, QueueLimit::Packets(access_queue), 0.0, "unused");
         for side in [Side::Left, Side::Right] {
             fabric.add_host(side, access.clone(), access.clone(), None, false).map_err(|e| io::Error::other(e.to_string()))?;
         }
         let (left, right) = (addr::host(Side::Left, 0, false), addr::host(Side::Right, 0, false));
-        let space = |label: &str, a: IpAddr| SpacePlan { label: label.into(), addrs: vec![a], ..SpacePlan::default() };
-        let net = Network::create(&[space("l", left), space("r", right)])?;
+        let [l, r] = sysctls;
+        let space = |label: &str, a: IpAddr, sysctls| SpacePlan { label: label.into(), addrs: vec![a], sysctls, ..SpacePlan::default() };
+        let net = Network::create(&[space("l", left, l), space("r", right, r)])?;
         let origin_ns = sys::monotonic_ns();
         let core = Core::new(fabric, &[(left, 0), (right, 1)], CoreConfig::default(), origin_ns);
         Ok(Testbed { net, core, left, right, origin_ns })

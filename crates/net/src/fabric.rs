@@ -263,43 +263,46 @@ impl Fabric {
 
     /// A packet from `src` to `dst` reached the end of `path` at `now`;
     /// `meta` gives what its next path's elements see of it (asked for only
-    /// if it goes on).
+    /// if it goes on). Also returns whether an element it was offered to
+    /// marked it CE, for the engine to carry on the packet itself.
     #[inline]
-    pub fn arrived(&mut self, now: Time, path: u32, src: HostId, dst: HostId, meta: impl FnOnce() -> Packet) -> Next {
+    pub fn arrived(&mut self, now: Time, path: u32, src: HostId, dst: HostId, meta: impl FnOnce() -> Packet) -> (Next, bool) {
         let slot = &self.paths[path as usize];
-        match slot.to {
-            NodeRef::Host(host) => Next::Deliver { host },
-            NodeRef::Path(on) => {
-                let pkt = &mut meta();
-                pkt.class = self.hosts[src as usize].class;
-                self.offer(now, on, pkt)
-            }
-            NodeRef::Downlink => {
-                let pkt = &mut meta();
-                pkt.class = self.hosts[src as usize].class;
-                self.offer(now, self.hosts[dst as usize].downlink, pkt)
-            }
-            NodeRef::Router(r) => {
-                let pkt = &mut meta();
-                pkt.class = self.hosts[src as usize].class;
-                // Past the observed link, a packet takes its sender's path
-                // beyond it, if it has one, before it is routed on.
-                if slot.monitor.is_some() {
-                    if let Some(beyond) = self.hosts[src as usize].beyond {
-                        match self.paths[beyond as usize].path.offer(now, pkt) {
-                            Outcome::Arrive(at) if at == now => {}
-                            Outcome::Dropped(DropReason::Loss, at) => {
-                                self.losses.after_link += 1;
-                                return Next::Dropped { path: beyond, reason: DropReason::Loss, at };
-                            }
-                            o => return next(beyond, o),
-                        }
+        let (to, monitored) = (slot.to, slot.monitor.is_some());
+        if let NodeRef::Host(host) = to {
+            return (Next::Deliver { host }, false);
+        }
+        let pkt = &mut meta();
+        pkt.class = self.hosts[src as usize].class;
+        let next = match to {
+            NodeRef::Path(on) => self.offer(now, on, pkt),
+            NodeRef::Downlink => self.offer(now, self.hosts[dst as usize].downlink, pkt),
+            NodeRef::Router(r) => self.route(now, r, monitored, (src, dst), pkt),
+            NodeRef::Host(_) => unreachable!("delivered above"),
+        };
+        (next, pkt.ce)
+    }
+
+    /// A packet from `src` to `dst` at router `r`, having crossed the
+    /// observed link if `monitored`.
+    #[inline]
+    fn route(&mut self, now: Time, r: u32, monitored: bool, (src, dst): (HostId, HostId), pkt: &mut Packet) -> Next {
+        // Past the observed link, a packet takes its sender's path
+        // beyond it, if it has one, before it is routed on.
+        if monitored {
+            if let Some(beyond) = self.hosts[src as usize].beyond {
+                match self.paths[beyond as usize].path.offer(now, pkt) {
+                    Outcome::Arrive(at) if at == now => {}
+                    Outcome::Dropped(DropReason::Loss, at) => {
+                        self.losses.after_link += 1;
+                        return Next::Dropped { path: beyond, reason: DropReason::Loss, at };
                     }
+                    o => return next(beyond, o),
                 }
-                let on = self.routes[r as usize][dst as usize];
-                self.offer(now, on, pkt)
             }
         }
+        let on = self.routes[r as usize][dst as usize];
+        self.offer(now, on, pkt)
     }
 
     #[inline]

@@ -46,7 +46,8 @@ impl DisciplineSpec {
             DisciplineSpec::DropTail => DisciplineKind::DropTail(DropTail::new(limit)),
             DisciplineSpec::ScheduledFifo => DisciplineKind::Dequeue(Box::new(Fifo::new(limit))),
             DisciplineSpec::Red { params, stream } => {
-                DisciplineKind::Arrival(Box::new(Red::new(params.estimator(rate, delay), limit, params.setbit, Rng::stream(seed, stream))))
+                let red = Red::new(params.estimator(rate, delay), limit, params.setbit, Rng::stream(seed, stream));
+                DisciplineKind::Arrival(Box::new(red.with_adaptive(params.adaptive(rate))))
             }
             DisciplineSpec::Codel(p) => DisciplineKind::Dequeue(Box::new(Codel::new(*p, limit))),
             DisciplineSpec::Pie { params, stream } => DisciplineKind::Arrival(Box::new(Pie::new(*params, limit, Rng::stream(seed, stream)))),

@@ -30,7 +30,7 @@ fn follow(f: &mut Fabric, t0: Time, src: u32, dst: u32) -> (Vec<(u32, Time)>, Ne
         match next {
             Next::Arrive { path, at } => {
                 hops.push((path, at));
-                next = f.arrived(at, path, src, dst, || pkt);
+                next = f.arrived(at, path, src, dst, || pkt).0;
             }
             other => return (hops, other),
         }
@@ -151,7 +151,7 @@ fn second_of_two_at_the_link(f: &mut Fabric, a: u32, c: u32, b: u32) -> u64 {
                     ends.push(t.0);
                     at[k] = Next::Deliver { host: b };
                 } else {
-                    at[k] = f.arrived(t, path, src, b, || pkt);
+                    at[k] = f.arrived(t, path, src, b, || pkt).0;
                 }
             }
         }

@@ -1,11 +1,12 @@
 //! RED against its definition (Floyd & Jacobson 1993, as ns-2 2.35's
 //! Queue/RED computes it).
 
-use net::queue::{Backlog, Discipline, Red, RedCurve, RedEstimator, RedParams, RedRule, RedVerdict};
+use net::queue::{Admit, Backlog, Discipline, Red, RedCurve, RedEstimator, RedParams, RedRule, RedVerdict};
 use net::{DisciplineSpec, ElementSpec, Outcome, Packet, Path, PathSpec, QueueLimit, RateSpec};
 use units::{Dur, Rate, Rng, Time};
 
-/// Packet-mode RED with thresholds 5 and 15 packets and max_p 1/10.
+/// Packet-mode RED with thresholds 5 and 15 packets and max_p 1/10, the
+/// paper's forced drops past maxthresh (no `use_mark_p`).
 fn params() -> RedParams {
     RedParams {
         thresh: 5.0,
@@ -16,6 +17,7 @@ fn params() -> RedParams {
         bytes: false,
         queue_in_bytes: false,
         wait: false,
+        use_mark_p: false,
         ..RedParams::default()
     }
 }
@@ -261,4 +263,102 @@ fn dsreds_rule_makes_no_early_drop_once_count_times_p_b_passes_one() {
     est.arrive(28.0, None);
     let drops = (0..10_000).filter(|_| est.decide(0.0, 0, &mut rng) == RedVerdict::Early).count();
     assert!((drops as f64 / 10_000.0 - 0.12).abs() < 0.01, "below min_th the count restarted: {drops}");
+}
+
+/// Marks and drops of `n` ECN-capable arrivals at RED (`p`, setbit) that
+/// each find `q` packets waiting.
+fn marks_and_drops(p: RedParams, q: usize, n: u32) -> (u32, u32) {
+    let est = RedParams { q_weight: 1.0, ..p }.estimator(Rate::mbps(10), Dur::ZERO);
+    let mut red = Red::new(est, QueueLimit::Packets(1000), true, Rng::stream(5, "red"));
+    let backlog = Backlog { packets: q, bytes: q as u64 * 1500, wait: Dur::from_millis(12), idle_since: None };
+    let (mut marks, mut drops) = (0, 0);
+    for i in 0..n {
+        let mut pkt = Packet::new(i, 1500);
+        pkt.ecn_capable = true;
+        match red.admit(Time::ZERO, &mut pkt, &backlog) {
+            Admit::Accept => marks += pkt.ce as u32,
+            Admit::Drop(r) => {
+                assert_eq!(r, net::DropReason::Early, "use_mark_p makes every RED drop an early one");
+                drops += 1;
+            }
+        }
+    }
+    (marks, drops)
+}
+
+#[test]
+fn with_use_mark_p_red_marks_only_below_mark_p_and_drops_early_past_maxthresh() {
+    let p = RedParams { use_mark_p: true, mark_p: 0.1, ..params() };
+    // At 10 packets p_b = 0.05 < mark_p: every early decision is a mark.
+    let (marks, drops) = marks_and_drops(p, 10, 20_000);
+    assert_eq!(drops, 0);
+    assert_near(marks as f64 / 20_000.0, 0.10, 20_000, "marks at p_b = 0.05");
+    // With mark_p 0.03 the same decisions are drops.
+    let (marks, drops) = marks_and_drops(RedParams { mark_p: 0.03, ..p }, 10, 20_000);
+    assert_eq!(marks, 0);
+    assert_near(drops as f64 / 20_000.0, 0.10, 20_000, "drops at p_b = 0.05");
+    // Past maxthresh p is 1, not below mark_p: everything but the arrival
+    // that starts the count is dropped, early.
+    assert_eq!(marks_and_drops(p, 15, 1000), (0, 999));
+    // Gentle: past twice maxthresh likewise, early, not forced.
+    let gentle = RedParams { gentle: true, ..p };
+    assert_eq!(marks_and_drops(gentle, 30, 1000), (0, 999));
+}
+
+#[test]
+fn adaptive_red_moves_max_p_by_alpha_and_beta_once_per_interval() {
+    // Thresholds 5 and 15: max_p rises while the average is above 11 and
+    // falls while it is below 9. 10 Mbit/s: bottom = min(0.01, 80000/1e7).
+    let p = RedParams { q_weight: 1.0, adaptive: true, ..params() };
+    let a = p.adaptive(Rate::mbps(10)).unwrap();
+    assert_eq!((a.alpha, a.beta, a.interval, a.top, a.bottom), (0.01, 0.9, Dur::from_millis(500), 0.5, 0.008));
+    assert!(RedParams { adaptive: false, ..p }.adaptive(Rate::mbps(10)).is_none());
+    let mut red = Red::new(p.estimator(Rate::mbps(10), Dur::ZERO), QueueLimit::Packets(1000), false, Rng::stream(1, "r")).with_adaptive(Some(a));
+    let mut arrive = |t_ms: u64, q: usize| {
+        let backlog = Backlog { packets: q, bytes: q as u64 * 1500, wait: Dur::from_millis(1), idle_since: None };
+        red.admit(Time(t_ms * 1_000_000), &mut Packet::new(0, 1500), &backlog);
+        red.estimator().max_p()
+    };
+    // An arrival every 100 ms at an average of 14: a change at the first
+    // arrival more than 500 ms after the last, by min(alpha, max_p / 4).
+    let mut expected = 0.1;
+    let mut changes = Vec::new();
+    let mut last = 0.1;
+    for k in 1..=300 {
+        let now = arrive(100 * k, 14);
+        if now != last {
+            changes.push(k);
+            expected += 0.01f64.min(expected / 4.0);
+            assert!((now - expected).abs() < 1e-12, "max_p {now} at {k}, expected {expected}");
+            last = now;
+        }
+    }
+    assert_eq!(&changes[..3], &[6, 12, 18], "at 600 ms, then 600 ms apart (strictly more than the interval)");
+    assert!((0.5..0.51).contains(&last), "stops once at top: {last}");
+    // Average 10, within the middle fifth: no change.
+    assert_eq!(arrive(30_200, 10), last);
+    assert_eq!(arrive(31_000, 10), last);
+    // Average 6: falls by beta each interval, down to bottom.
+    let mut now = last;
+    for k in 0..600 {
+        let m = arrive(31_100 + 100 * k, 6);
+        assert!(m == now || (m - now * 0.9).abs() < 1e-12);
+        now = m;
+    }
+    assert!(now <= 0.008 && now > 0.008 * 0.9, "stops once at bottom: {now}");
+}
+
+#[test]
+fn gentle_slope_keeps_the_max_p_it_was_set_from_when_adaptive_red_moves_max_p() {
+    // ns-2 computes the gentle line (max_p at maxthresh to 1 at twice it)
+    // once: adaptive RED's max_p moves the ramp below maxthresh only.
+    let p = RedParams { q_weight: 1.0, adaptive: true, gentle: true, ..params() };
+    let a = p.adaptive(Rate::mbps(10));
+    let mut red = Red::new(p.estimator(Rate::mbps(10), Dur::ZERO), QueueLimit::Packets(1000), false, Rng::stream(1, "r")).with_adaptive(a);
+    let backlog = Backlog { packets: 22, bytes: 33_000, wait: Dur::from_millis(1), idle_since: None };
+    red.admit(Time(1_000_000_000), &mut Packet::new(0, 1500), &backlog);
+    let e = red.estimator();
+    assert!((e.max_p() - 0.11).abs() < 1e-12);
+    // 22 packets: 0.9 · 22/15 − 0.8 from max_p 0.1, as before the change.
+    assert!((e.probability() - (0.9 * 22.0 / 15.0 - 0.8)).abs() < 1e-12);
 }

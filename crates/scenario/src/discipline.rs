@@ -65,6 +65,28 @@ pub struct RedTable {
     /// Mark ECN-capable packets instead of dropping them early.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setbit: Option<bool>,
+    /// No forced drops past maxthresh, and marks only below mark_p.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_mark_p: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_p: Option<f64>,
+    /// Adaptive RED: max_p moved by alpha and beta every interval, within
+    /// [bottom, top] (bottom 0: ns-2's automatic setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<TimeSpan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottom: Option<f64>,
+    /// The delay the automatic thresh is set for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targetdelay: Option<TimeSpan>,
 }
 
 /// CoDel's parameters as RFC 8289 names them.
@@ -198,7 +220,28 @@ fn red(t: RedTable, f: &str) -> Res<RedParams> {
         mean_pktsize: t.mean_pktsize.map_or(Ok(d.mean_pktsize), |s| pktsize(s, format!("{f}.mean_pktsize")))?,
         wait: t.wait.unwrap_or(d.wait),
         setbit: t.setbit.unwrap_or(d.setbit),
+        use_mark_p: t.use_mark_p.unwrap_or(d.use_mark_p),
+        mark_p: probability(t.mark_p.unwrap_or(d.mark_p), format!("{f}.mark_p"), "a probability in (0, 1]")?,
+        adaptive: t.adaptive.unwrap_or(d.adaptive),
+        alpha: probability(t.alpha.unwrap_or(d.alpha), format!("{f}.alpha"), "an increase of max_p in (0, 1]")?,
+        beta: probability(t.beta.unwrap_or(d.beta), format!("{f}.beta"), "a factor in (0, 1]")?,
+        interval: t.interval.map_or(Ok(d.interval), |v| positive(v, format!("{f}.interval")))?,
+        targetdelay: t.targetdelay.map_or(Ok(d.targetdelay), |v| positive(v, format!("{f}.targetdelay")))?,
+        top: probability(t.top.unwrap_or(d.top), format!("{f}.top"), "a probability in (0, 1]")?,
+        bottom: match t.bottom.unwrap_or(d.bottom) {
+            0.0 => 0.0,
+            b => probability(b, format!("{f}.bottom"), "a probability in (0, 1], or 0 (ns-2's automatic setting)")?,
+        },
     })
+}
+
+/// A probability (or a share) above 0 and at most 1.
+fn probability(v: f64, field: String, what: &str) -> Res<f64> {
+    if v > 0.0 && v <= 1.0 {
+        Ok(v)
+    } else {
+        Err(err(field, format!("{v} is not allowed: expected {what}")))
+    }
 }
 
 fn codel(t: CodelTable, f: &str) -> Res<CodelParams> {

@@ -68,6 +68,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
             PartialAckTimer::First => PartialAckTimerSpec::First,
         }),
         ooo_shrinks_window: (c.ooo_shrinks_window != linux.ooo_shrinks_window).then_some(c.ooo_shrinks_window),
+        ecn: c.ecn.then_some(true),
     }
 }
 

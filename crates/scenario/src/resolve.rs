@@ -422,6 +422,15 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(o) = spec.ooo_shrinks_window {
         c.ooo_shrinks_window = o;
     }
+    if let Some(e) = spec.ecn {
+        c.ecn = e;
+    }
+    if c.ecn && c.loss_response == LossResponse::Ns3 {
+        return Err(err(
+            format!("{field}.ecn"),
+            "ECN is not modelled with ns-3's loss response: expected false with flavour or loss_response \"ns3\"",
+        ));
+    }
     if c.min_rto > c.max_rto {
         return Err(err(format!("{field}.min_rto"), format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto)));
     }

@@ -206,6 +206,10 @@ pub struct TcpSpec {
     /// false: the whole buffer from the next expected byte, as ns-3's receiver.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ooo_shrinks_window: Option<bool>,
+    /// Ask for ECN on the connections it opens (RFC 3168; Linux's tcp_ecn = 1, ns-2's
+    /// ecn_); default false. A host agrees whenever its peer asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
 }
 
 impl TcpSpec {
@@ -237,6 +241,7 @@ impl TcpSpec {
             loss_response: self.loss_response.or(base.loss_response),
             ooo_shrinks_window: self.ooo_shrinks_window.or(base.ooo_shrinks_window),
             partial_ack_timer: self.partial_ack_timer.or(base.partial_ack_timer),
+            ecn: self.ecn.or(base.ecn),
         }
     }
 }

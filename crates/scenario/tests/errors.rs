@@ -71,6 +71,7 @@ fn wrong_choices_and_types() {
     check(&format!("{BASE}[tcp]\ncongestion_control = \"vegas\""), &["tcp.congestion_control", "\"vegas\"", "\"cubic\""]);
     check(&format!("{BASE}[tcp]\nsack = \"yes\""), &["tcp.sack", "true or false"]);
     check(&format!("{BASE}[tcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\""), &["tcp.min_rto", "above max_rto"]);
+    check(&format!("{BASE}[tcp]\nflavour = \"ns3\"\necn = true"), &["tcp.ecn", "not modelled with ns-3", "expected false"]);
     check("duration = \n", &["not valid TOML at line 1, column"]);
 }
 
@@ -174,6 +175,10 @@ fn bad_queue_disciplines() {
     check(&q("red = { linterm = 0.5 }"), &["path[0].red.linterm", "1 or more"]);
     check(&q("red = { thresh = -1 }"), &["path[0].red.thresh", "0 or more"]);
     check(&q("red = { mean_pktsize = 0 }"), &["path[0].red.mean_pktsize", "1 to 4294967295 bytes"]);
+    check(&q("red = { mark_p = 0 }"), &["path[0].red.mark_p", "(0, 1]"]);
+    check(&q("red = { adaptive = true, beta = 1.5 }"), &["path[0].red.beta", "a factor in (0, 1]"]);
+    check(&q("red = { bottom = -0.1 }"), &["path[0].red.bottom", "or 0"]);
+    check(&q("red = { interval = \"0s\" }"), &["path[0].red.interval", "above 0s"]);
     check(&q("red = { threshold = 5 }"), &["path[0].red.threshold", "unknown field", "\"thresh\""]);
     check(&q("discipline = \"codel\", red = { thresh = 5 }"), &["path[0].red", "red parameters on a codel queue"]);
     check(&q("red = {}, pie = {}"), &["path[0].pie", "one discipline"]);

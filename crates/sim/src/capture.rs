@@ -95,6 +95,8 @@ impl Capture {
                     (tcp::Flags::RST, TcpFlags::RST),
                     (tcp::Flags::PSH, TcpFlags::PSH),
                     (tcp::Flags::ACK, TcpFlags::ACK),
+                    (tcp::Flags::ECE, TcpFlags::ECE),
+                    (tcp::Flags::CWR, TcpFlags::CWR),
                 ] {
                     if seg.flags.contains(has) {
                         flags |= bit.0;
@@ -142,6 +144,9 @@ impl Capture {
                 ip.emit(&mut self.buf[..ip_len]).map_err(bad)?;
             }
             _ => return Err(bad(wire::EmitError::MixedAddressFamilies)),
+        }
+        if let Body::Tcp(seg) = body {
+            wire::set_ecn(&mut self.buf[..ip_len], seg.ecn.bits());
         }
         let _ = l4;
         self.w.write_packet(now.0, p.size, &self.buf[..(p.size as usize).min(self.buf.len())])

@@ -33,6 +33,9 @@ pub struct Head {
     pub size: u32,
     /// A SYN or SYN/ACK (which loss elements may treat apart).
     pub handshake: bool,
+    /// Its IP header's ECN field: ECN-capable, and marked CE on the way.
+    pub ecn_capable: bool,
+    pub ce: bool,
     /// The receiving connection's slot as the sender knows it, or
     /// [`NO_CONN`]: spares the receiver its demultiplexing lookup.
     pub conn: u32,
@@ -49,8 +52,12 @@ pub struct Pkt {
 
 impl Pkt {
     pub fn new(src: HostId, dst: HostId, sport: u16, dport: u16, size: u32, body: Body) -> Pkt {
-        let handshake = matches!(&body, Body::Tcp(s) if s.flags.contains(tcp::Flags::SYN));
-        Pkt { head: Head { src, dst, sport, dport, size, handshake, conn: NO_CONN }, body }
+        let (handshake, ecn) = match &body {
+            Body::Tcp(s) => (s.flags.contains(tcp::Flags::SYN), s.ecn),
+            Body::Udp { .. } => (false, tcp::Ecn::NotEct),
+        };
+        let head = Head { src, dst, sport, dport, size, handshake, ecn_capable: ecn.capable(), ce: ecn == tcp::Ecn::Ce, conn: NO_CONN };
+        Pkt { head, body }
     }
 }
 
@@ -95,6 +102,16 @@ impl Slab {
         &self.bodies[i as usize].0
     }
 
+    /// A queue marked packet `i` CE (RFC 3168 §5): in its head, which the
+    /// network reads, and in the segment, which the receiver reads.
+    #[inline]
+    pub fn mark_ce(&mut self, i: u32) {
+        self.heads[i as usize].ce = true;
+        if let Body::Tcp(seg) = &mut self.bodies[i as usize].0 {
+            seg.ecn = tcp::Ecn::Ce;
+        }
+    }
+
     /// Frees slot `i`.
     #[inline]
     pub fn remove(&mut self, i: u32) {
@@ -103,5 +120,14 @@ impl Slab {
 
     pub fn live(&self) -> usize {
         self.heads.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_head_stays_24_bytes_with_its_ecn_bits() {
+        // Links read a packet's head at every hop, several to a cache line.
+        assert_eq!(std::mem::size_of::<super::Head>(), 24);
     }
 }

@@ -148,6 +148,8 @@ fn meta(pkts: &Slab, idx: u32) -> Packet {
     let p = pkts.head(idx);
     let mut m = Packet::new(idx, p.size);
     m.handshake = p.handshake;
+    m.ecn_capable = p.ecn_capable;
+    m.ce = p.ce;
     m.flow = Packet::flow_of(p.src, p.dst, p.sport, p.dport);
     m
 }
@@ -241,6 +243,7 @@ impl World {
         let idx = self.pkts.insert(p);
         let mut m = self.meta(idx);
         let next = self.fabric.send(self.now, host, &mut m);
+        self.carry_mark(&m);
         self.next(idx, next);
     }
 
@@ -278,7 +281,16 @@ impl World {
         let mut m = self.meta(pkt);
         let src = self.pkts.head(pkt).src;
         let next = self.fabric.resume(self.now, path, stage, src, &mut m);
+        self.carry_mark(&m);
         self.next(pkt, next);
+    }
+
+    /// Puts on the packet itself a CE mark an element set on what it saw.
+    #[inline(always)]
+    fn carry_mark(&mut self, m: &Packet) {
+        if m.ce && !self.pkts.head(m.id).ce {
+            self.pkts.mark_ce(m.id);
+        }
     }
 
     /// Elements of `path` asked to be woken now.
@@ -290,6 +302,7 @@ impl World {
         let mut released = std::mem::take(&mut self.released);
         self.fabric.wake(self.now, path, &mut released);
         for (m, next) in released.drain(..) {
+            self.carry_mark(&m);
             self.next(m.id, next);
         }
         self.released = released;
@@ -307,7 +320,10 @@ impl World {
             }
         }
         let (fabric, pkts) = (&mut self.fabric, &self.pkts);
-        let next = fabric.arrived(self.now, path, src, dst, || meta(pkts, pkt));
+        let (next, ce) = fabric.arrived(self.now, path, src, dst, || meta(pkts, pkt));
+        if ce && !self.pkts.head(pkt).ce {
+            self.pkts.mark_ce(pkt);
+        }
         self.next(pkt, next);
     }
 

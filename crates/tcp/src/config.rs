@@ -161,6 +161,13 @@ pub struct TcpConfig {
     pub rto_tick: Option<Dur>,
     pub loss_response: LossResponse,
     pub partial_ack_timer: PartialAckTimer,
+    /// Request ECN on an active open (RFC 3168: ECE and CWR on the SYN; Linux's
+    /// `tcp_ecn` = 1). Either way a passive end agrees when its peer asks, as
+    /// Linux's default `tcp_ecn` = 2 and ns-2's TCPSink do. Once agreed, new data
+    /// goes out ECT(0), a CE mark is echoed with ECE until the peer's CWR, and an
+    /// ECE reduces the window once per window of data (see `recovery.rs`). Not
+    /// with `LossResponse::Ns3`, which ignores ECE.
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -199,6 +206,7 @@ impl Default for TcpConfig {
             rto_tick: None,
             loss_response: LossResponse::Linux,
             partial_ack_timer: PartialAckTimer::Every,
+            ecn: false,
         }
     }
 }

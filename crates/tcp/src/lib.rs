@@ -31,6 +31,9 @@
 //!   (RFC 3042), and SACK-based recovery (RFC 6675 scoreboard) paced by PRR (RFC 6937)
 //!   whenever both ends agreed on SACK, losses found by RACK (RFC 8985, `rack`) or RFC
 //!   6675's IsLost;
+//! * ECN (RFC 3168) when asked for on the SYN and agreed: new data ECT(0), CE echoed
+//!   with ECE until CWR, the window reduced once per window of data on an echo
+//!   (Linux's CWR state; ns-2's `ecn_` rules under its loss response);
 //! * close with FIN_WAIT/CLOSING/LAST_ACK and RST. TIME_WAIT is entered and reported at
 //!   once (no 2MSL wait), though the endpoint still answers a retransmitted FIN if kept.
 //!
@@ -55,6 +58,7 @@
 mod cc;
 mod config;
 mod conn;
+mod ecn;
 mod jiffies;
 mod ns3_recovery;
 mod rack;
@@ -67,5 +71,5 @@ mod send;
 
 pub use config::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 pub use conn::{Notify, State, Tcp, TcpStats};
-pub use segment::{syn_option_bytes, Flags, SackBlocks, Segment, SynOptions};
+pub use segment::{syn_option_bytes, Ecn, Flags, SackBlocks, Segment, SynOptions};
 pub use units::{Dur, Time};

@@ -135,7 +135,8 @@ impl Ns3Recovery {
                 self.phase = Phase::Open;
                 segs = (sb.una() - self.recover) / w.mss;
             }
-            Phase::Open => {}
+            // ns-3's recovery ignores ECN-Echo, so never reduces for it.
+            Phase::Open | Phase::Cwr => {}
         }
         if !partial {
             self.recover_active = false;
@@ -158,7 +159,7 @@ impl Ns3Recovery {
                     sb.pseudo_sack();
                 }
             }
-            Phase::Open => {
+            Phase::Open | Phase::Cwr => {
                 self.dupacks += 1;
                 let may = sb.una() >= self.recover || !self.recover_active;
                 if (self.dupacks == self.dupthresh && may) || (sb.head_lost() && sb.sacked() > 0) {

@@ -20,6 +20,16 @@
 //! RFC 6582 §4 "careful" variant, RFC 6675 §5.1. Tahoe's fast retransmit uses the same
 //! state, which keeps its go-back-N duplicates from triggering another one. ssthresh is
 //! cut once per loss episode.
+//!
+//! An ECN-Echo (RFC 3168 §6.1.2) reduces the window once per window of data. Linux
+//! (`tcp_enter_cwr`): from the open state only, the CWR phase: ssthresh as for a loss
+//! (from cwnd), cwnd brought down by PRR without retransmitting, no growth, until an ACK
+//! beyond what was outstanding at entry; a loss found meanwhile starts recovery without a
+//! second cut. ns-2 (`TcpAgent::ecn`, `LossResponse::Ns2`): at once, cwnd halved and
+//! ssthresh its whole packets, unless the ACK is not beyond the point of the last
+//! response (`recover_`, shared with fast retransmit) and the last response was not a
+//! timeout; an ACK carrying ECE never opens the window, and a fast retransmit within the
+//! window of an ECN response resends without cutting again (`dupack_action`).
 
 use crate::cc::{Ack, Cc, CongestionControl, Window};
 use crate::ns3_recovery::Ns3Recovery;
@@ -53,6 +63,16 @@ pub(crate) enum Phase {
     Recovery,
     /// Slow start after a timeout or a Tahoe fast retransmit, until `recover` is acked.
     Loss,
+    /// Linux's CWR: the window comes down after an ECN-Echo, nothing is resent.
+    Cwr,
+}
+
+/// ns-2's `last_cwnd_action_`: what the last window reduction answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ns2Action {
+    Dupack,
+    Ecn,
+    Timeout,
 }
 
 /// One ACK as seen by recovery.
@@ -68,6 +88,8 @@ pub(crate) struct AckInfo {
     pub newly_lost: bool,
     /// Window growth is allowed only while cwnd-limited (see `conn.rs`).
     pub cwnd_limited: bool,
+    /// It carried ECN-Echo on a connection that agreed on ECN.
+    pub ece: bool,
 }
 
 /// What the connection has to do after `on_ack`.
@@ -83,6 +105,8 @@ pub(crate) struct Outcome {
     /// The ACK advanced snd_una and restarts the retransmission timer (RFC 6298
     /// 5.3); a partial ACK under `PartialAckTimer::First` other than the first does not.
     pub restart_timer: bool,
+    /// The window was reduced in answer to an ECN-Echo.
+    pub ecn_response: bool,
 }
 
 /// The loss recovery a connection runs: the RFC algorithms with Linux's or ns-2's
@@ -215,6 +239,8 @@ pub(crate) struct Recovery {
     partial_ack_timer: PartialAckTimer,
     /// No partial ACK has restarted the timer in this recovery yet.
     first_partial: bool,
+    /// ns-2: what the last reduction answered.
+    last_action: Ns2Action,
 }
 
 impl Recovery {
@@ -234,6 +260,7 @@ impl Recovery {
             rack: cfg.rack,
             partial_ack_timer: cfg.partial_ack_timer,
             first_partial: true,
+            last_action: Ns2Action::Dupack,
         }
     }
 
@@ -263,7 +290,7 @@ impl Recovery {
     /// Account data sent (for PRR's prr_out).
     #[inline]
     pub fn on_sent(&mut self, bytes: u64) {
-        if self.phase == Phase::Recovery {
+        if matches!(self.phase, Phase::Recovery | Phase::Cwr) {
             self.prr_out += bytes;
         }
     }
@@ -275,12 +302,35 @@ impl Recovery {
         } else if a.dup {
             self.dupacks += 1;
         }
+        if self.ns2 && a.ece && self.phase != Phase::Recovery {
+            // ns-2 answers the echo before it looks at the ACK's other news.
+            self.ns2_ecn(now, sb, w, cc, &mut o);
+        }
+        if self.phase == Phase::Cwr && sb.una() > self.recover {
+            // Linux ends CWR once an ACK covers more than `high_seq`, so that the
+            // CWR flag has surely reached the receiver.
+            cc.on_recovery_exit(w, now);
+            self.phase = Phase::Open;
+        }
         match self.phase {
             Phase::Open => {
                 if sb.una() >= self.fr_floor && self.loss_detected(a, sb) {
                     self.enter(now, a, sb, w, cc, &mut o);
-                } else {
+                } else if self.ns2 && self.last_action == Ns2Action::Ecn && self.loss_detected(a, sb) {
+                    self.enter_without_cut(w, sb, &mut o);
+                } else if a.ece && !self.ns2 {
+                    self.enter_cwr(now, a, sb, w, cc, &mut o);
+                } else if !(self.ns2 && a.ece) {
                     grow(now, a, w, cc, 2 * w.mss);
+                }
+            }
+            Phase::Cwr => {
+                if self.loss_detected(a, sb) {
+                    // Linux's tcp_enter_recovery inside a window reduction: no second
+                    // cut, and PRR carries on from where CWR took it.
+                    self.enter(now, a, sb, w, cc, &mut o);
+                } else {
+                    self.prr(a, sb, w, true);
                 }
             }
             Phase::Loss => {
@@ -308,14 +358,20 @@ impl Recovery {
         }
     }
 
+    /// A loss detected: fast retransmit and recovery. In CWR the window is already
+    /// being reduced (Linux `tcp_enter_recovery`), so ssthresh and PRR's state stay.
     fn enter(&mut self, now: Time, a: &AckInfo, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
+        let reducing = self.phase == Phase::Cwr;
         // RFC 5681 eq. (4) / RFC 6675 (4.2) FlightSize: all data outstanding, SACKed or not.
         // (ns-3 uses pipe here, which is smaller by the SACKed segments that revealed the
         // loss; FlightSize reproduces the Mathis rate with and without SACK.)
-        cc.on_loss(w, now, if self.ns2 { whole_packets(w.cwnd, w.mss) } else { sb.outstanding() });
+        if !reducing {
+            cc.on_loss(w, now, if self.ns2 { whole_packets(w.cwnd, w.mss) } else { sb.outstanding() });
+        }
         self.recover = sb.nxt();
         o.entered = true;
         self.first_partial = true;
+        self.last_action = Ns2Action::Dupack;
         if self.ns2 {
             // ns-2's bug_fix_: the next fast retransmit needs an ACK beyond `recover`.
             self.fr_floor = self.recover + 1;
@@ -337,12 +393,67 @@ impl Recovery {
             Mode::Sack => {
                 sb.mark_head_lost();
                 sb.reset_rxt_cursor();
-                self.prr_delivered = 0;
-                self.prr_out = 0;
-                // Linux takes cwnd at entry (`prior_cwnd`), RFC 6937 FlightSize.
-                self.recover_fs = if self.rack { w.cwnd } else { sb.outstanding() };
+                if !reducing {
+                    self.prr_delivered = 0;
+                    self.prr_out = 0;
+                    // Linux takes cwnd at entry (`prior_cwnd`), RFC 6937 FlightSize.
+                    self.recover_fs = if self.rack { w.cwnd } else { sb.outstanding() };
+                }
                 self.phase = Phase::Recovery;
-                self.prr(a, sb, w);
+                self.prr(a, sb, w, self.rack);
+            }
+        }
+    }
+
+    /// Linux `tcp_enter_cwr` on an ECN-Echo in the open state, and the PRR step of
+    /// the ACK that brought it (`tcp_cong_control`).
+    #[cold]
+    fn enter_cwr(&mut self, now: Time, a: &AckInfo, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
+        // The congestion control's ssthresh from cwnd (`ca_ops->ssthresh`).
+        cc.on_loss(w, now, w.cwnd);
+        self.recover = sb.nxt();
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.recover_fs = w.cwnd;
+        self.phase = Phase::Cwr;
+        o.ecn_response = true;
+        self.prr(a, sb, w, true);
+    }
+
+    /// ns-2's `TcpAgent::ecn`: at most once per window of data (or after a timeout),
+    /// `slowdown(CLOSE_CWND_HALF | CLOSE_SSTHRESH_HALF)`.
+    #[cold]
+    fn ns2_ecn(&mut self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
+        if sb.una() < self.fr_floor && self.last_action != Ns2Action::Timeout {
+            return;
+        }
+        cc.on_loss(w, now, whole_packets(w.cwnd, w.mss));
+        w.cwnd = (w.cwnd / 2).max(w.mss);
+        self.recover = sb.nxt();
+        self.fr_floor = self.recover + 1;
+        self.last_action = Ns2Action::Ecn;
+        o.ecn_response = true;
+    }
+
+    /// ns-2's `dupack_action` after an ECN response in the same window: the fast
+    /// retransmit and fast recovery, without halving the window again.
+    #[cold]
+    fn enter_without_cut(&mut self, w: &mut Window, sb: &mut Scoreboard, o: &mut Outcome) {
+        self.last_action = Ns2Action::Dupack;
+        o.entered = true;
+        self.first_partial = true;
+        self.half_cwnd = w.cwnd;
+        match self.mode {
+            Mode::Tahoe => {
+                w.cwnd = w.mss;
+                sb.mark_all_lost();
+                self.phase = Phase::Loss;
+            }
+            Mode::Reno | Mode::NewReno | Mode::Sack => {
+                sb.mark_head_lost();
+                w.cwnd += self.dupthresh as u64 * w.mss;
+                self.phase = Phase::Recovery;
+                o.retransmit_head = true;
             }
         }
     }
@@ -374,7 +485,7 @@ impl Recovery {
                 if sb.una() >= self.recover {
                     self.exit(now, a, w, cc);
                 } else {
-                    self.prr(a, sb, w);
+                    self.prr(a, sb, w, self.rack);
                 }
             }
             Mode::Tahoe => unreachable!("Tahoe recovers in the Loss phase"),
@@ -397,7 +508,7 @@ impl Recovery {
     /// state they begin recovery, counted as one segment delivered for PRR. Returns
     /// whether recovery began.
     pub fn on_reorder_timeout(&mut self, now: Time, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) -> bool {
-        if self.phase != Phase::Open || self.mode != Mode::Sack || sb.lost() == 0 {
+        if !matches!(self.phase, Phase::Open | Phase::Cwr) || self.mode != Mode::Sack || sb.lost() == 0 {
             return false;
         }
         let mut o = Outcome::default();
@@ -405,13 +516,13 @@ impl Recovery {
         o.entered
     }
 
-    /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt. With RACK
-    /// as Linux's `tcp_cwnd_reduction`: an ACK that delivers nothing leaves cwnd, and the
-    /// reduction bound's extra segment comes only with an ACK that advanced snd_una and
-    /// found no new loss (PRR-CRB's conservative spirit).
-    fn prr(&mut self, a: &AckInfo, sb: &Scoreboard, w: &mut Window) {
+    /// RFC 6937 PRR with Slow Start Reduction Bound; sets cwnd = pipe + sndcnt. `linux`
+    /// (with RACK, and in CWR) as Linux's `tcp_cwnd_reduction`: an ACK that delivers
+    /// nothing leaves cwnd, and the reduction bound's extra segment comes only with an
+    /// ACK that advanced snd_una and found no new loss (PRR-CRB's conservative spirit).
+    fn prr(&mut self, a: &AckInfo, sb: &Scoreboard, w: &mut Window, linux: bool) {
         let delivered = a.delivered;
-        if self.rack && delivered == 0 {
+        if linux && delivered == 0 {
             return;
         }
         self.prr_delivered += delivered;
@@ -421,11 +532,11 @@ impl Recovery {
             let target = (self.prr_delivered as u128 * ss as u128).div_ceil(self.recover_fs.max(1) as u128);
             (target as u64).saturating_sub(self.prr_out)
         } else {
-            let extra = if !self.rack || (a.acked > 0 && !a.newly_lost) { w.mss } else { 0 };
+            let extra = if !linux || (a.acked > 0 && !a.newly_lost) { w.mss } else { 0 };
             let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + extra;
             (ss - pipe).min(limit)
         };
-        // The fast retransmit itself always goes out (as in Linux).
+        // The fast retransmit (in CWR a first segment) always goes out (as in Linux).
         let sndcnt = if self.prr_out == 0 { sndcnt.max(w.mss) } else { sndcnt };
         w.cwnd = pipe + sndcnt;
     }
@@ -451,6 +562,7 @@ impl Recovery {
         self.fr_floor = self.recover + 1;
         self.phase = Phase::Loss;
         self.dupacks = 0;
+        self.last_action = Ns2Action::Timeout;
     }
 }
 
@@ -766,13 +878,13 @@ mod tests {
             f.sb.mark_lost_by_sack(3, M);
             assert_eq!(f.sb.pipe(), 0);
             let a = AckInfo { delivered: M, acked, newly_lost, ..Default::default() };
-            f.r.prr(&a, &f.sb, &mut f.w);
+            f.r.prr(&a, &f.sb, &mut f.w, f.r.rack);
             assert_eq!(f.w.cwnd, sndcnt * M, "rack {rack} acked {acked} newly_lost {newly_lost}");
         }
         // An ACK that delivers nothing leaves Linux's cwnd alone.
         let mut f = fixture_full(Mode::Sack, 20, 20 * M, LossResponse::Linux, true);
         f.r.phase = Phase::Recovery;
-        f.r.prr(&AckInfo::default(), &f.sb, &mut f.w);
+        f.r.prr(&AckInfo::default(), &f.sb, &mut f.w, f.r.rack);
         assert_eq!(f.w.cwnd, 20 * M);
     }
 }

@@ -121,6 +121,13 @@ impl Receiver {
         self.quick_max = n;
     }
 
+    /// ACK at least the next `n` data segments at once (Linux
+    /// `tcp_enter_quickack_mode`, as for a CE mark: the sender may be down to
+    /// a very small window).
+    pub fn enter_quickack(&mut self, n: u32) {
+        self.quick = self.quick.max(n);
+    }
+
     /// ACK once per `n` bytes on average (`TcpConfig::ack_bytes`).
     pub fn set_ack_bytes(&mut self, n: Option<u64>) {
         self.ack_bytes = n.map(|n| n.max(1)).into();

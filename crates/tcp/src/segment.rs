@@ -11,6 +11,9 @@ impl Flags {
     pub const RST: Flags = Flags(0x04);
     pub const PSH: Flags = Flags(0x08);
     pub const ACK: Flags = Flags(0x10);
+    /// ECN-Echo and Congestion Window Reduced (RFC 3168 §6.1).
+    pub const ECE: Flags = Flags(0x40);
+    pub const CWR: Flags = Flags(0x80);
 
     #[inline]
     pub const fn contains(self, other: Flags) -> bool {
@@ -36,6 +39,28 @@ impl std::ops::BitOr for Flags {
 impl std::ops::BitOrAssign for Flags {
     fn bitor_assign(&mut self, rhs: Flags) {
         self.0 |= rhs.0;
+    }
+}
+
+/// The ECN field of the IP header that carries a segment (RFC 3168 §5), as
+/// the sender set it and the network may have changed it (CE).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0,
+    Ect1 = 1,
+    Ect0 = 2,
+    Ce = 3,
+}
+
+impl Ecn {
+    /// The codepoint's two bits.
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+    /// ECT(0), ECT(1) or CE: a queue may mark it instead of dropping it.
+    pub const fn capable(self) -> bool {
+        !matches!(self, Ecn::NotEct)
     }
 }
 
@@ -143,6 +168,8 @@ pub struct Segment {
     pub flags: Flags,
     /// Informational: carries already-sent data (stats, pcap comments).
     pub retransmit: bool,
+    /// The IP header's ECN field.
+    pub ecn: Ecn,
     /// RFC 7323 timestamps (TSval, TSecr), on every segment once negotiated.
     pub ts: Option<(u32, u32)>,
     /// Present on SYN and SYN-ACK.
@@ -185,7 +212,7 @@ mod tests {
     use super::*;
 
     fn seg(flags: Flags) -> Segment {
-        Segment { seq: 0, ack: 0, len: 0, flags, wnd: 0, sack: SackBlocks::default(), syn_opts: None, ts: None, retransmit: false }
+        Segment { seq: 0, ack: 0, len: 0, flags, wnd: 0, sack: SackBlocks::default(), syn_opts: None, ts: None, retransmit: false, ecn: Ecn::NotEct }
     }
 
     #[test]

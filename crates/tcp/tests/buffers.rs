@@ -89,6 +89,7 @@ fn blocked_writer_wakes_when_a_third_is_free() {
         syn_opts: None,
         ts: None,
         retransmit: false,
+        ecn: tcp::Ecn::NotEct,
     };
     let mut woke_at = None;
     for k in 1..=10 {

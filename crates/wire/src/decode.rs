@@ -73,6 +73,8 @@ pub struct IpInfo {
     pub header_len: u16,
     /// TTL, or the IPv6 hop limit.
     pub ttl: u8,
+    /// The ECN field (RFC 3168 §5: 0 not ECN-capable, 1 and 2 ECT, 3 CE).
+    pub ecn: u8,
     /// The transport protocol (IPv6: the last next-header reached).
     pub proto: u8,
     /// A fragment other than the first: it carries no transport header.

@@ -35,6 +35,7 @@
 
 mod checksum;
 mod decode;
+mod ecn;
 mod emit;
 mod error;
 mod ethernet;
@@ -54,6 +55,7 @@ mod udp;
 
 pub use checksum::internet_checksum;
 pub use decode::{decode, DecodeError, DecodeStats, IpInfo, PacketInfo, Transport};
+pub use ecn::{ecn_of, set_ecn, CE, ECT0, ECT1, NOT_ECT};
 pub use emit::EmitError;
 pub use error::{TraceError, TraceErrorKind};
 pub use ethernet::{ethertype, EthernetRepr, Vlans, MAX_VLAN_DEPTH};

@@ -30,7 +30,7 @@ pub use codel::{Codel, CodelParams};
 pub use droptail::DropTail;
 pub use fifo::Fifo;
 pub use pie::{Pie, PieParams};
-pub use red::{Red, RedCurve, RedEstimator, RedParams, RedRule, RedVerdict};
+pub use red::{AdaptiveRed, Red, RedCurve, RedEstimator, RedParams, RedRule, RedVerdict};
 pub use rio::{Rio, RioFlavour, RioSpec};
 pub(crate) use server::{Server, Transmit};
 pub use wrr::{Wrr, WrrClass};

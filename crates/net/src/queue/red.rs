@@ -1,8 +1,8 @@
 //! RED (Floyd & Jacobson 1993) as ns-2 2.35's Queue/RED computes it: the
 //! average queue at each arrival, the drop probability between the
 //! thresholds (and, gentle, up to twice the upper one), drops spread
-//! evenly by the count since the last one, byte mode, idle-time decay and
-//! ECN marking.
+//! evenly by the count since the last one, byte mode, idle-time decay,
+//! ECN marking (below `mark_p_` with `use_mark_p_`) and adaptive RED.
 //!
 //! [`RedEstimator`] holds the average, its decay over idle time, the curve
 //! and the count, apart from any queue, so that disciplines built on RED
@@ -47,8 +47,7 @@ pub enum RedRule {
 }
 
 /// RED's parameters as ns-2's Queue/RED names them (`thresh_` is
-/// `thresh`, ...). The defaults are ns-2 2.35's, except `use_mark_p_`
-/// and adaptive RED, which undertow does not have.
+/// `thresh`, ...), with ns-2 2.35's defaults.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedParams {
     /// `thresh_`, `maxthresh_`: the thresholds on the average, in packets
@@ -80,6 +79,28 @@ pub struct RedParams {
     /// `setbit_`: mark ECN-capable packets (CE) instead of dropping them
     /// early.
     pub setbit: bool,
+    /// `use_mark_p_`: no forced drops past `maxthresh` (twice it, gentle):
+    /// there the probability is 1 and the drop an early one; and a packet is
+    /// marked instead of dropped only while p_b is below `mark_p`.
+    pub use_mark_p: bool,
+    /// `mark_p_`: the probability below which `use_mark_p` marks.
+    pub mark_p: f64,
+    /// `adaptive_`: adaptive RED (Floyd, Gummadi, Shenker 2001), max_p moved
+    /// every `interval` to keep the average in the middle of the thresholds.
+    pub adaptive: bool,
+    /// `alpha_`: max_p's additive increase (at most a quarter of max_p).
+    pub alpha: f64,
+    /// `beta_`: max_p's multiplicative decrease.
+    pub beta: f64,
+    /// `interval_`: the least time between two changes of max_p.
+    pub interval: Dur,
+    /// `targetdelay_`: the delay the automatic `thresh` is set for.
+    pub targetdelay: Dur,
+    /// `top_`, `bottom_`: the range max_p is kept in; `bottom` 0 asks for
+    /// ns-2's min(0.01, 1/W), W the packets of 1000 bytes the link sends
+    /// in 100 ms.
+    pub top: f64,
+    pub bottom: f64,
 }
 
 impl Default for RedParams {
@@ -95,12 +116,18 @@ impl Default for RedParams {
             mean_pktsize: 500,
             wait: true,
             setbit: false,
+            use_mark_p: true,
+            mark_p: 0.1,
+            adaptive: false,
+            alpha: 0.01,
+            beta: 0.9,
+            interval: Dur::from_millis(500),
+            targetdelay: Dur::from_millis(5),
+            top: 0.5,
+            bottom: 0.0,
         }
     }
 }
-
-/// ns-2's target delay for the automatic `thresh` (`targetdelay_`).
-const TARGET_DELAY_S: f64 = 0.005;
 
 impl RedParams {
     /// The estimator these parameters make for a link of `rate` and
@@ -119,7 +146,7 @@ impl RedParams {
             -2.0 => 1.0 - (-10.0 / ptc).exp(),
             w => w,
         };
-        let th_min = if self.thresh == 0.0 { (TARGET_DELAY_S * ptc / 2.0).max(5.0) } else { self.thresh };
+        let th_min = if self.thresh == 0.0 { (self.targetdelay.as_secs_f64() * ptc / 2.0).max(5.0) } else { self.thresh };
         let th_max = if self.maxthresh == 0.0 { 3.0 * th_min } else { self.maxthresh };
         let scale = if self.queue_in_bytes { self.mean_pktsize as f64 } else { 1.0 };
         RedEstimator {
@@ -134,10 +161,57 @@ impl RedParams {
             wait: self.wait,
             ptc,
             rule: RedRule::Queue,
+            use_mark_p: self.use_mark_p,
+            mark_p: self.mark_p,
+            gentle_max_p: 1.0 / self.linterm,
             ave: 0.0,
             count: 0,
             count_bytes: 0,
             old: false,
+        }
+    }
+
+    /// Adaptive RED's controller for a link of `rate`, if `adaptive`.
+    pub fn adaptive(&self, rate: Rate) -> Option<AdaptiveRed> {
+        let bottom = if self.bottom == 0.0 { 0.01f64.min(80_000.0 / rate.as_f64()) } else { self.bottom };
+        let a = AdaptiveRed { alpha: self.alpha, beta: self.beta, interval: self.interval, top: self.top, bottom, lastset: Time::ZERO };
+        self.adaptive.then_some(a)
+    }
+}
+
+/// Adaptive RED (Floyd, Gummadi and Shenker, "Adaptive RED: An Algorithm
+/// for Increasing the Robustness of RED's Active Queue Management", 2001)
+/// as ns-2 2.35's `REDQueue::updateMaxP`: at an arrival at least
+/// `interval` after the last change, max_p grows by min(alpha, max_p/4)
+/// while the average is above the upper 40% of the thresholds' range
+/// (and max_p below `top`), and shrinks by the factor beta while it is
+/// below the lower 40% (and max_p above `bottom`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdaptiveRed {
+    pub alpha: f64,
+    pub beta: f64,
+    pub interval: Dur,
+    pub top: f64,
+    pub bottom: f64,
+    /// When max_p last changed.
+    lastset: Time,
+}
+
+impl AdaptiveRed {
+    /// After the average moved at `now`.
+    pub fn update(&mut self, now: Time, est: &mut RedEstimator) {
+        if now <= self.lastset + self.interval {
+            return;
+        }
+        let (min, max) = est.thresholds();
+        let part = 0.4 * (max - min);
+        let (ave, p) = (est.average(), est.max_p);
+        if ave < min + part && p > self.bottom {
+            est.max_p = p * self.beta;
+            self.lastset = now;
+        } else if ave > max - part && self.top > p {
+            est.max_p = p + self.alpha.min(0.25 * p);
+            self.lastset = now;
         }
     }
 }
@@ -169,6 +243,12 @@ pub struct RedEstimator {
     /// idle period counts as.
     ptc: f64,
     rule: RedRule,
+    /// ns-2's `use_mark_p_` and `mark_p_`.
+    use_mark_p: bool,
+    mark_p: f64,
+    /// max_p as the gentle slope above maxthresh was set from: ns-2 sets it
+    /// once, so adaptive RED's changes of max_p leave it.
+    gentle_max_p: f64,
     ave: f64,
     /// Packets (and bytes) since the last drop; -1 below min_th with the
     /// paper's rule.
@@ -195,6 +275,9 @@ impl RedEstimator {
             wait: false,
             ptc,
             rule,
+            use_mark_p: false,
+            mark_p: 1.0,
+            gentle_max_p: curve.max_p,
             ave: 0.0,
             count: -1,
             count_bytes: 0,
@@ -248,6 +331,17 @@ impl RedEstimator {
         self.q_w
     }
 
+    /// max_p: the probability at the upper threshold (adaptive RED moves it).
+    pub fn max_p(&self) -> f64 {
+        self.max_p
+    }
+
+    /// Whether an early decision may mark an ECN-capable packet rather than
+    /// drop it: always, or with `use_mark_p` while p_b is below `mark_p`.
+    pub fn may_mark(&self) -> bool {
+        !self.use_mark_p || self.probability() < self.mark_p
+    }
+
     /// p_b: the drop probability the average gives, before the count.
     pub fn probability(&self) -> f64 {
         let ave = self.ave;
@@ -255,7 +349,7 @@ impl RedEstimator {
             0.0
         } else if ave >= self.th_max && self.gentle {
             // From max_p at maxthresh to 1 at twice maxthresh.
-            (1.0 - self.max_p) * ave / self.th_max + 2.0 * self.max_p - 1.0
+            (1.0 - self.gentle_max_p) * ave / self.th_max + 2.0 * self.gentle_max_p - 1.0
         } else if ave >= self.th_max {
             1.0
         } else {
@@ -335,10 +429,12 @@ impl RedEstimator {
             return RedVerdict::Pass;
         }
         let forced_at = if self.gentle { 2.0 * self.th_max } else { self.th_max };
-        if self.ave >= forced_at {
+        if self.ave >= forced_at && !self.use_mark_p {
             self.dropped();
             return RedVerdict::Forced;
         }
+        // With use_mark_p, past forced_at p is 1: every arrival goes (after
+        // one that starts the count) as an early drop.
         if !self.old {
             // The average has just crossed thresh: start counting.
             self.old = true;
@@ -368,13 +464,20 @@ pub struct Red {
     est: RedEstimator,
     limit: QueueLimit,
     setbit: bool,
+    adaptive: Option<AdaptiveRed>,
     rng: Rng,
     stats: AqmStats,
 }
 
 impl Red {
     pub fn new(est: RedEstimator, limit: QueueLimit, setbit: bool, rng: Rng) -> Red {
-        Red { est, limit, setbit, rng, stats: AqmStats::default() }
+        Red { est, limit, setbit, adaptive: None, rng, stats: AqmStats::default() }
+    }
+
+    /// With adaptive RED's controller of max_p, if any.
+    pub fn with_adaptive(mut self, adaptive: Option<AdaptiveRed>) -> Red {
+        self.adaptive = adaptive;
+        self
     }
 
     pub fn estimator(&self) -> &RedEstimator {
@@ -386,6 +489,9 @@ impl Discipline for Red {
     fn admit(&mut self, now: Time, pkt: &mut Packet, q: &Backlog) -> Admit {
         let qlen = self.est.measure(q.packets, q.bytes);
         let ave = self.est.arrive(qlen, q.idle_since.map(|t| now.saturating_since(t)));
+        if let Some(a) = &mut self.adaptive {
+            a.update(now, &mut self.est);
+        }
         self.stats.estimate_sum += ave;
         self.stats.arrivals += 1;
         let verdict = self.est.decide(qlen, pkt.len, &mut self.rng);
@@ -397,7 +503,7 @@ impl Discipline for Red {
         }
         match verdict {
             RedVerdict::Pass => Admit::Accept,
-            RedVerdict::Early if self.setbit && pkt.ecn_capable => {
+            RedVerdict::Early if self.setbit && pkt.ecn_capable && self.est.may_mark() => {
                 pkt.ce = true;
                 self.stats.ecn_marks += 1;
                 Admit::Accept

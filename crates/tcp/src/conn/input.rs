@@ -6,7 +6,7 @@ use crate::cc::{CongestionControl, Sample, Window};
 use crate::recovery::{AckInfo, Loss};
 use crate::rtt::Samples;
 use crate::send::Sacked;
-use crate::{Flags, LossResponse, SackBlocks, Segment, SynOptions};
+use crate::{Ecn, Flags, LossResponse, SackBlocks, Segment, SynOptions};
 use units::{Dur, Opt, Time};
 
 /// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
@@ -16,6 +16,7 @@ impl Tcp {
     pub(super) fn send_syn(&mut self, now: Time, out: &mut Vec<Segment>, retransmit: bool) {
         let synack = self.state == State::SynReceived;
         let (flags, ack, sack) = if synack { (Flags::SYN | Flags::ACK, self.rcv.rcv_nxt(), self.sack_ok) } else { (Flags::SYN, 0, self.cfg.sack) };
+        let flags = flags | self.ecn.syn_flags(synack, self.cfg.ecn);
         // A SYN offers timestamps if configured; a SYN-ACK echoes them if agreed.
         let ts = if synack { self.ts_ok } else { self.cfg.timestamps };
         // A SYN's window is not scaled: Linux offers its first window there,
@@ -36,6 +37,7 @@ impl Tcp {
             syn_opts: Some(SynOptions { mss: self.cfg.mss, sack_permitted: sack, timestamps: ts }),
             ts: ts.then(|| (Self::tsval(now), self.ts_recent)),
             retransmit,
+            ecn: Ecn::NotEct,
         });
         self.stats.segs_sent += 1;
         self.stats.retransmits += retransmit as u32;
@@ -47,8 +49,9 @@ impl Tcp {
         let (peer_mss, peer_sack, peer_ts) = syn.syn_opts.map_or((DEFAULT_MSS, false, false), |o| (o.mss, o.sack_permitted, o.timestamps));
         self.sack_ok = self.cfg.sack && peer_sack; // RFC 2018 §2: only if both offered
         self.ts_ok = self.cfg.timestamps && peer_ts; // RFC 7323 §3.2: likewise
-                                                     // The MSS option leaves out TCP options: with timestamps, full segments
-                                                     // carry 12 bytes less (Linux's 1448 for an MSS of 1460).
+        self.ecn.on_peer_syn(syn.flags, self.cfg.ecn);
+        // The MSS option leaves out TCP options: with timestamps, full segments
+        // carry 12 bytes less (Linux's 1448 for an MSS of 1460).
         let opts = if self.ts_ok { 12 } else { 0 };
         self.mss = self.cfg.mss.min(peer_mss).saturating_sub(opts).max(1);
         if let Some((tsval, _)) = syn.ts {
@@ -199,9 +202,13 @@ impl Tcp {
             delivered: (acked + self.sb.sacked()).saturating_sub(sacked_before),
             newly_lost: self.sb.lost() > lost_before,
             cwnd_limited: self.usage.allows_growth(&self.w),
+            ece: self.ecn.echoed(seg.flags),
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
         self.stats.fast_recoveries += o.entered as u32;
+        if o.entered || o.ecn_response {
+            self.ecn.queue_cwr(); // RFC 3168 §6.1.2: CWR after any reduction
+        }
         if o.entered && self.cfg.loss_response == LossResponse::Ns2 {
             // ns-2's reset_rtx_timer(1, 0) at a fast retransmit.
             self.rtt.cancel_timing();
@@ -267,6 +274,11 @@ impl Tcp {
         }
         if seg.len > 0 {
             self.rcv.data_arrives(now, self.rtt.rto());
+            if self.ecn.on_data(seg.flags, seg.ecn) {
+                // Linux `tcp_enter_quickack_mode(sk, 2)`: the sender may be down
+                // to a window of one segment.
+                self.rcv.enter_quickack(2);
+            }
         }
         if let Some((_, tsecr)) = seg.ts.filter(|_| seg.len >= self.mss) {
             let ms = Self::tsval(now).wrapping_sub(tsecr);
@@ -315,6 +327,7 @@ impl Tcp {
                 self.rto_count += 1;
                 self.tlp_high = Opt::NONE;
                 self.rec.on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
+                self.ecn.queue_cwr();
                 self.rtt.cancel_timing();
                 self.rtt.back_off(); // RFC 6298 5.5
                                      // 5.4: retransmit the earliest unacknowledged segment, whatever its size.

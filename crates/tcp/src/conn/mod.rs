@@ -6,6 +6,7 @@ mod output;
 mod timers;
 
 use crate::cc::{Cc, Window};
+use crate::ecn::{EcnSender, EcnState};
 use crate::rack::Rack;
 use crate::recovery::Loss;
 use crate::recv::Receiver;
@@ -109,6 +110,8 @@ pub struct Tcp {
     state: State,
     mss: u32,
     sack_ok: bool,
+    /// ECN agreed, a CWR owed, a mark being echoed (one byte).
+    ecn: EcnState,
     // Sender.
     sb: Scoreboard,
     /// 1 + bytes written by the app; the FIN (if any) has this sequence number.
@@ -165,6 +168,7 @@ impl Tcp {
             state,
             mss,
             sack_ok: false,
+            ecn: EcnState::default(),
             sb,
             write_end: 1,
             fin_queued: false,
@@ -434,6 +438,18 @@ impl Tcp {
     /// Both ends agreed on timestamps.
     pub fn timestamps_enabled(&self) -> bool {
         self.ts_ok
+    }
+    /// Both ends agreed on ECN.
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn.ok()
+    }
+    /// Which data segments go out ECN-capable: ns-2's rules under its loss response.
+    fn ecn_sender(&self) -> EcnSender {
+        if self.cfg.loss_response == crate::LossResponse::Ns2 {
+            EcnSender::AllData
+        } else {
+            EcnSender::NewData
+        }
     }
     /// The TSval clock: milliseconds (Linux's tcp_time_stamp granularity).
     pub(crate) fn tsval(now: Time) -> u32 {

@@ -2,7 +2,7 @@
 
 use super::{State, Tcp, Xmit};
 use crate::cc::CongestionControl;
-use crate::{Flags, Segment};
+use crate::{Ecn, Flags, Segment};
 use units::Time;
 
 impl Tcp {
@@ -200,7 +200,10 @@ impl Tcp {
         if len > 0 && seq + len == self.write_end {
             flags |= Flags::PSH;
         }
-        out.push(self.segment(seq, len as u32, flags, retransmit));
+        let (ecn, cwr) = self.ecn.data(self.ecn_sender(), len, retransmit);
+        let mut seg = self.segment(seq, len as u32, flags | cwr, retransmit);
+        seg.ecn = ecn;
+        out.push(seg);
         self.rcv.on_ack_sent();
         self.stats.segs_sent += 1;
         self.stats.data_segs_sent += (len > 0) as u64;
@@ -224,12 +227,13 @@ impl Tcp {
             seq,
             ack: self.rcv.rcv_nxt(),
             len,
-            flags,
+            flags: flags | self.ecn.echo(),
             wnd: self.rcv.window(),
             sack: self.rcv.sack_blocks(),
             syn_opts: None,
             ts: self.ts_ok.then(|| (Self::tsval(self.clock), self.ts_recent)),
             retransmit,
+            ecn: Ecn::NotEct,
         }
     }
 }

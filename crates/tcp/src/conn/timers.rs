@@ -80,7 +80,12 @@ impl Tcp {
     /// Linux `tcp_schedule_loss_probe`; `advancing` on an ACK (the RTO would restart),
     /// else after new data was sent (the RTO runs on). Returns whether it armed it.
     pub(super) fn schedule_probe(&mut self, now: Time, advancing: bool) -> bool {
-        if !self.cfg.tlp || !self.sack_ok || self.sb.outstanding() == 0 || self.rec.phase() != crate::recovery::Phase::Open || self.sb.disorder() {
+        if !self.cfg.tlp
+            || !self.sack_ok
+            || self.sb.outstanding() == 0
+            || !matches!(self.rec.phase(), crate::recovery::Phase::Open | crate::recovery::Phase::Cwr)
+            || self.sb.disorder()
+        {
             return false;
         }
         let timeout = match self.rtt.srtt() {
@@ -172,7 +177,7 @@ impl Tcp {
     /// RACK: mark what is lost now; returns when a segment still within its
     /// reordering window will be judged again.
     pub(super) fn detect_loss_by_rack(&mut self, now: Time) -> Option<Time> {
-        let recovering = self.rec.phase() != crate::recovery::Phase::Open;
+        let recovering = matches!(self.rec.phase(), crate::recovery::Phase::Recovery | crate::recovery::Phase::Loss);
         let reo_wnd = self.rack.reo_wnd(recovering, self.sb.sacked_segs(), self.cfg.dupthresh, self.rtt.srtt());
         self.sb.mark_lost_by_rack(&self.rack, reo_wnd, now)
     }

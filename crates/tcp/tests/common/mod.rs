@@ -77,6 +77,7 @@ pub struct Net {
     pub trace: Vec<Sample>,
     pub states: [Vec<State>; 2],
     drop: DropFn,
+    mark: DropFn,
     heap: BinaryHeap<Reverse<(Time, u64)>>,
     in_flight: HashMap<u64, (Side, Segment)>,
     next_id: u64,
@@ -124,6 +125,7 @@ impl Net {
             trace: Vec::new(),
             states: [Vec::new(), Vec::new()],
             drop: Box::new(|_, _, _| false),
+            mark: Box::new(|_, _, _| false),
             heap: BinaryHeap::new(),
             in_flight: HashMap::new(),
             next_id: 0,
@@ -141,6 +143,12 @@ impl Net {
 
     pub fn dropping(mut self, f: impl FnMut(Time, Side, &Segment) -> bool + 'static) -> Net {
         self.drop = Box::new(f);
+        self
+    }
+
+    /// A queue on the way marks CE the ECN-capable segments `f` picks.
+    pub fn marking(mut self, f: impl FnMut(Time, Side, &Segment) -> bool + 'static) -> Net {
+        self.mark = Box::new(f);
         self
     }
 
@@ -276,8 +284,11 @@ impl Net {
         }
     }
 
-    fn send(&mut self, from: Side, seg: Segment) {
+    fn send(&mut self, from: Side, mut seg: Segment) {
         let now = self.now;
+        if seg.ecn.capable() && (self.mark)(now, from, &seg) {
+            seg.ecn = tcp::Ecn::Ce;
+        }
         let dropped = (self.drop)(now, from, &seg);
         self.log.push(Wire { t: now, from, seg, dropped });
         if dropped {

@@ -1,0 +1,127 @@
+//! ECN at the endpoints (RFC 3168 §6.1): negotiation, the codepoints and flags on the
+//! wire, the echo until CWR, and the window's response, Linux's and ns-2's.
+
+mod common;
+
+use common::*;
+use tcp::{Algorithm, Dur, Ecn, Flags, TcpConfig, Time};
+
+const END: Time = Time(20_000_000_000);
+
+fn ecn(mut c: TcpConfig, on: bool) -> TcpConfig {
+    c.ecn = on;
+    c
+}
+
+fn net(a: TcpConfig, b: TcpConfig) -> Net {
+    Net::new(a, b, Dur::from_millis(20)).transfer(400 * MSS, 0)
+}
+
+/// A's data segments whose first byte is that of segment `ks`, marked on first sending.
+fn mark_first(ks: &'static [u64]) -> impl FnMut(Time, Side, &tcp::Segment) -> bool {
+    let mut done = Vec::new();
+    move |_, side, s| {
+        let hit = side == Side::A && s.len > 0 && ks.iter().any(|&k| seg_seq(k) == s.seq) && !done.contains(&s.seq);
+        if hit {
+            done.push(s.seq);
+        }
+        hit
+    }
+}
+
+#[test]
+fn ecn_is_agreed_when_the_active_end_asks_and_only_data_is_ect() {
+    let base = cfg(Algorithm::Cubic, true);
+    for (a, b, agreed) in [(true, false, true), (true, true, true), (false, true, false), (false, false, false)] {
+        let mut n = net(ecn(base.clone(), a), ecn(base.clone(), b));
+        n.start();
+        n.run(END);
+        assert_eq!(n.app[1].delivered, 400 * MSS);
+        assert_eq!((n.a().ecn_enabled(), n.b().ecn_enabled()), (agreed, agreed), "asks {a}, peer configured {b}");
+        let syn = n.sent_by(Side::A).next().unwrap().seg;
+        let synack = n.sent_by(Side::B).next().unwrap().seg;
+        assert_eq!(syn.flags.contains(Flags::ECE | Flags::CWR), a);
+        assert_eq!(synack.flags.contains(Flags::ECE), agreed);
+        assert!(!synack.flags.contains(Flags::CWR));
+        for w in n.sent_by(Side::A).chain(n.sent_by(Side::B)) {
+            let want = if agreed && w.seg.len > 0 && !w.seg.retransmit { Ecn::Ect0 } else { Ecn::NotEct };
+            assert_eq!(w.seg.ecn, want, "{:?}", w.seg);
+        }
+    }
+}
+
+#[test]
+fn a_mark_is_echoed_until_cwr_and_linux_reduces_once_without_retransmitting() {
+    let c = ecn(cfg(Algorithm::NewReno, true), true);
+    // Three marks within one window: one reduction.
+    let mut n = net(c.clone(), c).marking(mark_first(&[60, 62, 65]));
+    n.start();
+    n.run(END);
+    assert_eq!(n.app[1].delivered, 400 * MSS);
+    assert!(n.retransmissions_by(Side::A).is_empty());
+    let marked: Vec<_> = n.sent_by(Side::A).filter(|w| w.seg.ecn == Ecn::Ce).map(|w| w.t).collect();
+    assert_eq!(marked.len(), 3);
+    // B echoes from the ACK of the first mark until the segment with CWR arrives.
+    let acks: Vec<_> = n.sent_by(Side::B).filter(|w| w.seg.ack > seg_seq(60)).collect();
+    assert!(acks[0].seg.flags.contains(Flags::ECE), "the ACK of the marked segment echoes it");
+    let cwr: Vec<_> = n.sent_by(Side::A).filter(|w| w.seg.flags.contains(Flags::CWR) && !w.seg.flags.contains(Flags::SYN)).collect();
+    assert_eq!(cwr.len(), 1, "one CWR, on the first new data after the reduction");
+    assert!(cwr[0].seg.len > 0 && !cwr[0].seg.retransmit && cwr[0].t > marked[0]);
+    let cwr_end = cwr[0].seg.seq + cwr[0].seg.len as u64;
+    for w in n.sent_by(Side::B).filter(|w| w.seg.ack > seg_seq(60)) {
+        assert_eq!(w.seg.flags.contains(Flags::ECE), w.seg.ack < cwr_end, "ack {}", w.seg.ack);
+    }
+    // ssthresh fell once, to half the window (NewReno), and cwnd came down to it.
+    let cuts: Vec<_> = n.trace.windows(2).filter(|p| p[1].ssthresh < p[0].ssthresh).map(|p| (p[0].cwnd, p[1].ssthresh, p[1].t)).collect();
+    assert_eq!(cuts.len(), 1, "{cuts:?}");
+    let (before, ssthresh, t) = cuts[0];
+    assert_eq!(ssthresh, (before / 2).max(2 * MSS));
+    assert!(n.trace.iter().all(|s| !s.recovery));
+    // Within about a round trip the window is down to ssthresh, and only then grows.
+    let after: Vec<_> = n.trace.iter().filter(|s| s.t > t + Dur::from_millis(100)).collect();
+    assert!(after.iter().all(|s| s.cwnd >= ssthresh) && after[0].cwnd <= ssthresh + 2 * MSS, "{:?}", after[0]);
+    let lowest = n.trace.iter().filter(|s| s.t > t).map(|s| s.cwnd).min().unwrap();
+    assert!(lowest <= ssthresh, "PRR brought cwnd to ssthresh ({lowest} > {ssthresh})");
+}
+
+#[test]
+fn marks_a_window_apart_reduce_twice() {
+    let c = ecn(cfg(Algorithm::NewReno, true), true);
+    let mut n = net(c.clone(), c).marking(mark_first(&[60, 200]));
+    n.start();
+    n.run(END);
+    let cuts = n.trace.windows(2).filter(|p| p[1].ssthresh < p[0].ssthresh).count();
+    assert_eq!(cuts, 2);
+}
+
+#[test]
+fn ns2s_sender_halves_at_once_marks_retransmissions_and_does_not_grow_on_an_echo() {
+    let c = TcpConfig { mss: MSS as u32, ecn: true, algorithm: Algorithm::NewReno, snd_buf_auto: false, ..TcpConfig::ns2() };
+    // A mark and, in the same window, a loss: ns-2 resends without a second cut.
+    let mut dropped = false;
+    let mut n = net(c.clone(), c).marking(mark_first(&[60])).dropping(move |_, side, s| {
+        let hit = side == Side::A && s.seq == seg_seq(70) && s.len > 0 && !dropped;
+        dropped |= hit;
+        hit
+    });
+    n.start();
+    n.run(END);
+    assert_eq!(n.app[1].delivered, 400 * MSS);
+    let rtx = n.retransmissions_by(Side::A);
+    assert_eq!(rtx.len(), 1);
+    assert_eq!(rtx[0].seg.ecn, Ecn::Ect0, "ns-2 sends retransmissions ECN-capable");
+    let echo = n.sent_by(Side::B).find(|w| w.seg.flags.contains(Flags::ECE) && !w.seg.flags.contains(Flags::SYN)).unwrap().t + Dur::from_millis(20);
+    let cut: Vec<_> = n.trace.windows(2).filter(|p| p[1].ssthresh < p[0].ssthresh).collect();
+    let (before, at) = (cut[0][0], cut[0][1]);
+    assert_eq!(at.t, echo, "the response comes with the ACK that echoes the mark");
+    assert_eq!(at.cwnd, before.cwnd / 2, "cwnd halved");
+    assert_eq!(at.ssthresh, before.cwnd / MSS / 2 * MSS, "ssthresh its whole packets");
+    // No growth on the ACKs that carry the echo.
+    let last_echo = n.sent_by(Side::B).filter(|w| w.seg.flags.contains(Flags::ECE)).last().unwrap().t + Dur::from_millis(20);
+    assert!(n.trace.iter().filter(|s| s.t > at.t && s.t <= last_echo && !s.recovery).all(|s| s.cwnd <= at.cwnd));
+    let cuts = n.trace.windows(2).filter(|p| p[1].ssthresh < p[0].ssthresh).count();
+    assert_eq!(cuts, 1, "the fast retransmit in the window of the ECN response does not cut again");
+    // CWR rides on the next segment sent after the response.
+    let cwr: Vec<_> = n.sent_by(Side::A).filter(|w| w.seg.flags.contains(Flags::CWR) && !w.seg.flags.contains(Flags::SYN)).collect();
+    assert!(!cwr.is_empty() && cwr[0].t >= echo);
+}

@@ -121,8 +121,10 @@ fn with_ecn_red_marks_the_flows_instead_of_dropping_early_and_the_capture_shows_
     let (early, marks, ce, ect, ece, cwr) = runs[1];
     // RED's early decisions became marks (but for what is not ECN-capable:
     // handshakes and Linux's retransmissions); the capture at the link's far
-    // end has every mark as CE, data otherwise ECT(0), and the echo and its answer.
+    // end has every mark as CE (but for those still queued or on the wire
+    // when the run ends: at most the queue's 50 and the 17 that 20 ms of a
+    // 10 Mbit/s link hold), data otherwise ECT(0), and the echo and its answer.
     assert!(early * 10 < marks, "{:?}", runs[1]);
-    assert!(marks > 100 && ce == marks && ect > 50 * marks, "{:?}", runs[1]);
+    assert!(marks > 100 && ce <= marks && marks - ce <= 67 && ect > 50 * marks, "{:?}", runs[1]);
     assert!(ece >= marks / 2 && cwr > 0 && cwr <= marks, "{:?}", runs[1]);
 }

@@ -493,9 +493,8 @@ impl World {
         let c = self.conns[idx as usize].as_mut().expect("live connection");
         if n.acked > 0 {
             if c.greedy {
-                let space = c.tcp.send_space();
-                if space > 0 {
-                    c.written += c.tcp.write(self.now, space, &mut self.out);
+                if c.tcp.refill_due() {
+                    c.written += c.tcp.write(self.now, u64::MAX, &mut self.out);
                 }
             } else if c.want_writable && c.tcp.writable() {
                 c.want_writable = false;
@@ -650,8 +649,7 @@ impl World {
     pub fn write_forever(&mut self, id: ConnId) {
         let Some(idx) = self.index(id) else { return };
         self.conn(idx).greedy = true;
-        let space = self.conn(idx).tcp.send_space();
-        self.write(id, space);
+        self.write(id, u64::MAX);
     }
 
     pub fn mark(&mut self, id: ConnId, msg: u64) {

@@ -68,6 +68,7 @@ mod recv;
 mod rtt;
 mod segment;
 mod send;
+mod sndmem;
 
 pub use config::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 pub use conn::{Notify, State, Tcp, TcpStats};

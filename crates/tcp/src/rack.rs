@@ -39,6 +39,11 @@ pub(crate) struct Rack {
 }
 
 impl Rack {
+    /// The least RTT seen, if any.
+    pub fn min_rtt(&self) -> Option<Dur> {
+        self.min_rtt.get()
+    }
+
     /// An RTT sample for the minimum (Linux's `tcp_update_rtt_min`, from `ca_rtt_us`).
     pub fn on_rtt(&mut self, rtt: Dur) {
         if self.min_rtt.get().is_none_or(|m| rtt < m) {

@@ -26,8 +26,9 @@ fn buffer_starts_at_the_initial_size_then_holds_two_initial_windows() {
     let mut net = Net::new((*c).clone(), (*c).clone(), ms(10));
     net.start();
     net.run(Time::from_secs_f64(0.05));
-    // Established: 2 × 10 segments × per_mss, per_mss = roundup(1000 + 320, 64) + 320 = 1664.
-    assert_eq!(net.a().send_buffer(), 2 * 10 * 1664);
+    // Established: 2 × 10 segments × per_mss, per_mss = the power of two
+    // above 1000 + 192 + 320 (2048) + 256 = 2304.
+    assert_eq!(net.a().send_buffer(), 2 * 10 * 2304);
 }
 
 #[test]
@@ -48,10 +49,28 @@ fn bulk_sender_is_not_starved_and_the_buffer_follows_the_window() {
     let max_buf = net.trace.iter().map(|s| s.send_buffer).max().unwrap();
     // Grown from 33 kB to hold more than the largest window, so the window
     // was never starved of data.
-    assert!(max_buf >= max_cwnd && max_buf > 10 * 2 * 10 * 1664, "buffer {max_buf} against a window of {max_cwnd}");
+    assert!(max_buf >= max_cwnd && max_buf > 2 * 10 * 2304, "buffer {max_buf} against a window of {max_cwnd}");
     // It never shrinks, losses and window reductions notwithstanding.
     assert!(net.trace.windows(2).all(|w| w[1].send_buffer >= w[0].send_buffer));
     assert!(net.trace.iter().any(|s| s.recovery), "the queue of 100 should have overflowed at least once");
+}
+
+#[test]
+fn a_write_fills_the_skb_it_started_past_the_buffer_as_linux_does() {
+    // Linux 6.18 (ss -m on the emulator's server): a fresh connection's 46,080
+    // bytes take 32 segments of a 200 KB response, charged 51,328: a first skb
+    // of 22 segments (half the client's 64,256-byte window), 10 of them sent
+    // at once in pairs, the rest filled back to 22 without a check.
+    let c = TcpConfig::default();
+    let mut net = Net::new(c.clone(), c, ms(50)).transfer(0, 200_000);
+    net.start();
+    net.run(Time::from_secs_f64(0.15));
+    let b = net.b();
+    assert_eq!(b.mss(), 1448);
+    assert_eq!(b.send_buffer(), 46_080);
+    assert_eq!(200_000 - net.app[1].to_send, 32 * 1448);
+    assert_eq!(b.send_space(), 0, "51,328 charged");
+    assert!(!b.writable());
 }
 
 #[test]

@@ -52,7 +52,7 @@ impl Tcp {
         self.ecn.on_peer_syn(syn.flags, self.cfg.ecn);
         // The MSS option leaves out TCP options: with timestamps, full segments
         // carry 12 bytes less (Linux's 1448 for an MSS of 1460).
-        let opts = if self.ts_ok { 12 } else { 0 };
+        let opts = if self.ts_ok { super::TIMESTAMP_OPTION as u32 } else { 0 };
         self.mss = self.cfg.mss.min(peer_mss).saturating_sub(opts).max(1);
         if let Some((tsval, _)) = syn.ts {
             self.ts_recent = tsval;

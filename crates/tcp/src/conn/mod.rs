@@ -12,10 +12,13 @@ use crate::recovery::Loss;
 use crate::recv::Receiver;
 use crate::rtt::Rto;
 use crate::send::Scoreboard;
-use crate::{Flags, Segment, TcpConfig};
+use crate::{sndmem, Flags, Segment, TcpConfig};
 use std::sync::Arc;
 use timers::Xmit;
 use units::{Dur, Opt, Time};
+
+/// Bytes the timestamp option takes from every segment (padded, RFC 7323).
+const TIMESTAMP_OPTION: u64 = 12;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -215,7 +218,7 @@ impl Tcp {
         t
     }
 
-    /// App writes `bytes`; returns how many fit in the send buffer. Allowed before
+    /// App writes `bytes`; returns how many the send buffer took. Allowed before
     /// Established (queued); refused after `close`.
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<Segment>) -> u64 {
         self.clock = now;
@@ -223,25 +226,96 @@ impl Tcp {
         if self.fin_queued || !open {
             return 0;
         }
-        let n = bytes.min(self.send_space());
-        self.write_end += n;
+        let n = if self.cfg.snd_buf_auto {
+            self.write_skbs(now, bytes, out)
+        } else {
+            let n = bytes.min(self.send_space());
+            self.write_end += n;
+            n
+        };
         if n > 0 {
             self.transmit(now, out);
         }
         n
     }
 
-    /// Free send-buffer space: the buffer size minus (written - acked).
+    /// Linux's write loop (`tcp_sendmsg_locked`): fill the last unsent skb to
+    /// the size goal, start a new one only while the buffer is not full, and
+    /// push each skb filled (`tcp_push_one`), so that what the window lets go
+    /// at once is already charged as sent when the next skb is started.
+    fn write_skbs(&mut self, now: Time, bytes: u64, out: &mut Vec<Segment>) -> u64 {
+        let start = self.write_end;
+        let mut left = bytes;
+        while left > 0 {
+            let goal = self.size_goal();
+            let tail = self.unsent_bytes() % goal;
+            let copy = if tail > 0 {
+                (goal - tail).min(left)
+            } else if self.sndmem() < self.sndbuf {
+                goal.min(left)
+            } else {
+                break;
+            };
+            self.write_end += copy;
+            left -= copy;
+            if self.unsent_bytes().is_multiple_of(goal) {
+                self.transmit(now, out);
+            }
+        }
+        self.write_end - start
+    }
+
+    /// Free send-buffer space: what a write takes now if nothing is sent
+    /// meanwhile. A fixed buffer counts payload bytes (written - acked); an
+    /// autotuned one what Linux charges for them (see [`crate::sndmem`]),
+    /// and a write may take more, up to the end of an skb.
     pub fn send_space(&self) -> u64 {
-        let unacked = self.write_end - self.sb.una().min(self.write_end);
-        self.sndbuf.saturating_sub(unacked)
+        self.sndbuf.saturating_sub(self.sndmem())
     }
 
     /// Whether a writer blocked on a full buffer should be woken: Linux wakes it
     /// once the free space is at least half of what is queued, i.e. a third of
     /// the buffer (`sk_stream_is_writeable`), not at the first freed byte.
     pub fn writable(&self) -> bool {
-        self.send_space() >= self.sndbuf / 3
+        let queued = self.sndmem();
+        self.sndbuf.saturating_sub(queued) >= queued / 2
+    }
+
+    /// Whether a writer that keeps the buffer full should write now: an
+    /// autotuned (Linux) buffer wakes it when [`Tcp::writable`]; a fixed one
+    /// takes data as soon as any space is free (ns-3's bulk sender).
+    pub fn refill_due(&self) -> bool {
+        if self.cfg.snd_buf_auto {
+            self.writable()
+        } else {
+            self.send_space() > 0
+        }
+    }
+
+    /// What the queued data costs against the buffer: its payload, and with
+    /// autotuning the heads of the skbs holding it (`sk_wmem_queued`).
+    fn sndmem(&self) -> u64 {
+        let sent = self.sb.nxt().min(self.write_end) - self.sb.una().min(self.write_end);
+        let unsent = self.unsent_bytes();
+        if !self.cfg.snd_buf_auto {
+            return sent + unsent;
+        }
+        let mss = self.mss as u64;
+        let srtt_us = self.rtt.srtt().map_or(0, |d| d.0 / 1_000);
+        let min_rtt_us = self.rack.min_rtt().map_or(srtt_us, |d| d.0 / 1_000);
+        let out_segs = self.sb.outstanding().div_ceil(mss);
+        let rate = sndmem::pacing_rate(mss, (self.w.cwnd / mss).max(out_segs), self.w.ssthresh / mss, srtt_us);
+        let sent_skb = sndmem::tso_segs(rate, min_rtt_us, mss) * mss;
+        sndmem::charge(sent, unsent, sent_skb, self.size_goal())
+    }
+
+    fn size_goal(&self) -> u64 {
+        sndmem::size_goal(self.snd_wnd, self.mss as u64)
+    }
+
+    /// Bytes written and not yet sent (payload only).
+    fn unsent_bytes(&self) -> u64 {
+        self.write_end - self.sb.nxt().min(self.write_end)
     }
 
     /// Current send-buffer size in bytes.
@@ -249,31 +323,31 @@ impl Tcp {
         self.sndbuf
     }
 
-    /// Linux `tcp_sndbuf_expand`: when the buffer, not cwnd, limits sending,
-    /// grow it to twice the window (at least twice the initial window). It
-    /// never shrinks.
+    /// Linux `tcp_new_space`: when an ACK leaves the window not full, grow
+    /// the buffer to twice the window (at least twice the initial window). It
+    /// never shrinks. Linux looks only while a writer waits for space, but
+    /// its small-queue limit (TSQ) keeps the window from filling at once
+    /// where here it fills within the ACK's own call; growing whenever the
+    /// window is not full matches what Linux's rate-limited senders do (their
+    /// time blocked on the buffer and the bytes they send, in the emulator).
     fn expand_sndbuf(&mut self) {
         if self.sb.pipe() < self.w.cwnd {
             self.grow_sndbuf();
         }
     }
 
-    /// The expansion itself; at establishment Linux applies it unconditionally
-    /// (`tcp_init_buffer_space`). Linux budgets `2 × segments × per_mss`, where
-    /// `per_mss` adds the header room and the skb bookkeeping to each MSS
-    /// (about 650 bytes), while data written in large chunks is charged little
-    /// more than its size: so the buffer holds about 2.9 windows of payload for
-    /// a 1448-byte MSS. We keep that ratio and count payload bytes.
+    /// The expansion itself (`tcp_sndbuf_expand`); at establishment Linux
+    /// applies it unconditionally (`tcp_init_buffer_space`): twice the larger
+    /// of cwnd and the initial window, in segments, each budgeted as one skb
+    /// (see [`crate::sndmem`]).
     pub(super) fn grow_sndbuf(&mut self) {
         if !self.cfg.snd_buf_auto {
             return;
         }
-        const MAX_TCP_HEADER: u64 = 320; // 128 + MAX_HEADER on x86-64
-        const SHARED_INFO: u64 = 320; // sizeof(struct skb_shared_info), rounded
         let mss = self.mss as u64;
-        let per_mss = (mss + MAX_TCP_HEADER).next_multiple_of(64) + SHARED_INFO;
+        let clamp = mss + if self.ts_ok { TIMESTAMP_OPTION } else { 0 };
         let segs = (self.w.cwnd / mss).max(self.cfg.initial_cwnd.max(1) as u64);
-        let want = (2 * segs * per_mss).min(self.cfg.snd_buf);
+        let want = (2 * segs * sndmem::per_segment(clamp, mss)).min(self.cfg.snd_buf);
         self.sndbuf = self.sndbuf.max(want);
     }
 

@@ -49,6 +49,9 @@ pub struct App {
     pub closed: Option<Time>,
     pub reset: bool,
     pub close_called: bool,
+    /// A write came back short: like a blocking writer, wait until the
+    /// endpoint says it is writable again.
+    pub blocked: bool,
     /// (time, cumulative delivered bytes) at every delivery.
     pub deliveries: Vec<(Time, u64)>,
 }
@@ -252,9 +255,11 @@ impl Net {
         self.record_state(side);
         if let Some(t) = self.tcp[i].as_mut() {
             let app = &mut self.app[i];
-            if matches!(t.state(), State::Established | State::CloseWait) || app.established.is_none() {
-                if app.to_send > 0 {
-                    app.to_send -= t.write(now, app.to_send, &mut self.out);
+            if matches!(t.state(), State::Established | State::CloseWait) || (app.established.is_none() && side == Side::A) {
+                if app.to_send > 0 && (!app.blocked || t.writable()) {
+                    let took = t.write(now, app.to_send, &mut self.out);
+                    app.blocked = took < app.to_send;
+                    app.to_send -= took;
                 }
                 let want_close = (app.close_when_done && app.to_send == 0) || (app.close_on_fin && app.peer_fin && app.to_send == 0);
                 if want_close && !app.close_called && app.established.is_some() {

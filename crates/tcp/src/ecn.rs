@@ -16,6 +16,28 @@ const QUEUE_CWR: u8 = 2;
 /// `TCP_ECN_DEMAND_CWR`, ns-2's `ecn_unacked_`).
 const DEMAND_CWR: u8 = 4;
 
+/// What a host does about ECN on a connection's SYNs (Linux's `tcp_ecn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EcnSetting {
+    /// Neither asks nor agrees: ns-3's `TcpSocketBase` with `UseEcn` Off, the
+    /// only way its recovery (which ignores ECN-Echo) can run.
+    Off,
+    /// Agrees when the peer asks (Linux's default `tcp_ecn` = 2, ns-2's TCPSink).
+    Agree,
+    /// Asks on its SYNs and agrees when asked (`tcp_ecn` = 1).
+    Request,
+}
+
+impl EcnSetting {
+    pub fn of(cfg: &crate::TcpConfig) -> EcnSetting {
+        match (cfg.loss_response, cfg.ecn) {
+            (crate::LossResponse::Ns3, _) => EcnSetting::Off,
+            (_, false) => EcnSetting::Agree,
+            (_, true) => EcnSetting::Request,
+        }
+    }
+}
+
 /// Which data segments go out ECN-capable and carry CWR.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EcnSender {
@@ -47,21 +69,25 @@ impl EcnState {
         self.has(OK)
     }
 
-    /// The flags of our SYN (`request`: we ask for ECN) or SYN-ACK (we agreed).
-    pub fn syn_flags(self, synack: bool, request: bool) -> Flags {
+    /// The flags of our SYN (we ask for ECN if `setting` says so) or SYN-ACK (we agreed).
+    pub fn syn_flags(self, synack: bool, setting: EcnSetting) -> Flags {
         match synack {
-            false if request => Flags::ECE | Flags::CWR,
+            false if setting == EcnSetting::Request => Flags::ECE | Flags::CWR,
             true if self.ok() => Flags::ECE,
             _ => Flags::NONE,
         }
     }
 
-    /// The peer's SYN (ECE and CWR: it asks; we agree) or SYN-ACK (ECE without CWR:
-    /// it agreed to what we asked).
-    pub fn on_peer_syn(&mut self, flags: Flags, requested: bool) {
+    /// The peer's SYN (ECE and CWR: it asks; we agree unless `setting` is off) or
+    /// SYN-ACK (ECE without CWR: it agreed to what we asked).
+    pub fn on_peer_syn(&mut self, flags: Flags, setting: EcnSetting) {
         let ece = flags.contains(Flags::ECE);
         let cwr = flags.contains(Flags::CWR);
-        let ok = if flags.contains(Flags::ACK) { requested && ece && !cwr } else { ece && cwr };
+        let ok = match setting {
+            EcnSetting::Off => false,
+            _ if flags.contains(Flags::ACK) => setting == EcnSetting::Request && ece && !cwr,
+            _ => ece && cwr,
+        };
         *self = EcnState(if ok { OK } else { 0 });
     }
 
@@ -123,27 +149,30 @@ mod tests {
 
     fn agreed() -> EcnState {
         let mut e = EcnState::default();
-        e.on_peer_syn(Flags::SYN | Flags::ECE | Flags::CWR, false);
+        e.on_peer_syn(Flags::SYN | Flags::ECE | Flags::CWR, EcnSetting::Agree);
         e
     }
 
     #[test]
     fn negotiation_needs_ece_and_cwr_on_the_syn_and_ece_alone_on_the_syn_ack() {
         let mut e = EcnState::default();
-        assert_eq!(e.syn_flags(false, true), Flags::ECE | Flags::CWR);
-        assert_eq!(e.syn_flags(false, false), Flags::NONE);
-        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE, true);
+        assert_eq!(e.syn_flags(false, EcnSetting::Request), Flags::ECE | Flags::CWR);
+        assert_eq!(e.syn_flags(false, EcnSetting::Agree), Flags::NONE);
+        assert_eq!(e.syn_flags(false, EcnSetting::Off), Flags::NONE);
+        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE, EcnSetting::Request);
         assert!(e.ok());
-        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE | Flags::CWR, true);
+        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE | Flags::CWR, EcnSetting::Request);
         assert!(!e.ok(), "a SYN-ACK with both flags is not an agreement");
-        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE, false);
+        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE, EcnSetting::Agree);
         assert!(!e.ok(), "agreed only if we asked");
-        e.on_peer_syn(Flags::SYN | Flags::ECE, false);
+        e.on_peer_syn(Flags::SYN | Flags::ECE, EcnSetting::Agree);
         assert!(!e.ok(), "a SYN needs both flags");
+        e.on_peer_syn(Flags::SYN | Flags::ECE | Flags::CWR, EcnSetting::Off);
+        assert!(!e.ok(), "a host with ECN off does not agree");
         let e = agreed();
         assert!(e.ok());
-        assert_eq!(e.syn_flags(true, false), Flags::ECE);
-        assert_eq!(EcnState::default().syn_flags(true, true), Flags::NONE);
+        assert_eq!(e.syn_flags(true, EcnSetting::Agree), Flags::ECE);
+        assert_eq!(EcnState::default().syn_flags(true, EcnSetting::Request), Flags::NONE);
     }
 
     #[test]

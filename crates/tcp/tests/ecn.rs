@@ -125,3 +125,20 @@ fn ns2s_sender_halves_at_once_marks_retransmissions_and_does_not_grow_on_an_echo
     let cwr: Vec<_> = n.sent_by(Side::A).filter(|w| w.seg.flags.contains(Flags::CWR) && !w.seg.flags.contains(Flags::SYN)).collect();
     assert!(!cwr.is_empty() && cwr[0].t >= echo);
 }
+
+#[test]
+fn an_ns3_end_does_not_agree_to_ecn_so_its_data_is_never_ect() {
+    // ns-3's TcpSocketBase leaves ECN off (`UseEcn` Off) and its recovery ignores
+    // ECN-Echo: were it to agree, a queue would mark its data instead of dropping
+    // it and it would never slow down.
+    let linux = ecn(cfg(Algorithm::Cubic, true), true);
+    let ns3 = TcpConfig { mss: MSS as u32, ..TcpConfig::ns3() };
+    let mut n = Net::new(linux, ns3, Dur::from_millis(20)).transfer(0, 200 * MSS);
+    n.start();
+    n.run(END);
+    assert_eq!(n.app[0].delivered, 200 * MSS);
+    assert!(!n.a().ecn_enabled() && !n.b().ecn_enabled());
+    let synack = n.sent_by(Side::B).next().unwrap().seg;
+    assert!(synack.flags.contains(Flags::SYN | Flags::ACK) && !synack.flags.contains(Flags::ECE), "{synack:?}");
+    assert!(n.sent_by(Side::B).all(|w| w.seg.ecn == Ecn::NotEct));
+}

@@ -15,6 +15,9 @@ const QUEUE_CWR: u8 = 2;
 /// A CE mark arrived: ECE on every segment until the peer's CWR (Linux
 /// `TCP_ECN_DEMAND_CWR`, ns-2's `ecn_unacked_`).
 const DEMAND_CWR: u8 = 4;
+/// An ECT or CE data segment arrived (Linux `TCP_ECN_SEEN`): from then on a data
+/// segment that is not ECN-capable is probably a retransmission.
+const SEEN: u8 = 8;
 
 /// What a host does about ECN on a connection's SYNs (Linux's `tcp_ecn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,8 +123,12 @@ impl EcnState {
     }
 
     /// A segment with data arrived: its CWR ends the echo, then a CE mark starts it
-    /// again (Linux `tcp_ecn_accept_cwr` then `tcp_ecn_check_ce`, ns-2's TCPSink).
-    /// Returns whether it starts an echo, which the receiver ACKs at once.
+    /// again (Linux `tcp_ecn_accept_cwr` then `__tcp_ecn_check_ce`, ns-2's TCPSink).
+    /// Returns whether the receiver should ACK the next two data segments at once
+    /// (Linux `tcp_enter_quickack_mode(sk, 2)`): a mark that starts an echo (the
+    /// sender may be down to a very small window), or a segment that is not
+    /// ECN-capable after ECN-capable ones (most likely a retransmission, which
+    /// Linux's sender never sends ECT).
     pub fn on_data(&mut self, flags: Flags, ecn: Ecn) -> bool {
         if !self.ok() {
             return false;
@@ -129,11 +136,18 @@ impl EcnState {
         if flags.contains(Flags::CWR) {
             self.set(DEMAND_CWR, false);
         }
-        let start = ecn == Ecn::Ce && !self.has(DEMAND_CWR);
-        if ecn == Ecn::Ce {
-            self.set(DEMAND_CWR, true);
+        match ecn {
+            Ecn::NotEct => self.has(SEEN),
+            Ecn::Ce => {
+                let start = !self.has(DEMAND_CWR);
+                self.set(DEMAND_CWR | SEEN, true);
+                start
+            }
+            Ecn::Ect0 | Ecn::Ect1 => {
+                self.set(SEEN, true);
+                false
+            }
         }
-        start
     }
 
     /// The peer echoed a mark on a segment other than its SYN.
@@ -207,5 +221,14 @@ mod tests {
         let mut off = EcnState::default();
         assert!(!off.on_data(Flags::ACK, Ecn::Ce));
         assert_eq!(off.echo(), Flags::NONE);
+    }
+
+    #[test]
+    fn a_segment_not_ect_after_ect_ones_is_acked_at_once_as_a_retransmission() {
+        let mut e = agreed();
+        assert!(!e.on_data(Flags::ACK, Ecn::NotEct), "nothing ECN-capable seen yet");
+        assert!(!e.on_data(Flags::ACK, Ecn::Ect0));
+        assert!(e.on_data(Flags::ACK, Ecn::NotEct), "Linux: probably a retransmission");
+        assert_eq!(e.echo(), Flags::NONE, "which is no mark");
     }
 }

@@ -183,3 +183,28 @@ fn a_reduction_by_racks_reordering_timer_or_a_tail_loss_probe_is_followed_by_cwr
     let cwr: Vec<_> = new.iter().filter(|s| s.flags.contains(Flags::CWR)).map(|s| s.seq).collect();
     assert_eq!(cwr, [seg_seq(30)]);
 }
+
+#[test]
+fn linux_acks_at_once_the_segment_after_a_retransmission_that_arrives_not_ect() {
+    // Linux `__tcp_ecn_check_ce`: a data segment that is not ECN-capable after
+    // ECN-capable ones is probably a retransmission, and the receiver enters quick-ACK
+    // mode for two segments: the hole fill and the next segment are both ACKed at once.
+    // Without ECN the next segment waits for the one after it, as delayed ACKs do.
+    for on in [true, false] {
+        let c = TcpConfig { rcv_buf_auto: false, rcv_buf: 1 << 20, ..ecn(cfg(Algorithm::NewReno, true), on) };
+        let mut n = Net::new(c.clone(), c, Dur::from_millis(20))
+            .bottleneck(units::Rate::bps(10_000_000), 1000)
+            .transfer(400 * MSS, 0)
+            .dropping(drop_segments(&[100]));
+        n.start();
+        n.run(END);
+        assert_eq!(n.app[1].delivered, 400 * MSS);
+        assert_eq!(n.retransmissions_by(Side::A).len(), 1);
+        // The path keeps order: the first new segment sent after the retransmission
+        // is the first to arrive after the hole is filled.
+        let next = n.data_by(Side::A).skip_while(|w| !w.seg.retransmit).find(|w| !w.seg.retransmit).unwrap().seg;
+        let end = next.seq + next.len as u64;
+        let acked_alone = n.sent_by(Side::B).any(|w| w.seg.ack == end);
+        assert_eq!(acked_alone, on, "ecn {on}: an ACK of the segment after the hole fill alone");
+    }
+}

@@ -276,8 +276,8 @@ impl Tcp {
         if seg.len > 0 {
             self.rcv.data_arrives(now, self.rtt.rto());
             if self.ecn.on_data(seg.flags, seg.ecn) {
-                // Linux `tcp_enter_quickack_mode(sk, 2)`: the sender may be down
-                // to a window of one segment.
+                // Linux `tcp_enter_quickack_mode(sk, 2)`: after a new mark the
+                // sender may be down to a window of one segment.
                 self.rcv.enter_quickack(2);
             }
         }

@@ -1,5 +1,5 @@
 """RED in undertow's simulator against ns-2 2.35 on one setting
-(bench/ns2/red_compare.py, docs/queues.md), TCP with flavour = "ns2" on
+(bench/ns2/red_compare.py, docs/queues-vs-ns2.md), TCP with flavour = "ns2" on
 undertow's side: RED's average queue and its own decisions (early drops,
 or ECN marks with ECN on both sides' TCPs; adaptive RED's max_p moving)
 within 10%, one seed each."""

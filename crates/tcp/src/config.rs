@@ -165,8 +165,9 @@ pub struct TcpConfig {
     /// `tcp_ecn` = 1). Either way a passive end agrees when its peer asks, as
     /// Linux's default `tcp_ecn` = 2 and ns-2's TCPSink do. Once agreed, new data
     /// goes out ECT(0), a CE mark is echoed with ECE until the peer's CWR, and an
-    /// ECE reduces the window once per window of data (see `recovery.rs`). Not
-    /// with `LossResponse::Ns3`, which ignores ECE.
+    /// ECE reduces the window once per window of data (see `recovery.rs`). With
+    /// `LossResponse::Ns3`, which ignores ECE, the end neither asks nor agrees
+    /// (ns-3's `UseEcn` Off): its data must never be ECT.
     pub ecn: bool,
 }
 

@@ -15,6 +15,31 @@ const QUEUE_CWR: u8 = 2;
 /// A CE mark arrived: ECE on every segment until the peer's CWR (Linux
 /// `TCP_ECN_DEMAND_CWR`, ns-2's `ecn_unacked_`).
 const DEMAND_CWR: u8 = 4;
+/// An ECT or CE data segment arrived (Linux `TCP_ECN_SEEN`): from then on a data
+/// segment that is not ECN-capable is probably a retransmission.
+const SEEN: u8 = 8;
+
+/// What a host does about ECN on a connection's SYNs (Linux's `tcp_ecn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EcnSetting {
+    /// Neither asks nor agrees: ns-3's `TcpSocketBase` with `UseEcn` Off, the
+    /// only way its recovery (which ignores ECN-Echo) can run.
+    Off,
+    /// Agrees when the peer asks (Linux's default `tcp_ecn` = 2, ns-2's TCPSink).
+    Agree,
+    /// Asks on its SYNs and agrees when asked (`tcp_ecn` = 1).
+    Request,
+}
+
+impl EcnSetting {
+    pub fn of(cfg: &crate::TcpConfig) -> EcnSetting {
+        match (cfg.loss_response, cfg.ecn) {
+            (crate::LossResponse::Ns3, _) => EcnSetting::Off,
+            (_, false) => EcnSetting::Agree,
+            (_, true) => EcnSetting::Request,
+        }
+    }
+}
 
 /// Which data segments go out ECN-capable and carry CWR.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,21 +72,25 @@ impl EcnState {
         self.has(OK)
     }
 
-    /// The flags of our SYN (`request`: we ask for ECN) or SYN-ACK (we agreed).
-    pub fn syn_flags(self, synack: bool, request: bool) -> Flags {
+    /// The flags of our SYN (we ask for ECN if `setting` says so) or SYN-ACK (we agreed).
+    pub fn syn_flags(self, synack: bool, setting: EcnSetting) -> Flags {
         match synack {
-            false if request => Flags::ECE | Flags::CWR,
+            false if setting == EcnSetting::Request => Flags::ECE | Flags::CWR,
             true if self.ok() => Flags::ECE,
             _ => Flags::NONE,
         }
     }
 
-    /// The peer's SYN (ECE and CWR: it asks; we agree) or SYN-ACK (ECE without CWR:
-    /// it agreed to what we asked).
-    pub fn on_peer_syn(&mut self, flags: Flags, requested: bool) {
+    /// The peer's SYN (ECE and CWR: it asks; we agree unless `setting` is off) or
+    /// SYN-ACK (ECE without CWR: it agreed to what we asked).
+    pub fn on_peer_syn(&mut self, flags: Flags, setting: EcnSetting) {
         let ece = flags.contains(Flags::ECE);
         let cwr = flags.contains(Flags::CWR);
-        let ok = if flags.contains(Flags::ACK) { requested && ece && !cwr } else { ece && cwr };
+        let ok = match setting {
+            EcnSetting::Off => false,
+            _ if flags.contains(Flags::ACK) => setting == EcnSetting::Request && ece && !cwr,
+            _ => ece && cwr,
+        };
         *self = EcnState(if ok { OK } else { 0 });
     }
 
@@ -94,8 +123,12 @@ impl EcnState {
     }
 
     /// A segment with data arrived: its CWR ends the echo, then a CE mark starts it
-    /// again (Linux `tcp_ecn_accept_cwr` then `tcp_ecn_check_ce`, ns-2's TCPSink).
-    /// Returns whether it starts an echo, which the receiver ACKs at once.
+    /// again (Linux `tcp_ecn_accept_cwr` then `__tcp_ecn_check_ce`, ns-2's TCPSink).
+    /// Returns whether the receiver should ACK the next two data segments at once
+    /// (Linux `tcp_enter_quickack_mode(sk, 2)`): a mark that starts an echo (the
+    /// sender may be down to a very small window), or a segment that is not
+    /// ECN-capable after ECN-capable ones (most likely a retransmission, which
+    /// Linux's sender never sends ECT).
     pub fn on_data(&mut self, flags: Flags, ecn: Ecn) -> bool {
         if !self.ok() {
             return false;
@@ -103,11 +136,18 @@ impl EcnState {
         if flags.contains(Flags::CWR) {
             self.set(DEMAND_CWR, false);
         }
-        let start = ecn == Ecn::Ce && !self.has(DEMAND_CWR);
-        if ecn == Ecn::Ce {
-            self.set(DEMAND_CWR, true);
+        match ecn {
+            Ecn::NotEct => self.has(SEEN),
+            Ecn::Ce => {
+                let start = !self.has(DEMAND_CWR);
+                self.set(DEMAND_CWR | SEEN, true);
+                start
+            }
+            Ecn::Ect0 | Ecn::Ect1 => {
+                self.set(SEEN, true);
+                false
+            }
         }
-        start
     }
 
     /// The peer echoed a mark on a segment other than its SYN.
@@ -123,27 +163,30 @@ mod tests {
 
     fn agreed() -> EcnState {
         let mut e = EcnState::default();
-        e.on_peer_syn(Flags::SYN | Flags::ECE | Flags::CWR, false);
+        e.on_peer_syn(Flags::SYN | Flags::ECE | Flags::CWR, EcnSetting::Agree);
         e
     }
 
     #[test]
     fn negotiation_needs_ece_and_cwr_on_the_syn_and_ece_alone_on_the_syn_ack() {
         let mut e = EcnState::default();
-        assert_eq!(e.syn_flags(false, true), Flags::ECE | Flags::CWR);
-        assert_eq!(e.syn_flags(false, false), Flags::NONE);
-        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE, true);
+        assert_eq!(e.syn_flags(false, EcnSetting::Request), Flags::ECE | Flags::CWR);
+        assert_eq!(e.syn_flags(false, EcnSetting::Agree), Flags::NONE);
+        assert_eq!(e.syn_flags(false, EcnSetting::Off), Flags::NONE);
+        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE, EcnSetting::Request);
         assert!(e.ok());
-        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE | Flags::CWR, true);
+        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE | Flags::CWR, EcnSetting::Request);
         assert!(!e.ok(), "a SYN-ACK with both flags is not an agreement");
-        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE, false);
+        e.on_peer_syn(Flags::SYN | Flags::ACK | Flags::ECE, EcnSetting::Agree);
         assert!(!e.ok(), "agreed only if we asked");
-        e.on_peer_syn(Flags::SYN | Flags::ECE, false);
+        e.on_peer_syn(Flags::SYN | Flags::ECE, EcnSetting::Agree);
         assert!(!e.ok(), "a SYN needs both flags");
+        e.on_peer_syn(Flags::SYN | Flags::ECE | Flags::CWR, EcnSetting::Off);
+        assert!(!e.ok(), "a host with ECN off does not agree");
         let e = agreed();
         assert!(e.ok());
-        assert_eq!(e.syn_flags(true, false), Flags::ECE);
-        assert_eq!(EcnState::default().syn_flags(true, true), Flags::NONE);
+        assert_eq!(e.syn_flags(true, EcnSetting::Agree), Flags::ECE);
+        assert_eq!(EcnState::default().syn_flags(true, EcnSetting::Request), Flags::NONE);
     }
 
     #[test]
@@ -178,5 +221,14 @@ mod tests {
         let mut off = EcnState::default();
         assert!(!off.on_data(Flags::ACK, Ecn::Ce));
         assert_eq!(off.echo(), Flags::NONE);
+    }
+
+    #[test]
+    fn a_segment_not_ect_after_ect_ones_is_acked_at_once_as_a_retransmission() {
+        let mut e = agreed();
+        assert!(!e.on_data(Flags::ACK, Ecn::NotEct), "nothing ECN-capable seen yet");
+        assert!(!e.on_data(Flags::ACK, Ecn::Ect0));
+        assert!(e.on_data(Flags::ACK, Ecn::NotEct), "Linux: probably a retransmission");
+        assert_eq!(e.echo(), Flags::NONE, "which is no mark");
     }
 }

@@ -320,8 +320,8 @@ impl Recovery {
                     self.enter_without_cut(w, sb, &mut o);
                 } else if a.ece && !self.ns2 {
                     self.enter_cwr(now, a, sb, w, cc, &mut o);
-                } else if !(self.ns2 && a.ece) {
-                    grow(now, a, w, cc, 2 * w.mss);
+                } else {
+                    self.grow(now, a, w, cc, 2 * w.mss);
                 }
             }
             Phase::Cwr => {
@@ -338,7 +338,7 @@ impl Recovery {
                     self.phase = Phase::Open;
                 }
                 // RFC 3465 §2.3: L = 1 SMSS in the slow start that follows a timeout.
-                grow(now, a, w, cc, w.mss);
+                self.grow(now, a, w, cc, w.mss);
             }
             Phase::Recovery => self.in_recovery(now, a, sb, w, cc, &mut o),
         }
@@ -500,7 +500,16 @@ impl Recovery {
                 w.cwnd = self.half_cwnd;
             }
             // ns-2 handles the ACK that ends recovery as any new ACK: it opens cwnd.
-            grow(now, a, w, cc, 2 * w.mss);
+            self.grow(now, a, w, cc, 2 * w.mss);
+        }
+    }
+
+    /// Window growth on an ACK of new data while cwnd-limited; under ns-2's rules never
+    /// on an ACK carrying ECN-Echo, in any phase (`recv_newack_helper` opens the window
+    /// only without it).
+    fn grow(&self, now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
+        if a.acked > 0 && a.cwnd_limited && !(self.ns2 && a.ece) {
+            cc.on_ack(w, now, &Ack { acked: a.acked, delivered: a.delivered, abc_limit });
         }
     }
 
@@ -570,12 +579,6 @@ impl Recovery {
 /// in whole packets, rounded down to an even number.
 fn whole_packets(cwnd: u64, mss: u64) -> u64 {
     cwnd / mss / 2 * 2 * mss
-}
-
-fn grow(now: Time, a: &AckInfo, w: &mut Window, cc: &mut Cc, abc_limit: u64) {
-    if a.acked > 0 && a.cwnd_limited {
-        cc.on_ack(w, now, &Ack { acked: a.acked, delivered: a.delivered, abc_limit });
-    }
 }
 
 /// What the tests of both recoveries drive: a scoreboard, a window and one recovery.
@@ -834,6 +837,34 @@ mod tests {
             let entered = (0..3).fold(false, |e, _| f.dup().entered || e);
             assert_eq!(entered, second, "{response:?}: a second fast retransmit in one window");
         }
+    }
+
+    #[test]
+    fn ns2_never_opens_the_window_on_an_ack_that_echoes_a_mark() {
+        // ns-2's recv_newack_helper opens cwnd only on an ACK without ECN-Echo: in the
+        // slow start after a timeout and on the ACK that ends fast recovery too.
+        let echo = |f: &mut Fixture<Recovery>, to: u64, ece: bool| {
+            let acked = f.sb.ack(to, f.sb.high_sacked(), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
+            let a = AckInfo { acked, delivered: acked, cwnd_limited: true, ece, ..Default::default() };
+            f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);
+        };
+        let mut f = fixture_with(Mode::Reno, 10, 20 * M, LossResponse::Ns2);
+        f.cc = Cc::new(Algorithm::Reno, false, false);
+        f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Loss, M));
+        echo(&mut f, 1 + M, true); // answered (the last action was a timeout), not opened
+        assert_eq!(f.w.cwnd, M);
+        echo(&mut f, 1 + 2 * M, true); // within the response's window: neither
+        assert_eq!(f.w.cwnd, M);
+        echo(&mut f, 1 + 3 * M, false);
+        assert_eq!(f.w.cwnd, 2 * M, "slow start opens on an ACK without the echo");
+        let mut f = fixture_with(Mode::Reno, 12, 10 * M + M / 2, LossResponse::Ns2);
+        f.cc = Cc::new(Algorithm::Reno, false, false);
+        for _ in 0..3 {
+            f.dup();
+        }
+        echo(&mut f, 1 + 12 * M, true);
+        assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Open, 5 * M + M / 4), "half the window at entry, not opened");
     }
 
     #[test]

@@ -125,3 +125,86 @@ fn ns2s_sender_halves_at_once_marks_retransmissions_and_does_not_grow_on_an_echo
     let cwr: Vec<_> = n.sent_by(Side::A).filter(|w| w.seg.flags.contains(Flags::CWR) && !w.seg.flags.contains(Flags::SYN)).collect();
     assert!(!cwr.is_empty() && cwr[0].t >= echo);
 }
+
+#[test]
+fn an_ns3_end_does_not_agree_to_ecn_so_its_data_is_never_ect() {
+    // ns-3's TcpSocketBase leaves ECN off (`UseEcn` Off) and its recovery ignores
+    // ECN-Echo: were it to agree, a queue would mark its data instead of dropping
+    // it and it would never slow down.
+    let linux = ecn(cfg(Algorithm::Cubic, true), true);
+    let ns3 = TcpConfig { mss: MSS as u32, ..TcpConfig::ns3() };
+    let mut n = Net::new(linux, ns3, Dur::from_millis(20)).transfer(0, 200 * MSS);
+    n.start();
+    n.run(END);
+    assert_eq!(n.app[0].delivered, 200 * MSS);
+    assert!(!n.a().ecn_enabled() && !n.b().ecn_enabled());
+    let synack = n.sent_by(Side::B).next().unwrap().seg;
+    assert!(synack.flags.contains(Flags::SYN | Flags::ACK) && !synack.flags.contains(Flags::ECE), "{synack:?}");
+    assert!(n.sent_by(Side::B).all(|w| w.seg.ecn == Ecn::NotEct));
+}
+
+/// A's transfer of `segs` segments with ECN agreed, losing `lost`, kept open; after
+/// the repair, 10 segments more at 1 s and 10 at 2 s. Returns the new data segments
+/// A sent after its first retransmission.
+fn new_data_after_a_repair(segs: u64, lost: &'static [u64]) -> (Net, Vec<tcp::Segment>) {
+    let c = ecn(cfg(Algorithm::Cubic, true), true);
+    let mut n = Net::new(c.clone(), c, Dur::from_millis(10)).transfer(segs * MSS, 0).dropping(drop_segments(lost));
+    n.app[0].close_when_done = false;
+    n.start();
+    n.run_until(Time::from_secs_f64(1.0));
+    assert_eq!(n.app[1].delivered, segs * MSS);
+    n.app_write(Side::A, 10 * MSS);
+    n.run_until(Time::from_secs_f64(2.0));
+    n.app_write(Side::A, 10 * MSS);
+    n.run(END);
+    assert_eq!(n.app[1].delivered, (segs + 20) * MSS);
+    let rtx = n.retransmissions_by(Side::A)[0].t;
+    let new: Vec<_> = n.data_by(Side::A).filter(|w| w.t > rtx && !w.seg.retransmit && w.seg.seq >= seg_seq(segs)).map(|w| w.seg).collect();
+    (n, new)
+}
+
+#[test]
+fn a_reduction_by_racks_reordering_timer_or_a_tail_loss_probe_is_followed_by_cwr() {
+    // RFC 3168 §6.1.2: CWR on the first new data after any reduction of the window
+    // (Linux `tcp_init_cwnd_reduction` queues it for recovery and for a probe that
+    // repaired a loss alike). Segment 8 of 10 lost: the reordering timer starts recovery.
+    let (n, new) = new_data_after_a_repair(10, &[8]);
+    assert_eq!(n.a().stats().fast_recoveries, 1);
+    assert!(new[0].flags.contains(Flags::CWR), "{:?}", new[0]);
+    // The last two of 20 lost: the probe resends the last, RACK the other.
+    let (n, new) = new_data_after_a_repair(20, &[18, 19]);
+    assert_eq!(n.a().stats().loss_probes, 1);
+    assert!(new[0].flags.contains(Flags::CWR), "{:?}", new[0]);
+    // The probe alone repairs the last of 20: the window is reduced once an ACK
+    // covers more than the probe (Linux `tcp_process_tlp_ack`: here the ACK of the
+    // data written at 1 s), so the data written at 2 s begins with CWR.
+    let (n, new) = new_data_after_a_repair(20, &[19]);
+    assert_eq!((n.a().stats().loss_probes, n.a().stats().fast_recoveries, n.a().stats().rtos), (1, 0, 0));
+    let cwr: Vec<_> = new.iter().filter(|s| s.flags.contains(Flags::CWR)).map(|s| s.seq).collect();
+    assert_eq!(cwr, [seg_seq(30)]);
+}
+
+#[test]
+fn linux_acks_at_once_the_segment_after_a_retransmission_that_arrives_not_ect() {
+    // Linux `__tcp_ecn_check_ce`: a data segment that is not ECN-capable after
+    // ECN-capable ones is probably a retransmission, and the receiver enters quick-ACK
+    // mode for two segments: the hole fill and the next segment are both ACKed at once.
+    // Without ECN the next segment waits for the one after it, as delayed ACKs do.
+    for on in [true, false] {
+        let c = TcpConfig { rcv_buf_auto: false, rcv_buf: 1 << 20, ..ecn(cfg(Algorithm::NewReno, true), on) };
+        let mut n = Net::new(c.clone(), c, Dur::from_millis(20))
+            .bottleneck(units::Rate::bps(10_000_000), 1000)
+            .transfer(400 * MSS, 0)
+            .dropping(drop_segments(&[100]));
+        n.start();
+        n.run(END);
+        assert_eq!(n.app[1].delivered, 400 * MSS);
+        assert_eq!(n.retransmissions_by(Side::A).len(), 1);
+        // The path keeps order: the first new segment sent after the retransmission
+        // is the first to arrive after the hole is filled.
+        let next = n.data_by(Side::A).skip_while(|w| !w.seg.retransmit).find(|w| !w.seg.retransmit).unwrap().seg;
+        let end = next.seq + next.len as u64;
+        let acked_alone = n.sent_by(Side::B).any(|w| w.seg.ack == end);
+        assert_eq!(acked_alone, on, "ecn {on}: an ACK of the segment after the hole fill alone");
+    }
+}

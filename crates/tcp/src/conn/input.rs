@@ -3,6 +3,7 @@
 
 use super::{Notify, State, Tcp, Xmit};
 use crate::cc::{CongestionControl, Sample, Window};
+use crate::ecn::EcnSetting;
 use crate::recovery::{AckInfo, Loss};
 use crate::rtt::Samples;
 use crate::send::Sacked;
@@ -16,7 +17,7 @@ impl Tcp {
     pub(super) fn send_syn(&mut self, now: Time, out: &mut Vec<Segment>, retransmit: bool) {
         let synack = self.state == State::SynReceived;
         let (flags, ack, sack) = if synack { (Flags::SYN | Flags::ACK, self.rcv.rcv_nxt(), self.sack_ok) } else { (Flags::SYN, 0, self.cfg.sack) };
-        let flags = flags | self.ecn.syn_flags(synack, self.cfg.ecn);
+        let flags = flags | self.ecn.syn_flags(synack, EcnSetting::of(&self.cfg));
         // A SYN offers timestamps if configured; a SYN-ACK echoes them if agreed.
         let ts = if synack { self.ts_ok } else { self.cfg.timestamps };
         // A SYN's window is not scaled: Linux offers its first window there,
@@ -49,7 +50,7 @@ impl Tcp {
         let (peer_mss, peer_sack, peer_ts) = syn.syn_opts.map_or((DEFAULT_MSS, false, false), |o| (o.mss, o.sack_permitted, o.timestamps));
         self.sack_ok = self.cfg.sack && peer_sack; // RFC 2018 §2: only if both offered
         self.ts_ok = self.cfg.timestamps && peer_ts; // RFC 7323 §3.2: likewise
-        self.ecn.on_peer_syn(syn.flags, self.cfg.ecn);
+        self.ecn.on_peer_syn(syn.flags, EcnSetting::of(&self.cfg));
         // The MSS option leaves out TCP options: with timestamps, full segments
         // carry 12 bytes less (Linux's 1448 for an MSS of 1460).
         let opts = if self.ts_ok { super::TIMESTAMP_OPTION as u32 } else { 0 };
@@ -275,8 +276,8 @@ impl Tcp {
         if seg.len > 0 {
             self.rcv.data_arrives(now, self.rtt.rto());
             if self.ecn.on_data(seg.flags, seg.ecn) {
-                // Linux `tcp_enter_quickack_mode(sk, 2)`: the sender may be down
-                // to a window of one segment.
+                // Linux `tcp_enter_quickack_mode(sk, 2)`: after a new mark the
+                // sender may be down to a window of one segment.
                 self.rcv.enter_quickack(2);
             }
         }

@@ -140,6 +140,7 @@ impl Tcp {
             // The probe repaired a loss.
             self.tlp_high = Opt::NONE;
             self.rec.on_probe_repaired(now, &self.sb, &mut self.w, &mut self.cc);
+            self.ecn.queue_cwr(); // a reduction (Linux `tcp_init_cwnd_reduction`)
         } else if !(advanced || sacked || not_dup) {
             self.tlp_high = Opt::NONE; // a duplicate: original and probe both arrived
         }
@@ -165,6 +166,7 @@ impl Tcp {
         if self.sb.lost() > lost {
             if self.rec.on_reorder_timeout(now, &mut self.sb, &mut self.w, &mut self.cc) {
                 self.stats.fast_recoveries += 1;
+                self.ecn.queue_cwr(); // RFC 3168 §6.1.2: CWR after any reduction
                 self.tlp_high = Opt::NONE;
             }
             self.transmit(now, out);

@@ -282,6 +282,14 @@ pub fn set_realtime(priority: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Returns the calling thread to the ordinary scheduler.
+pub fn set_ordinary() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` outlives the call; 0 names the calling thread.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) })?;
+    Ok(())
+}
+
 /// Sends `signal` to process `pid`.
 pub fn signal_process(pid: u32, signal: i32) -> io::Result<()> {
     // SAFETY: no pointers.

@@ -49,6 +49,9 @@ pub use tcp::STAGING;
 
 /// How often `run` reports progress, in wall-clock nanoseconds.
 const PROGRESS_EVERY_NS: u64 = 50_000_000;
+/// SCHED_FIFO priority of the thread driving the apps: below the core's
+/// (`CoreConfig::realtime`), above every ordinary thread.
+const APPS_PRIORITY: i32 = 40;
 
 /// Socket options every TCP socket of a host gets (and UDP sockets the
 /// buffer sizes); `None` leaves the namespace's default.
@@ -155,6 +158,25 @@ impl Sockets {
         progress: &mut dyn FnMut(Time) -> bool,
     ) -> io::Result<SocketStats> {
         let _ = sys::set_timer_slack_ns(1);
+        // Under SCHED_FIFO, below the core, so that other work on the
+        // machine does not delay the apps' wake-ups by milliseconds (their
+        // requests and answers, which a download's time includes); without
+        // the privilege they run as an ordinary thread.
+        let realtime = sys::set_realtime(APPS_PRIORITY).is_ok();
+        let driven = self.drive(apps, until, stop, progress);
+        if realtime {
+            let _ = sys::set_ordinary();
+        }
+        driven
+    }
+
+    fn drive(
+        &mut self,
+        apps: &mut [Box<dyn App>],
+        until: Time,
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(Time) -> bool,
+    ) -> io::Result<SocketStats> {
         let (cpu0, wall0) = (sys::thread_cpu_ns(), sys::monotonic_ns());
         let mut lp = Loop::new(&self.hosts, &self.by_addr, &self.spaces, self.origin_ns, apps.len())?;
         lp.start(apps);

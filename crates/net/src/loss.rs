@@ -41,11 +41,14 @@ impl LossModel {
     }
 }
 
-/// One loss process with its own random stream.
+/// One loss process with its own random stream. In this order, a
+/// Bernoulli process (its stream, its kind and probability) lies within
+/// the first cache line of its element (see [`Loss`]).
 #[derive(Clone, Debug)]
+#[repr(C)]
 struct Process {
-    model: LossModel,
     rng: Rng,
+    model: LossModel,
     bad: bool,
 }
 
@@ -77,13 +80,18 @@ impl Process {
 /// a lost packet uses no capacity (as netem and dummynet drop). Handshakes
 /// (SYNs and SYN/ACKs) may have a process of their own: a path that drops
 /// the tails of bursts passes lone SYNs, and their loss is measured apart.
+///
+/// In this order, what an ordinary packet reads (`apart`, then a Bernoulli
+/// `packets`) fills the first cache line of its path element: every swing
+/// virtual host has a loss, and a run of many finds most out of cache.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Loss {
+    /// Handshakes follow `handshakes`, not `packets`.
+    apart: bool,
     packets: Option<Process>,
     /// Boxed: handshakes are few, and every swing virtual host has a loss.
     handshakes: Option<Box<Process>>,
-    /// Handshakes follow `handshakes`, not `packets`.
-    apart: bool,
 }
 
 impl Loss {
@@ -149,6 +157,18 @@ mod tests {
         let pairs = drops.windows(2).filter(|w| w[0]).count() as f64;
         let after = drops.windows(2).filter(|w| w[0] && w[1]).count() as f64 / pairs;
         assert!(after > 0.55 && after < 0.7, "{after}");
+    }
+
+    /// After the element's tag (8 bytes), `apart` and a Bernoulli process
+    /// (its stream, its kind and probability) lie in the element's first
+    /// cache line.
+    #[test]
+    fn an_ordinary_packet_reads_the_first_cache_line_of_its_loss() {
+        use std::mem::{offset_of, size_of};
+        let model_end = offset_of!(Process, model) + size_of::<u64>() + size_of::<f64>();
+        assert_eq!(offset_of!(Loss, apart), 0);
+        assert_eq!(offset_of!(Process, rng), 0);
+        assert!(8 + offset_of!(Loss, packets) + model_end <= 64);
     }
 
     #[test]

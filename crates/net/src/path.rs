@@ -128,6 +128,15 @@ impl PathStats {
     }
 }
 
+/// A path's element on cache lines of its own: the fields of the elements
+/// are ordered so that what a packet usually reads lies in the first line
+/// ([`Queue`], [`Loss`]), and a run of many hosts finds most of their
+/// paths out of cache. (Aligning `Stage` itself would cost it the niche
+/// that keeps its tag inside the queue's first word.)
+#[derive(Debug)]
+#[repr(align(64))]
+struct Slot(Stage);
+
 /// The elements of one direction, in order.
 ///
 /// A packet goes through as many elements as it can at once: a passive
@@ -140,7 +149,7 @@ impl PathStats {
 /// engine's time: the path stops there ([`Outcome::Resume`]).
 #[derive(Debug, Default)]
 pub struct Path {
-    stages: Vec<Stage>,
+    stages: Vec<Slot>,
     /// A fixed delay that ends the path, folded out of `stages`: added to
     /// every arrival, it costs the hot path nothing (most links end so).
     tail: Dur,
@@ -166,7 +175,7 @@ impl Path {
         if tail > Dur::ZERO || matches!(stages.last(), Some(Stage::Delay(Delay::Fixed(_)))) {
             stages.pop();
         }
-        Path { stages, tail, classes: None, rare: Box::default() }
+        Path { stages: stages.into_iter().map(Slot).collect(), tail, classes: None, rare: Box::default() }
     }
 
     /// Counts what enters per class and what is dropped per class and
@@ -175,8 +184,8 @@ impl Path {
         self.classes.get_or_insert_with(Default::default);
     }
 
-    pub fn stages(&self) -> &[Stage] {
-        &self.stages
+    pub fn stages(&self) -> impl Iterator<Item = &Stage> {
+        self.stages.iter().map(|s| &s.0)
     }
 
     /// A packet enters the path at `now`.
@@ -197,7 +206,7 @@ impl Path {
     fn run(&mut self, from: usize, now: Time, pkt: &mut Packet) -> Outcome {
         let mut t = now;
         let mut i = from;
-        while let Some(st) = self.stages.get_mut(i) {
+        while let Some(Slot(st)) = self.stages.get_mut(i) {
             if t > now && !st.passive() {
                 return Outcome::Resume { stage: i as u32, at: t };
             }
@@ -219,18 +228,18 @@ impl Path {
 
     /// When an element of the path next needs waking.
     pub fn poll_at(&self) -> Option<Time> {
-        self.stages.iter().filter_map(|s| s.poll_at()).min()
+        self.stages().filter_map(|s| s.poll_at()).min()
     }
 
     /// Wakes the elements due at `now`; what they let go continues down
     /// the path, and each packet's outcome is pushed to `out`.
     pub fn wake(&mut self, now: Time, out: &mut Vec<(Packet, Outcome)>) {
         for i in 0..self.stages.len() {
-            if self.stages[i].poll_at().is_none_or(|t| t > now) {
+            if self.stages[i].0.poll_at().is_none_or(|t| t > now) {
                 continue;
             }
             let mut released = std::mem::take(&mut self.rare.released);
-            self.stages[i].wake(now, &mut released);
+            self.stages[i].0.wake(now, &mut released);
             for r in released.drain(..) {
                 match r {
                     Release::Pass(mut p) => {
@@ -257,16 +266,28 @@ impl Path {
 
     /// The first queue of the path, if it has one.
     pub fn queue(&self) -> Option<&Queue> {
-        self.stages.iter().find_map(|s| match s {
+        self.stages().find_map(|s| match s {
             Stage::Queue(q) => Some(q),
             _ => None,
         })
     }
 
     pub fn queue_mut(&mut self) -> Option<&mut Queue> {
-        self.stages.iter_mut().find_map(|s| match s {
+        self.stages.iter_mut().find_map(|Slot(s)| match s {
             Stage::Queue(q) => Some(q),
             _ => None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Each element starts a cache line, and its kind's tag lives in a
+    /// niche of the queue's first word, so the fields each kind orders
+    /// first are in that line.
+    #[test]
+    fn a_path_element_starts_a_cache_line() {
+        assert_eq!(std::mem::align_of::<super::Slot>(), 64);
+        assert_eq!(std::mem::size_of::<super::Stage>(), std::mem::size_of::<super::Queue>());
     }
 }

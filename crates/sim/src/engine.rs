@@ -13,6 +13,13 @@
 //! the few pushed into it after that wait in a small heap beside it. Since
 //! every event reached is earlier than every event outside, events leave
 //! in exactly the (time, sequence) order one heap would give.
+//!
+//! Only the heaps keep sequence numbers. A bucket's events are in sequence
+//! order as pushed (the far heap hands over all of a bucket's before any
+//! is pushed to it directly), so a stable sort by time orders them; and
+//! an event pushed into a bucket already sorted is later in sequence than
+//! all of them, so it goes first only if its time is earlier. The wheel's
+//! entries, which every event passes through, are a third smaller.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -39,11 +46,27 @@ pub enum Ev {
     App { app: u32, token: u64 },
 }
 
+/// An event in a heap, with its sequence number.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: u64,
     seq: u64,
     ev: Ev,
+}
+
+/// An event in the wheel or a sorted bucket: the order of its vector stands
+/// for its sequence number among equal times.
+#[derive(Clone, Copy, Debug)]
+struct Near {
+    time: u64,
+    ev: Ev,
+}
+
+impl From<Entry> for Near {
+    #[inline]
+    fn from(e: Entry) -> Near {
+        Near { time: e.time, ev: e.ev }
+    }
 }
 
 impl PartialEq for Entry {
@@ -67,12 +90,12 @@ impl Ord for Entry {
 
 pub struct EventQueue {
     /// The events of the buckets already reached, sorted: the next is `run[head]`.
-    run: Vec<Entry>,
+    run: Vec<Near>,
     head: usize,
     /// Events pushed into a bucket already reached, after it was sorted.
     late: BinaryHeap<Entry>,
     /// Events of buckets `next .. next + BUCKETS`, bucket b at b % BUCKETS, unsorted.
-    wheel: Vec<Vec<Entry>>,
+    wheel: Vec<Vec<Near>>,
     in_wheel: usize,
     /// Events of later buckets.
     far: BinaryHeap<Entry>,
@@ -80,9 +103,9 @@ pub struct EventQueue {
     next: u64,
     seq: u64,
     /// Emptied storage, with its capacity, for the next buckets to fill.
-    spare: Vec<Vec<Entry>>,
+    spare: Vec<Vec<Near>>,
     /// Room for sorting a bucket.
-    scratch: Vec<Entry>,
+    scratch: Vec<Near>,
 }
 
 /// Buckets this close to the first unreached one take spare storage: they
@@ -112,10 +135,9 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
-        let e = Entry { time: at.0, seq: self.seq, ev };
         let b = at.0 >> BUCKET_SHIFT;
         if b < self.next {
-            self.late.push(e);
+            self.late.push(Entry { time: at.0, seq: self.seq, ev });
         } else if b < self.next + BUCKETS {
             let v = &mut self.wheel[(b % BUCKETS) as usize];
             if v.len() == v.capacity() && b < self.next + SPARE_REACH {
@@ -128,10 +150,10 @@ impl EventQueue {
                     self.spare.pop();
                 }
             }
-            v.push(e);
+            v.push(Near { time: at.0, ev });
             self.in_wheel += 1;
         } else {
-            self.far.push(e);
+            self.far.push(Entry { time: at.0, seq: self.seq, ev });
         }
     }
 
@@ -140,13 +162,14 @@ impl EventQueue {
         if self.head == self.run.len() && self.late.is_empty() {
             self.refill();
         }
+        // A late event is later in sequence than every one in `run`.
         let e = match (self.run.get(self.head), self.late.peek()) {
-            (Some(r), Some(l)) if (l.time, l.seq) < (r.time, r.seq) => self.late.pop(),
+            (Some(r), Some(l)) if l.time < r.time => self.late.pop().map(Near::from),
             (Some(r), _) => {
                 self.head += 1;
                 Some(*r)
             }
-            (None, _) => self.late.pop(),
+            (None, _) => self.late.pop().map(Near::from),
         };
         e.map(|e| (Time(e.time), e.ev))
     }
@@ -195,7 +218,7 @@ impl EventQueue {
             // Far events were beyond the span when pushed, and the span
             // moves a bucket at a time: none is before `next`.
             debug_assert!(b >= self.next);
-            self.wheel[(b % BUCKETS) as usize].push(e);
+            self.wheel[(b % BUCKETS) as usize].push(e.into());
             self.in_wheel += 1;
         }
     }
@@ -220,9 +243,9 @@ const PASSES: usize = BUCKET_SHIFT.div_ceil(DIGIT) as usize;
 /// heap hands its events over in order), so a stable sort by the time
 /// within the bucket does it: a radix sort, in a few linear passes, for
 /// the hundreds of events a busy link puts in a bucket.
-fn sort_bucket(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
+fn sort_bucket(v: &mut Vec<Near>, scratch: &mut Vec<Near>) {
     if v.len() < RADIX_MIN {
-        v.sort_unstable_by_key(|e| (e.time, e.seq));
+        v.sort_by_key(|e| e.time);
         return;
     }
     const R: usize = 1 << DIGIT;
@@ -247,12 +270,18 @@ fn sort_bucket(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
         }
         std::mem::swap(v, scratch);
     }
-    debug_assert!(v.windows(2).all(|w| (w[0].time, w[0].seq) < (w[1].time, w[1].seq)));
+    debug_assert!(v.windows(2).all(|w| w[0].time <= w[1].time));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every event passes through the wheel: its entries stay 24 bytes.
+    #[test]
+    fn a_wheel_entry_is_24_bytes() {
+        assert_eq!(std::mem::size_of::<Near>(), 24);
+    }
 
     #[test]
     fn pops_in_time_then_insertion_order() {

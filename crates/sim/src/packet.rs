@@ -62,7 +62,8 @@ impl Pkt {
 }
 
 /// A body on cache lines of its own: a segment's fields fill its first
-/// line, and its SACK blocks, rarely present, the second.
+/// line, and its SACK blocks, rarely present, the second, which is
+/// written only when there are blocks.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 struct BodySlot(Body);
@@ -81,7 +82,12 @@ impl Slab {
         match self.free.pop() {
             Some(i) => {
                 self.heads[i as usize] = p.head;
-                self.bodies[i as usize] = BodySlot(p.body);
+                // A segment over a segment leaves the blocks' line alone
+                // when it has no blocks: most have none.
+                match (&mut self.bodies[i as usize].0, &p.body) {
+                    (Body::Tcp(old), Body::Tcp(seg)) => seg.write_to(old),
+                    (slot, body) => *slot = *body,
+                }
                 i
             }
             None => {

@@ -48,6 +48,9 @@ pub struct Conn {
     /// The demultiplexing table leads to it (it can lose its entry to a
     /// later connection of the same addresses and ports).
     routed: bool,
+    /// Its host's IP header bytes, which every segment it sends needs: kept
+    /// here, in room the fields above leave, so that sending reads no host.
+    ip_header: u8,
 }
 
 impl Conn {
@@ -72,6 +75,7 @@ impl Conn {
             release_at: Opt::NONE,
             opened: now,
             routed: true,
+            ip_header: 0,
         }
     }
 }
@@ -377,7 +381,8 @@ impl World {
 
     // ---- TCP connections ----
 
-    fn new_conn(&mut self, c: Conn) -> u32 {
+    fn new_conn(&mut self, mut c: Conn) -> u32 {
+        c.ip_header = self.hosts[c.host as usize].ip_header() as u8;
         let key = demux_key(c.host, c.lport, c.rhost, c.rport);
         let idx = match self.free_conns.pop() {
             Some(i) => {
@@ -467,7 +472,7 @@ impl World {
         let c = self.conns[idx as usize].as_ref().expect("live connection");
         let (src, dst, sport, dport) = (c.host, c.rhost, c.lport, c.rport);
         let peer = c.peer.get().map_or(NO_CONN, conn_slot);
-        let ip = self.hosts[src as usize].ip_header();
+        let ip = u32::from(c.ip_header);
         for seg in out.drain(..) {
             let size = ip + seg.header_len() + seg.len;
             let mut p = Pkt::new(src, dst, sport, dport, size, Body::Tcp(seg));

@@ -67,11 +67,18 @@ impl Ecn {
 /// SACK blocks carried by a segment: `[start, end)` ranges, most recent first (RFC 2018).
 /// Four fit because no timestamps option is used. The count comes first, so
 /// that a segment without blocks is read without them (see [`Segment`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Only the first `n` blocks mean anything (see [`Segment::write_to`]).
+#[derive(Clone, Copy, Debug, Default, Eq)]
 #[repr(C)]
 pub struct SackBlocks {
     pub n: u8,
     pub blocks: [(u64, u64); 4],
+}
+
+impl PartialEq for SackBlocks {
+    fn eq(&self, o: &Self) -> bool {
+        self.as_slice() == o.as_slice()
+    }
 }
 
 impl SackBlocks {
@@ -183,6 +190,25 @@ const _: () = assert!(
 );
 
 impl Segment {
+    /// Writes this segment over `dst`, its blocks only as many as it has:
+    /// a segment kept where it waits (the simulator's packets in flight)
+    /// then costs the cache line of its blocks only when it carries some.
+    #[inline]
+    pub fn write_to(&self, dst: &mut Segment) {
+        let Segment { seq, ack, wnd, len, flags, retransmit, ecn, ts, syn_opts, sack } = *self;
+        dst.seq = seq;
+        dst.ack = ack;
+        dst.wnd = wnd;
+        dst.len = len;
+        dst.flags = flags;
+        dst.retransmit = retransmit;
+        dst.ecn = ecn;
+        dst.ts = ts;
+        dst.syn_opts = syn_opts;
+        dst.sack.n = sack.n;
+        dst.sack.blocks[..sack.n as usize].copy_from_slice(sack.as_slice());
+    }
+
     /// TCP header length in bytes with options as Linux lays them out, each
     /// padded to 4: SYN: MSS (4), SACK-permitted and timestamps (2 + 10, or
     /// either with 2 NOPs), NOP and window scale (4); timestamps: 2 NOPs + 10;
@@ -248,5 +274,23 @@ mod tests {
         s.len = 100;
         assert_eq!(s.seq_len(), 101);
         assert!(s.flags.contains(Flags::FIN) && !s.flags.contains(Flags::SYN));
+    }
+
+    #[test]
+    fn a_segment_written_over_another_is_equal_to_it_whatever_blocks_were_there() {
+        let mut old = seg(Flags::ACK);
+        old.sack = SackBlocks::from_slice(&[(10, 20), (30, 40), (50, 60)]);
+        let mut new = seg(Flags::ACK | Flags::FIN);
+        new.seq = 7;
+        new.len = 100;
+        new.ts = Some((3, 4));
+        new.sack = SackBlocks::from_slice(&[(70, 80)]);
+        new.write_to(&mut old);
+        assert_eq!(old, new);
+        assert_eq!(old.sack.as_slice(), &[(70, 80)]);
+        let plain = seg(Flags::ACK);
+        plain.write_to(&mut old);
+        assert_eq!(old, plain);
+        assert!(old.sack.is_empty());
     }
 }

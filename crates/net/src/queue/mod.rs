@@ -170,8 +170,17 @@ impl QueueStats {
 /// access) are drop-tail, and stay a few cache lines.
 #[derive(Debug)]
 enum Mode {
-    Fifo { discipline: FifoDiscipline, waiting: Waiting, busy_until: Time },
+    Fifo(InOrder),
     Scheduled(Box<Scheduled>),
+}
+
+/// A queue that serves in arrival order. Its discipline first, so that the
+/// mode's and the discipline's tags share the queue's first cache line.
+#[derive(Debug)]
+#[repr(C)]
+struct InOrder {
+    discipline: FifoDiscipline,
+    waiting: Waiting,
 }
 
 #[derive(Debug)]
@@ -182,14 +191,12 @@ struct Scheduled {
     pending_at: Option<Time>,
 }
 
-/// What the queue counts itself ([`QueueStats`] but its discipline's).
+/// What the queue counts of every packet it accepts.
 #[derive(Clone, Copy, Debug, Default)]
-struct Counts {
-    accepted_pkts: u64,
-    accepted_bytes: u64,
+struct Accepted {
+    pkts: u64,
+    bytes: u64,
     queue_delay_sum: Dur,
-    max_backlog_pkts: u64,
-    drops: [u64; DropReason::ALL.len()],
 }
 
 enum FifoDiscipline {
@@ -213,40 +220,48 @@ impl std::fmt::Debug for dyn Scheduler + Send {
 }
 
 /// A queue and its serialiser: the element.
+///
+/// In this order, what a packet finding a drop-tail queue idle touches
+/// (the serialiser, the end of its service, the counts of accepted
+/// packets, the mode's tag) fills the first cache line of a path's
+/// element ([`crate::path::Stage`] is aligned to one): every host's access
+/// has a queue, and a run of many hosts finds most of them out of cache.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Queue {
     server: Server,
+    /// When the serialiser is done with what it accepted (arrival-order modes).
+    busy_until: Time,
+    accepted: Accepted,
     mode: Mode,
-    stats: Counts,
+    drops: [u64; DropReason::ALL.len()],
+    max_backlog_pkts: u64,
 }
 
 impl Queue {
     pub(crate) fn new(server: Server, discipline: DisciplineKind) -> Queue {
         let mode = match discipline {
-            DisciplineKind::DropTail(d) => {
-                Mode::Fifo { discipline: FifoDiscipline::DropTail(d), waiting: Waiting::default(), busy_until: Time::ZERO }
-            }
-            DisciplineKind::Arrival(d) => Mode::Fifo { discipline: FifoDiscipline::Other(d), waiting: Waiting::default(), busy_until: Time::ZERO },
+            DisciplineKind::DropTail(d) => Mode::Fifo(InOrder { discipline: FifoDiscipline::DropTail(d), waiting: Waiting::default() }),
+            DisciplineKind::Arrival(d) => Mode::Fifo(InOrder { discipline: FifoDiscipline::Other(d), waiting: Waiting::default() }),
             DisciplineKind::Dequeue(s) => {
                 Mode::Scheduled(Box::new(Scheduled { scheduler: s, in_service: None, pending: Vec::new(), pending_at: None }))
             }
         };
-        Queue { server, mode, stats: Counts::default() }
+        Queue { server, busy_until: Time::ZERO, accepted: Accepted::default(), mode, drops: [0; DropReason::ALL.len()], max_backlog_pkts: 0 }
     }
 
     pub fn stats(&self) -> QueueStats {
         let aqm = match &self.mode {
-            Mode::Fifo { discipline: FifoDiscipline::Other(d), .. } => d.stats(),
-            Mode::Fifo { .. } => AqmStats::default(),
+            Mode::Fifo(InOrder { discipline: FifoDiscipline::Other(d), .. }) => d.stats(),
+            Mode::Fifo(_) => AqmStats::default(),
             Mode::Scheduled(s) => s.scheduler.stats(),
         };
-        let c = self.stats;
         QueueStats {
-            accepted_pkts: c.accepted_pkts,
-            accepted_bytes: c.accepted_bytes,
-            queue_delay_sum: c.queue_delay_sum,
-            max_backlog_pkts: c.max_backlog_pkts,
-            drops: c.drops,
+            accepted_pkts: self.accepted.pkts,
+            accepted_bytes: self.accepted.bytes,
+            queue_delay_sum: self.accepted.queue_delay_sum,
+            max_backlog_pkts: self.max_backlog_pkts,
+            drops: self.drops,
             aqm,
         }
     }
@@ -263,7 +278,7 @@ impl Queue {
     /// Packets waiting (not in service) at `now`.
     pub fn backlog_pkts(&mut self, now: Time) -> usize {
         match &mut self.mode {
-            Mode::Fifo { waiting, .. } => {
+            Mode::Fifo(InOrder { waiting, .. }) => {
                 waiting.advance(now);
                 waiting.packets()
             }
@@ -274,7 +289,7 @@ impl Queue {
     /// Bytes waiting (not in service) at `now`.
     pub fn backlog_bytes(&mut self, now: Time) -> u64 {
         match &mut self.mode {
-            Mode::Fifo { waiting, .. } => {
+            Mode::Fifo(InOrder { waiting, .. }) => {
                 waiting.advance(now);
                 waiting.bytes()
             }
@@ -284,7 +299,8 @@ impl Queue {
 
     #[inline(always)]
     fn offer_fifo(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
-        let Mode::Fifo { discipline, waiting, busy_until } = &mut self.mode else { unreachable!() };
+        let Mode::Fifo(InOrder { discipline, waiting }) = &mut self.mode else { unreachable!() };
+        let busy_until = &mut self.busy_until;
         let (start, finish) = self.server.plan(now.max(*busy_until), pkt.len);
         let waits = start > now;
         let admit = match discipline {
@@ -302,21 +318,21 @@ impl Queue {
             }
         };
         if let Admit::Drop(r) = admit {
-            self.stats.drops[r.index()] += 1;
+            self.drops[r.index()] += 1;
             return Verdict::Drop(r);
         }
         if waits {
             waiting.push(start, pkt.len);
-            self.stats.max_backlog_pkts = self.stats.max_backlog_pkts.max(waiting.packets() as u64);
+            self.max_backlog_pkts = self.max_backlog_pkts.max(waiting.packets() as u64);
         }
         *busy_until = finish;
         self.server.sent(finish, pkt.len);
         pkt.queued = waits;
         pkt.tx = finish - start;
         pkt.enqueued_at = now;
-        self.stats.accepted_pkts += 1;
-        self.stats.accepted_bytes += pkt.len as u64;
-        self.stats.queue_delay_sum += start - now;
+        self.accepted.pkts += 1;
+        self.accepted.bytes += pkt.len as u64;
+        self.accepted.queue_delay_sum += start - now;
         Verdict::Deliver(finish)
     }
 
@@ -328,7 +344,7 @@ impl Queue {
         scheduler.enqueue(now, *pkt, &mut dropped);
         let mut verdict = Verdict::Hold;
         for (p, r) in dropped {
-            self.stats.drops[r.index()] += 1;
+            self.drops[r.index()] += 1;
             if p.id == pkt.id && verdict == Verdict::Hold {
                 verdict = Verdict::Drop(r);
             } else {
@@ -337,14 +353,14 @@ impl Queue {
             }
         }
         if verdict == Verdict::Hold {
-            self.stats.accepted_pkts += 1;
-            self.stats.accepted_bytes += pkt.len as u64;
+            self.accepted.pkts += 1;
+            self.accepted.bytes += pkt.len as u64;
         }
         if in_service.is_none() {
             self.start_next(now);
         }
         if let Mode::Scheduled(s) = &self.mode {
-            self.stats.max_backlog_pkts = self.stats.max_backlog_pkts.max(s.scheduler.backlog().0 as u64);
+            self.max_backlog_pkts = self.max_backlog_pkts.max(s.scheduler.backlog().0 as u64);
         }
         verdict
     }
@@ -359,12 +375,12 @@ impl Queue {
             self.server.sent(finish, p.len);
             p.queued = start > p.enqueued_at;
             p.tx = finish - start;
-            self.stats.queue_delay_sum += start - p.enqueued_at;
+            self.accepted.queue_delay_sum += start - p.enqueued_at;
             *in_service = Some((p, finish));
         }
         if !dropped.is_empty() {
             for (_, r) in &dropped {
-                self.stats.drops[r.index()] += 1;
+                self.drops[r.index()] += 1;
             }
             pending.extend(dropped.into_iter().map(|(p, r)| Release::Drop(p, r)));
             *pending_at = Some(now);
@@ -376,14 +392,14 @@ impl Element for Queue {
     #[inline(always)]
     fn offer(&mut self, now: Time, pkt: &mut Packet) -> Verdict {
         match self.mode {
-            Mode::Fifo { .. } => self.offer_fifo(now, pkt),
+            Mode::Fifo(_) => self.offer_fifo(now, pkt),
             Mode::Scheduled(_) => self.offer_scheduled(now, pkt),
         }
     }
 
     fn poll_at(&self) -> Option<Time> {
         match &self.mode {
-            Mode::Fifo { .. } => None,
+            Mode::Fifo(_) => None,
             Mode::Scheduled(s) => match (&s.pending_at, &s.in_service) {
                 (Some(a), Some((_, b))) => Some((*a).min(*b)),
                 (a, b) => a.or(b.map(|(_, t)| t)),
@@ -410,7 +426,7 @@ impl Element for Queue {
 
     #[inline]
     fn passive(&self) -> bool {
-        matches!(self.mode, Mode::Fifo { .. })
+        matches!(self.mode, Mode::Fifo(_))
     }
 }
 

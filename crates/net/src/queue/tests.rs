@@ -111,3 +111,18 @@ fn a_scheduled_queue_gives_the_departures_and_drops_of_drop_tail_decided_at_arri
         assert_eq!(fifo.stats(), held.stats());
     }
 }
+
+/// What a packet finding a drop-tail queue idle reads (the serialiser, the
+/// end of service, the accepted counts, the mode's and discipline's tags)
+/// lies in the queue's first cache line; the element's tag takes no room
+/// of its own (see `a_path_element_starts_a_cache_line`).
+#[test]
+fn an_idle_drop_tail_queue_is_read_in_its_first_cache_line() {
+    use std::mem::{offset_of, size_of};
+    assert!(offset_of!(super::Queue, accepted) + size_of::<super::Accepted>() <= 64);
+    assert!(offset_of!(super::Queue, server) + size_of::<super::Server>() <= 64);
+    assert!(offset_of!(super::Queue, busy_until) + size_of::<Time>() <= 64);
+    // The mode's tag is the discipline's, the first word of the in-order state.
+    assert_eq!(offset_of!(super::InOrder, discipline), 0);
+    assert!(offset_of!(super::Queue, mode) + 8 <= 64);
+}

@@ -70,6 +70,10 @@ pub(crate) struct NetAcc {
     pub new_segs: u64,
     /// Segments entirely below the highest sequence seen that filled no hole.
     pub retx_no_hole: u64,
+    /// Loss episodes its receivers reported (`tcpflow::episode`), and the
+    /// segments lost in them.
+    pub episodes: u64,
+    pub episode_losses: u64,
     /// The smallest handshake RTT sample.
     hs_min: Option<f64>,
     /// Pure ACKs this host sent in connections whose peer had sent data,
@@ -98,6 +102,9 @@ fn wire_bps(payload: u32, dt_s: f64) -> f64 {
     (payload as f64 + 40.0) * 8.0 / dt_s
 }
 
+/// Loss episodes needed for a host's burst length.
+const BURST_MIN_EPISODES: u64 = 5;
+
 /// Hosts sent fewer data segments get no segments-per-ACK.
 pub(crate) const ACK_MIN: u64 = 20;
 
@@ -115,6 +122,8 @@ pub(crate) struct HostNet {
     pub bunched: Option<f64>,
     pub loss: Option<f64>,
     pub loss_packets: u64,
+    /// Segments lost per loss episode its receivers reported (at least 1).
+    pub loss_burst: Option<f64>,
     pub mss: Option<u32>,
     /// Holes (upstream losses), reorderings and downstream retransmissions.
     pub holes: u64,
@@ -267,6 +276,10 @@ impl NetAcc {
                 (loss, None, n)
             }
         };
+        // Segments lost per episode: TCP recovers once per episode, so its
+        // receivers' loss reports and its sender's halvings go with
+        // episodes, not with segments lost.
+        let loss_burst = (loss.is_some() && self.episodes >= BURST_MIN_EPISODES).then(|| self.episode_losses as f64 / self.episodes as f64);
         let mss = {
             let m = sorted(self.mss.items().iter().map(|&m| m as f64));
             (!m.is_empty()).then(|| percentile(&m, 50.0) as u32)
@@ -286,6 +299,7 @@ impl NetAcc {
             bunched,
             loss,
             loss_packets,
+            loss_burst,
             mss,
             holes,
             segments_per_ack,

@@ -83,6 +83,9 @@ pub(crate) struct NetAcc {
     /// New-data bytes it was sent in those segments, and those it
     /// acknowledged that the capture missed (it received them).
     pub bytes_received: u64,
+    /// Of its pure ACKs and the bytes they acknowledged, those that
+    /// answered losses its peers' `loss` holds (`tcpflow::episode`).
+    pub answered: [f64; 2],
     /// SYNs and SYN/ACKs it sent, and of those, with timestamps and with
     /// SACK permitted.
     syns: u64,
@@ -289,7 +292,17 @@ impl NetAcc {
         let segments_per_ack = (self.segs_received >= ACK_MIN).then(|| self.segs_received as f64 / self.acks.max(1) as f64);
         // Bytes, which receive offload does not change: a capture on the
         // receiving host shows merged segments but every ACK it sent.
-        let bytes_per_ack = (self.segs_received >= ACK_MIN).then(|| self.bytes_received as f64 / self.acks.max(1) as f64);
+        // Loss reports answer the path's losses, which a regenerated
+        // receiver answers again by TCP's own rules: those of the losses
+        // `loss` holds are left out, or they would be sent twice.
+        let [acks, bytes] = [self.acks as f64 - self.answered[0], self.bytes_received as f64 - self.answered[1]];
+        let bytes_per_ack = (self.segs_received >= ACK_MIN).then(|| {
+            if acks >= 1.0 && bytes > 0.0 {
+                bytes / acks
+            } else {
+                self.bytes_received as f64 / self.acks.max(1) as f64
+            }
+        });
         HostNet {
             rtt_s,
             rtt_samples: rtt_seen,

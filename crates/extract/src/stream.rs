@@ -134,6 +134,19 @@ pub(crate) struct LossReport {
     pub lacked: i64,
     /// A duplicate ACK without SACK blocks: a segment lacked, bytes unknown.
     pub dup: bool,
+    /// Its pure ACKs, the one that ends it included, and the bytes they
+    /// newly acknowledged.
+    pub acks: u64,
+    pub bytes: i64,
+}
+
+impl LossReport {
+    /// Counts an ACK of the report (`pure`: without data) that moved the
+    /// cumulative ACK from `from` to `a`.
+    pub(crate) fn count(&mut self, pure: bool, from: i64, a: i64) {
+        self.acks += pure as u64;
+        self.bytes += (a - from).clamp(0, 1 << 30);
+    }
 }
 
 impl Dir {

@@ -851,11 +851,13 @@ fn reported_loss(od: &mut Dir, a: i64, pure_ack: bool, mss: Option<u16>, s: &Pac
         let mut r = od.report.unwrap_or(LossReport { resent: od.retx + od.fills, ..LossReport::default() });
         r.lacked += od.lacked(a, sack);
         r.dup |= sack.is_empty();
+        r.count(pure_ack, od.acked, a);
         od.report = Some(r);
         od.loss_at = Some(s.t);
     } else if a > od.acked {
-        if let Some(r) = od.report.take() {
+        if let Some(mut r) = od.report.take() {
             od.loss_at = Some(s.t);
+            r.count(pure_ack, od.acked, a);
             episode(od, r, mss, s, cx);
         }
     }
@@ -867,14 +869,26 @@ fn reported_loss(od: &mut Dir, a: i64, pure_ack: bool, mss: Option<u16>, s: &Pac
 /// seen; a duplicate ACK without them, one) or what the capture saw sent
 /// again meanwhile, whichever is more (a capture that missed packets
 /// misses retransmissions too). A report of copies alone (D-SACK) is none.
+///
+/// The share of those segments the capture saw sent again is in the
+/// sender's `loss`, which its regenerated peer answers with loss reports of
+/// its own: that share of the episode's ACKs, and of the bytes they
+/// acknowledged, is the receiver's answer to a loss the model repeats, not
+/// its delayed-ACK policy (`NetAcc::answered`). The rest answered losses
+/// the capture did not see, which the model does not repeat either.
 fn episode(od: &Dir, r: LossReport, mss: Option<u16>, s: &Packet, cx: &mut Ctx) {
     let seg = mss.unwrap_or(1460).max(1) as i64;
     let lacked = ((r.lacked + seg - 1) / seg) as u64;
-    let lost = lacked.max(r.dup as u64).max(od.retx + od.fills - r.resent);
+    let resent = od.retx + od.fills - r.resent;
+    let lost = lacked.max(r.dup as u64).max(resent);
     if lost > 0 {
         let net = &mut cx.hosts.get(s.to).net;
         net.episodes += 1;
         net.episode_losses += lost;
+        let repeated = resent as f64 / lost as f64;
+        let rx = &mut cx.hosts.get(s.from).net;
+        rx.answered[0] += repeated * r.acks as f64;
+        rx.answered[1] += repeated * r.bytes as f64;
     }
 }
 

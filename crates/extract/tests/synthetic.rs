@@ -577,6 +577,48 @@ fn a_capture_missing_every_other_segment_counts_them_all() {
 }
 
 #[test]
+fn bytes_per_ack_leaves_out_the_answers_to_losses_the_model_repeats() {
+    // The client ACKs every second segment of 60; segment 20 is lost past
+    // the capture, so segments 21-24 each bring a duplicate ACK, and the
+    // retransmission (after segment 25) an ACK of all six. Seen sent
+    // again, the loss is in the server's `loss`, and the regenerated client
+    // reports it by TCP's rules: those five ACKs are not its delayed-ACK
+    // policy. Unseen, the model does not repeat the loss, and they stay.
+    let per_ack = |resent_seen: bool| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.030, 0.010);
+        c.data(&mut x, 1.041, true, 300);
+        let mut t = 1.080;
+        let hole = c.sseq.wrapping_add(20 * 1460);
+        for i in 0..60 {
+            c.data(&mut x, t, false, 1460);
+            t += 0.001;
+            match i {
+                21..=24 => x.tcp(t, c.c, c.s, c.cseq, hole, ACK, 0, None),
+                25 => {
+                    if resent_seen {
+                        x.tcp(t, c.s, c.c, hole, c.cseq, ACK, 1460, None);
+                    }
+                    c.ack(&mut x, t + 0.0001, true);
+                }
+                20 => {}
+                _ if i % 2 == 1 => c.ack(&mut x, t + 0.0001, true),
+                _ => {}
+            }
+        }
+        c.close(&mut x, 2.0, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        let h = m.hosts.iter().find(|h| h.addr == "10.0.0.1").unwrap();
+        (h.bytes_per_ack.unwrap(), h.segments_per_ack.unwrap())
+    };
+    // 27 ACKs of two segments each (segments 0-19 and 26-59); on the wire
+    // every pure ACK, those five too.
+    assert_eq!(per_ack(true), (2.0 * 1460.0, 60.0 / 32.0));
+    assert_eq!(per_ack(false), (60.0 * 1460.0 / 32.0, 60.0 / 32.0));
+}
+
+#[test]
 fn losses_in_bursts_are_counted_per_episode() {
     // 200 segments, the client ACKing every second one. Six times a run
     // of segments is lost before the capture, alternately one and three

@@ -301,7 +301,7 @@ REALISM = {
     "web-ynet-2013.pcap": (1.15, 1.0),  # 1 s A to B: 11 coefficients, the trace's 95% interval ±1.26
     "web-espn-2010.pcapng": (1.0, 1.0),
     "web-reddit-tls.pcap": (1.0, 1.0),
-    "app-alexa.pcapng": (1.0, 1.05),  # 2 ms B to A on seed 4 (1.03): 88,123 coefficients, ±0.013
+    "app-alexa.pcapng": (1.0, 1.0),
     "video-netflix.pcap": (1.0, 1.0),
     "http-bro-org.pcap": (1.0, 1.0),
     "tls-firefox.pcap": (1.0, 1.0),

@@ -183,6 +183,7 @@ fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side], order: &[usiz
                 bunched: n.bunched,
                 loss: n.loss,
                 loss_packets: n.loss_packets,
+                loss_burst: n.loss_burst,
                 mss: n.mss,
                 bytes: h.bytes,
                 packets: h.packets,

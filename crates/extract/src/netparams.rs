@@ -70,6 +70,10 @@ pub(crate) struct NetAcc {
     pub new_segs: u64,
     /// Segments entirely below the highest sequence seen that filled no hole.
     pub retx_no_hole: u64,
+    /// Loss episodes its receivers reported (`tcpflow::episode`), and the
+    /// segments lost in them.
+    pub episodes: u64,
+    pub episode_losses: u64,
     /// The smallest handshake RTT sample.
     hs_min: Option<f64>,
     /// Pure ACKs this host sent in connections whose peer had sent data,
@@ -79,6 +83,9 @@ pub(crate) struct NetAcc {
     /// New-data bytes it was sent in those segments, and those it
     /// acknowledged that the capture missed (it received them).
     pub bytes_received: u64,
+    /// Of its pure ACKs and the bytes they acknowledged, those that
+    /// answered losses its peers' `loss` holds (`tcpflow::episode`).
+    pub answered: [f64; 2],
     /// SYNs and SYN/ACKs it sent, and of those, with timestamps and with
     /// SACK permitted.
     syns: u64,
@@ -98,6 +105,9 @@ fn wire_bps(payload: u32, dt_s: f64) -> f64 {
     (payload as f64 + 40.0) * 8.0 / dt_s
 }
 
+/// Loss episodes needed for a host's burst length.
+const BURST_MIN_EPISODES: u64 = 5;
+
 /// Hosts sent fewer data segments get no segments-per-ACK.
 pub(crate) const ACK_MIN: u64 = 20;
 
@@ -115,6 +125,8 @@ pub(crate) struct HostNet {
     pub bunched: Option<f64>,
     pub loss: Option<f64>,
     pub loss_packets: u64,
+    /// Segments lost per loss episode its receivers reported (at least 1).
+    pub loss_burst: Option<f64>,
     pub mss: Option<u32>,
     /// Holes (upstream losses), reorderings and downstream retransmissions.
     pub holes: u64,
@@ -267,6 +279,10 @@ impl NetAcc {
                 (loss, None, n)
             }
         };
+        // Segments lost per episode: TCP recovers once per episode, so its
+        // receivers' loss reports and its sender's halvings go with
+        // episodes, not with segments lost.
+        let loss_burst = (loss.is_some() && self.episodes >= BURST_MIN_EPISODES).then(|| self.episode_losses as f64 / self.episodes as f64);
         let mss = {
             let m = sorted(self.mss.items().iter().map(|&m| m as f64));
             (!m.is_empty()).then(|| percentile(&m, 50.0) as u32)
@@ -276,7 +292,17 @@ impl NetAcc {
         let segments_per_ack = (self.segs_received >= ACK_MIN).then(|| self.segs_received as f64 / self.acks.max(1) as f64);
         // Bytes, which receive offload does not change: a capture on the
         // receiving host shows merged segments but every ACK it sent.
-        let bytes_per_ack = (self.segs_received >= ACK_MIN).then(|| self.bytes_received as f64 / self.acks.max(1) as f64);
+        // Loss reports answer the path's losses, which a regenerated
+        // receiver answers again by TCP's own rules: those of the losses
+        // `loss` holds are left out, or they would be sent twice.
+        let [acks, bytes] = [self.acks as f64 - self.answered[0], self.bytes_received as f64 - self.answered[1]];
+        let bytes_per_ack = (self.segs_received >= ACK_MIN).then(|| {
+            if acks >= 1.0 && bytes > 0.0 {
+                bytes / acks
+            } else {
+                self.bytes_received as f64 / self.acks.max(1) as f64
+            }
+        });
         HostNet {
             rtt_s,
             rtt_samples: rtt_seen,
@@ -286,6 +312,7 @@ impl NetAcc {
             bunched,
             loss,
             loss_packets,
+            loss_burst,
             mss,
             holes,
             segments_per_ack,

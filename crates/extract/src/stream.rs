@@ -102,8 +102,11 @@ pub(crate) struct Dir {
     /// such a report (the retransmission came just before it, whether or not
     /// the capture shows it).
     pub loss_at: Option<i64>,
-    /// The receiver reported a loss that no ACK has moved past yet.
-    pub loss_reported: bool,
+    /// The receiver's loss report that no ACK has moved past yet.
+    pub report: Option<LossReport>,
+    /// Offset up to which the receiver's SACK blocks have been read for
+    /// the bytes it lacked.
+    pub sacked_to: i64,
     /// The window field of the receiver's latest ACK (a repeated ACK that
     /// changes it is a window update, not a duplicate).
     pub rwnd: u16,
@@ -120,7 +123,53 @@ pub(crate) struct Dir {
     pub last_new: Option<(i64, i64)>,
 }
 
+/// A receiver's run of loss reports (duplicate and selective ACKs) until
+/// an ACK moves past them: one loss episode, which TCP recovers from at
+/// once, however many segments it lost.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LossReport {
+    /// The direction's retransmissions and hole fills seen when it began.
+    pub resent: u64,
+    /// Bytes the receiver's SACK blocks showed it lacked.
+    pub lacked: i64,
+    /// A duplicate ACK without SACK blocks: a segment lacked, bytes unknown.
+    pub dup: bool,
+    /// Its pure ACKs, the one that ends it included, and the bytes they
+    /// newly acknowledged.
+    pub acks: u64,
+    pub bytes: i64,
+}
+
+impl LossReport {
+    /// Counts an ACK of the report (`pure`: without data) that moved the
+    /// cumulative ACK from `from` to `a`.
+    pub(crate) fn count(&mut self, pure: bool, from: i64, a: i64) {
+        self.acks += pure as u64;
+        self.bytes += (a - from).clamp(0, 1 << 30);
+    }
+}
+
 impl Dir {
+    /// The bytes between the cumulative ACK `a` and the receiver's SACK
+    /// `blocks` (wire sequence numbers) not counted before: what it lacked.
+    /// A block below the ACK (D-SACK) reports a copy, not a loss.
+    pub(crate) fn lacked(&mut self, a: i64, blocks: &[(u32, u32)]) -> i64 {
+        let mut b: [(i64, i64); 4] = [(0, 0); 4];
+        let n = blocks.len().min(4);
+        for (o, &(l, e)) in b.iter_mut().zip(blocks) {
+            *o = (self.off(l), self.off(e));
+        }
+        let b = &mut b[..n];
+        b.sort_unstable();
+        let (mut at, mut lacked) = (a.max(self.sacked_to), 0);
+        for &(l, e) in b.iter().filter(|&&(_, e)| e > a && e - a < 1 << 30) {
+            lacked += (l - at).max(0);
+            at = at.max(e);
+        }
+        self.sacked_to = at;
+        lacked
+    }
+
     #[inline]
     pub(crate) fn off(&self, seq: u32) -> i64 {
         let base = self.base.unwrap_or(seq);

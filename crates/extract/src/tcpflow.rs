@@ -32,7 +32,7 @@ use crate::record::{ConnRecord, EndReason};
 use crate::sides::key_addr;
 use crate::sink::{Sink, TcpStats};
 use crate::slots::place;
-use crate::stream::{Ask, Dir, Flight, Seg};
+use crate::stream::{Ask, Dir, Flight, LossReport, Seg};
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
 use swing::{RttSamples, SessionKey};
@@ -793,7 +793,7 @@ fn ack(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
     answered(od, a, s, cx);
     let pure_ack = s.p.payload_len == 0 && !f.syn() && !f.fin() && !f.rst();
     ack_habits(od, a, pure_ack, s, cx);
-    reported_loss(od, a, pure_ack, s);
+    reported_loss(od, a, pure_ack, c.hs.mss[s.d], s, cx);
     if let Some(fl) = od.flight.as_mut().filter(|fl| a > fl.from && fl.acked_at.is_none()) {
         fl.acked_at = Some(s.t);
     }
@@ -840,16 +840,56 @@ fn ack_habits(od: &Dir, a: i64, pure_ack: bool, s: &Packet, cx: &mut Ctx) {
 
 /// A duplicate or selective ACK while data is out: the receiver reports a
 /// loss. It and the ACK that moves past such a report (the retransmission
-/// came just before it) mark when the direction last showed a loss. A
-/// repeated ACK that changes the window is a window update, not a duplicate.
-fn reported_loss(od: &mut Dir, a: i64, pure_ack: bool, s: &Packet) {
+/// came just before it) mark when the direction last showed a loss, and
+/// that ACK ends the loss episode (`episode`). A repeated ACK that changes
+/// the window is a window update, not a duplicate.
+fn reported_loss(od: &mut Dir, a: i64, pure_ack: bool, mss: Option<u16>, s: &Packet, cx: &mut Ctx) {
     let p = s.p;
-    let reported = (pure_ack && a == od.acked && od.hi > a && p.window == od.rwnd) || !p.options.sack().is_empty();
-    if reported || (od.loss_reported && a > od.acked) {
+    let sack = p.options.sack();
+    let reported = (pure_ack && a == od.acked && od.hi > a && p.window == od.rwnd) || !sack.is_empty();
+    if reported {
+        let mut r = od.report.unwrap_or(LossReport { resent: od.retx + od.fills, ..LossReport::default() });
+        r.lacked += od.lacked(a, sack);
+        r.dup |= sack.is_empty();
+        r.count(pure_ack, od.acked, a);
+        od.report = Some(r);
         od.loss_at = Some(s.t);
-        od.loss_reported = reported;
+    } else if a > od.acked {
+        if let Some(mut r) = od.report.take() {
+            od.loss_at = Some(s.t);
+            r.count(pure_ack, od.acked, a);
+            episode(od, r, mss, s, cx);
+        }
     }
     od.rwnd = p.window;
+}
+
+/// A loss episode over: the segments lost in it, what the receiver lacked
+/// (its SACK blocks, in segments of its MSS, Ethernet's if its SYN was not
+/// seen; a duplicate ACK without them, one) or what the capture saw sent
+/// again meanwhile, whichever is more (a capture that missed packets
+/// misses retransmissions too). A report of copies alone (D-SACK) is none.
+///
+/// The share of those segments the capture saw sent again is in the
+/// sender's `loss`, which its regenerated peer answers with loss reports of
+/// its own: that share of the episode's ACKs, and of the bytes they
+/// acknowledged, is the receiver's answer to a loss the model repeats, not
+/// its delayed-ACK policy (`NetAcc::answered`). The rest answered losses
+/// the capture did not see, which the model does not repeat either.
+fn episode(od: &Dir, r: LossReport, mss: Option<u16>, s: &Packet, cx: &mut Ctx) {
+    let seg = mss.unwrap_or(1460).max(1) as i64;
+    let lacked = ((r.lacked + seg - 1) / seg) as u64;
+    let resent = od.retx + od.fills - r.resent;
+    let lost = lacked.max(r.dup as u64).max(resent);
+    if lost > 0 {
+        let net = &mut cx.hosts.get(s.to).net;
+        net.episodes += 1;
+        net.episode_losses += lost;
+        let repeated = resent as f64 / lost as f64;
+        let rx = &mut cx.hosts.get(s.from).net;
+        rx.answered[0] += repeated * r.acks as f64;
+        rx.answered[1] += repeated * r.bytes as f64;
+    }
 }
 
 /// What the ACK up to `a` covers that the capture never held: the holes

@@ -577,6 +577,103 @@ fn a_capture_missing_every_other_segment_counts_them_all() {
 }
 
 #[test]
+fn bytes_per_ack_leaves_out_the_answers_to_losses_the_model_repeats() {
+    // The client ACKs every second segment of 60; segment 20 is lost past
+    // the capture, so segments 21-24 each bring a duplicate ACK, and the
+    // retransmission (after segment 25) an ACK of all six. Seen sent
+    // again, the loss is in the server's `loss`, and the regenerated client
+    // reports it by TCP's rules: those five ACKs are not its delayed-ACK
+    // policy. Unseen, the model does not repeat the loss, and they stay.
+    let per_ack = |resent_seen: bool| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.030, 0.010);
+        c.data(&mut x, 1.041, true, 300);
+        let mut t = 1.080;
+        let hole = c.sseq.wrapping_add(20 * 1460);
+        for i in 0..60 {
+            c.data(&mut x, t, false, 1460);
+            t += 0.001;
+            match i {
+                21..=24 => x.tcp(t, c.c, c.s, c.cseq, hole, ACK, 0, None),
+                25 => {
+                    if resent_seen {
+                        x.tcp(t, c.s, c.c, hole, c.cseq, ACK, 1460, None);
+                    }
+                    c.ack(&mut x, t + 0.0001, true);
+                }
+                20 => {}
+                _ if i % 2 == 1 => c.ack(&mut x, t + 0.0001, true),
+                _ => {}
+            }
+        }
+        c.close(&mut x, 2.0, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        let h = m.hosts.iter().find(|h| h.addr == "10.0.0.1").unwrap();
+        (h.bytes_per_ack.unwrap(), h.segments_per_ack.unwrap())
+    };
+    // 27 ACKs of two segments each (segments 0-19 and 26-59); on the wire
+    // every pure ACK, those five too.
+    assert_eq!(per_ack(true), (2.0 * 1460.0, 60.0 / 32.0));
+    assert_eq!(per_ack(false), (60.0 * 1460.0 / 32.0, 60.0 / 32.0));
+}
+
+#[test]
+fn losses_in_bursts_are_counted_per_episode() {
+    // 200 segments, the client ACKing every second one. Six times a run
+    // of segments is lost before the capture, alternately one and three
+    // long: the client reports each until the server sends the run again
+    // and an ACK moves past it. With SACK its blocks show what it lacked
+    // (and the capture misses the retransmissions); without, its
+    // duplicate ACKs show only that it lacked something, and the capture
+    // shows the retransmissions. Twelve segments in six episodes, two per
+    // episode, either way.
+    let burst = |sack: bool| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.030, 0.010);
+        c.data(&mut x, 1.041, true, 300);
+        let base = c.sseq;
+        let at = |seg: u32| base.wrapping_add(seg * 1460);
+        let runs = [(20, 1), (50, 3), (80, 1), (110, 3), (140, 1), (170, 3)];
+        let mut t = 1.080;
+        for i in 0..200 {
+            let run = runs.iter().find(|&&(s, n)| i >= s && i < s + n + 4);
+            t += 0.001;
+            match run {
+                Some(&(s, n)) if i < s + n => c.sseq = c.sseq.wrapping_add(1460),
+                Some(&(s, n)) if i < s + n + 3 => {
+                    c.data(&mut x, t, false, 1460);
+                    if sack {
+                        x.sack(t, c.c, c.s, c.cseq, at(s), &[(at(s + n), at(i + 1))]);
+                    } else {
+                        x.tcp(t, c.c, c.s, c.cseq, at(s), ACK, 0, None);
+                    }
+                }
+                Some(&(s, n)) => {
+                    c.data(&mut x, t, false, 1460);
+                    for seg in (s..s + n).filter(|_| !sack) {
+                        x.tcp(t, c.s, c.c, at(seg), c.cseq, ACK, 1460, None);
+                    }
+                    c.ack(&mut x, t + 0.0001, true);
+                }
+                None => {
+                    c.data(&mut x, t, false, 1460);
+                    if i % 2 == 1 {
+                        c.ack(&mut x, t + 0.0001, true);
+                    }
+                }
+            }
+        }
+        c.close(&mut x, 2.0, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().loss_burst
+    };
+    assert_eq!(burst(true), Some(2.0));
+    assert_eq!(burst(false), Some(2.0));
+}
+
+#[test]
 fn segments_per_ack_and_whole_sessions_are_in_the_model() {
     let mut x = Synth::ethernet();
     let mut c = Conv::new(client(), server(), 1000, 5000);

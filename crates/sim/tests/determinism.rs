@@ -13,6 +13,7 @@ fn scenario(dir: &Path) -> String {
     let mut m = swing::example::four_sessions();
     let h = &mut m.hosts[1];
     (h.loss, h.loss_after_link, h.handshakes, h.handshake_retx, h.bunched) = (Some(0.02), Some(0.01), 20, 1, Some(0.1));
+    h.loss_burst = Some(2.0);
     m.hosts[2].shaper = Some(swing::HostShaper { rate_bps: 5e6, burst_bytes: 9000, stretches: 10, peaks: vec![] });
     m.lines =
         vec![swing::Line { side: swing::Side::B, hosts: vec!["192.0.2.1".into(), "192.0.2.2".into()], rate_bps: 6e6, back_to_back: 10, faster: 0 }];

@@ -185,6 +185,7 @@ fn a_model_with_values_extraction_never_gives_is_refused_naming_the_field() {
     let cases: Vec<(&str, Spoil, &str)> = vec![
         ("loss above 1", |m| m.hosts[0].loss = Some(1.5), "hosts[0] (10.0.0.2): loss is 1.5: expected 0 to 1"),
         ("negative loss", |m| m.hosts[1].loss = Some(-0.5), "hosts[1] (192.0.2.1): loss is -0.5"),
+        ("loss bursts under 1", |m| m.hosts[0].loss_burst = Some(0.5), "hosts[0] (10.0.0.2): loss_burst is 0.5: expected 1 to 1000000"),
         ("zero capacity", |m| m.hosts[0].capacity_bps = Some(0.0), "capacity_bps is 0"),
         ("negative capacity", |m| m.hosts[0].capacity_bps = Some(-1.0), "capacity_bps is -1"),
         ("negative RTT", |m| m.hosts[0].rtt_s = Some(-1.0), "rtt_s is -1"),

@@ -510,6 +510,13 @@ pub struct HostParams {
     pub loss_after_link: Option<f64>,
     /// Data packets the loss estimate is based on.
     pub loss_packets: u64,
+    /// Segments lost per loss episode (a run of its receivers' duplicate
+    /// and selective ACKs until the data lacked arrived), at least 1: how
+    /// `loss` came, one segment at a time or in bursts (a queue overflowing
+    /// drops several of one flight), which TCP answers with one recovery
+    /// each. Its virtual host loses in runs of this mean length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_burst: Option<f64>,
     /// Completed handshakes whose SYN (client) or SYN/ACK (server) the host
     /// sent, and how many of those it sent again: a SYN repeated, or a
     /// SYN/ACK repeated more often than the SYN asking for it. The loss of
@@ -624,6 +631,7 @@ impl HostParams {
             loss: None,
             loss_after_link: None,
             loss_packets: 0,
+            loss_burst: None,
             handshakes: 0,
             handshake_retx: 0,
             mss: None,
@@ -686,6 +694,8 @@ pub struct NetTuple {
     pub loss: f64,
     /// Of `loss`, what happens after the link (0 when not measured).
     pub loss_after: f64,
+    /// Mean run of segments lost together (1: each loss alone).
+    pub loss_burst: f64,
     /// Loss of its SYNs or SYN/ACKs (`loss` applies to its other packets).
     pub handshake_loss: f64,
     /// Sampling weight: the host's bytes.
@@ -791,6 +801,7 @@ impl Model {
         let rtt = fill(|h| h.rtt_s, fallback.0);
         let side_cap = weighted_median(hosts.iter().filter_map(|h| h.capacity_bps.map(|x| (x, h.bytes.max(1) as f64))).collect());
         let loss = fill(|h| h.loss, fallback.2);
+        let burst = fill(|h| h.loss_burst, 1.0);
         // Handshake loss rests on few samples per host: a host with fewer
         // than HANDSHAKES_MIN takes its side's pooled rate; a side with too
         // few (or a model from before the counts) the host's `loss`.
@@ -820,6 +831,7 @@ impl Model {
                 // segments enough to measure, it is given none, not its side's.
                 loss: h.loss.unwrap_or(if h.at_capture { 0.0 } else { loss }),
                 loss_after: h.loss.and(h.loss_after_link).unwrap_or(0.0),
+                loss_burst: h.loss_burst.unwrap_or(burst),
                 handshake_loss: if h.handshakes >= HANDSHAKES_MIN {
                     h.handshake_retx as f64 / h.handshakes as f64
                 } else {
@@ -1099,6 +1111,9 @@ impl HostParams {
                 within(v, 0.0, 1.0, name)?;
             }
         }
+        if let Some(b) = self.loss_burst {
+            within(b, 1.0, 1e6, "loss_burst")?;
+        }
         if self.handshake_retx > self.handshakes.saturating_mul(1000) {
             return Err("handshake_retx is more than a thousand per handshake".into());
         }
@@ -1361,6 +1376,19 @@ mod tests {
         assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].handshake_loss, 0.07);
         m.hosts[2].handshakes = 10;
         assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].handshake_loss, 0.0);
+    }
+
+    #[test]
+    fn loss_bursts_are_the_hosts_own_else_its_sides_else_single_losses() {
+        let mut m = crate::example::four_sessions();
+        let bursts = |m: &Model, side| m.net_tuples(side, (0.1, 1e9, 0.0)).iter().map(|t| t.loss_burst).collect::<Vec<_>>();
+        assert_eq!(bursts(&m, Side::B), [1.0, 1.0]);
+        assert_eq!(m.hosts[1].side, Side::B);
+        m.hosts[1].loss_burst = Some(3.0);
+        assert_eq!(bursts(&m, Side::B), [3.0, 3.0], "its own, and its side's for the other");
+        m.hosts[2].loss_burst = Some(1.5);
+        assert_eq!(bursts(&m, Side::B), [3.0, 1.5]);
+        assert_eq!(bursts(&m, Side::A), [1.0], "not the other side's");
     }
 
     #[test]

@@ -330,7 +330,7 @@ fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, ctx: &SideCtx, id: HostId, l
 
     let mut up = Vec::new();
     if loses {
-        up.push(send_loss(id, "before-link", before, hs_before));
+        up.push(send_loss(id, "before-link", (before, t.loss_burst), hs_before));
     }
     up.push(queue.clone());
     // Its sending is shaped as the trace host's was; what it receives is
@@ -355,7 +355,7 @@ fn virtual_host(p: &SwingPlan, t: &swing::NetTuple, ctx: &SideCtx, id: HostId, l
         side: ctx.place,
         up: PathSpec { elements: up },
         down: PathSpec { elements: down },
-        beyond: loses.then(|| PathSpec { elements: vec![send_loss(id, "after-link", after, hs_after)] }),
+        beyond: loses.then(|| PathSpec { elements: vec![send_loss(id, "after-link", (after, t.loss_burst), hs_after)] }),
         loses,
         tcp,
         ipv6: t.ipv6,
@@ -387,16 +387,32 @@ fn split_loss(total: f64, after: f64) -> (f64, f64) {
 
 /// A host's loss of what it sends, at one place on its path (`place`:
 /// "before-link" or "after-link"): every packet but SYNs and SYN/ACKs at
-/// `packets` (Swing's per-packet loss), handshakes at their own rate, since
+/// `packets`, a (share, mean run) pair, handshakes at their own rate, since
 /// a path that drops the tails of bursts passes lone SYNs, and one lost
 /// costs a connection a whole second.
-fn send_loss(host: HostId, place: &str, packets: f64, handshakes: f64) -> ElementSpec {
+fn send_loss(host: HostId, place: &str, packets: (f64, f64), handshakes: f64) -> ElementSpec {
     let bernoulli = |p: f64| LossModel::Bernoulli { p: p.clamp(0.0, 0.99) };
     ElementSpec::Loss {
-        model: bernoulli(packets),
+        model: runs(packets.0, packets.1),
         stream: format!("h{host}/{place}"),
         handshakes: Some((bernoulli(handshakes), format!("h{host}/{place}/handshake"))),
     }
+}
+
+/// Loss of a share `mean` of packets in runs of `burst` on average: each
+/// packet alone (Swing's per-packet loss) for runs of 1, else a
+/// Gilbert-Elliott process that loses every packet in its bad state,
+/// leaves it with 1/`burst` (runs of that mean length) and enters it as
+/// often as `mean` needs. TCP recovers once per run, so at one share of
+/// loss the runs set how many recoveries, halvings and loss reports
+/// there are.
+fn runs(mean: f64, burst: f64) -> LossModel {
+    let mean = mean.clamp(0.0, 0.99);
+    if burst <= 1.0 || mean <= 0.0 {
+        return LossModel::Bernoulli { p: mean };
+    }
+    let r = 1.0 / burst;
+    LossModel::GilbertElliott { p: (r * mean / (1.0 - mean)).min(1.0), r, loss_good: 0.0, loss_bad: 1.0 }
 }
 
 /// A virtual host's TCP: the group's, with what its trace host showed.

@@ -70,6 +70,17 @@ impl Synth {
     #[allow(clippy::too_many_arguments)]
     pub fn tcp(&mut self, t: f64, from: Ep, to: Ep, seq: u32, ack: u32, flags: TcpFlags, len: u32, mss: Option<u16>) {
         let repr = TcpRepr { src_port: from.port, dst_port: to.port, seq, ack, flags, window: self.window, mss, ..Default::default() };
+        self.segment(t, from, to, &repr, len);
+    }
+
+    /// A pure ACK with SACK blocks (wire sequence numbers).
+    pub fn sack(&mut self, t: f64, from: Ep, to: Ep, seq: u32, ack: u32, blocks: &[(u32, u32)]) {
+        let flags = TcpFlags::ACK;
+        let repr = TcpRepr { src_port: from.port, dst_port: to.port, seq, ack, flags, window: self.window, sack: blocks, ..Default::default() };
+        self.segment(t, from, to, &repr, 0);
+    }
+
+    fn segment(&mut self, t: f64, from: Ep, to: Ep, repr: &TcpRepr, len: u32) {
         let hl = repr.header_len();
         let mut buf = vec![0u8; 14 + 20 + hl];
         let l2 = if self.raw { 0 } else { EthernetRepr { src: from.mac, dst: to.mac, ethertype: 0x0800 }.emit(&mut buf).unwrap() };

@@ -197,6 +197,30 @@ fn a_hosts_loss_is_split_before_and_beyond_the_link_with_handshakes_apart() {
 }
 
 #[test]
+fn a_hosts_losses_in_bursts_come_in_runs_of_their_mean_length() {
+    let mut m = four_sessions();
+    let h = &mut m.hosts[0];
+    (h.loss, h.loss_after_link, h.loss_burst) = (Some(0.1), Some(0.04), Some(4.0));
+    let (a, tcp) = (access(), TcpConfig::default());
+    let [side_a, _] = swing(&knobs(&m, &a, &tcp), 1, 0);
+    let client = &side_a[0];
+    let ElementSpec::Loss { model: before, .. } = &client.up.elements[0] else { panic!("{:?}", client.up) };
+    let beyond = client.beyond.as_ref().expect("a path beyond the link");
+    let ElementSpec::Loss { model: after, .. } = &beyond.elements[0] else { panic!() };
+    // Both places lose in runs of 4 on average, each its own share.
+    for (model, share) in [(before, 1.0 - 0.9 / 0.96), (after, 0.04)] {
+        let LossModel::GilbertElliott { r, loss_good, loss_bad, .. } = *model else { panic!("{model:?}") };
+        assert_eq!((r, loss_good, loss_bad), (0.25, 0.0, 1.0));
+        assert!((model.mean() - share).abs() < 1e-12, "{model:?}");
+    }
+    // A run of one is Swing's loss of each packet alone.
+    m.hosts[0].loss_burst = Some(1.0);
+    let [side_a, _] = swing(&knobs(&m, &a, &tcp), 1, 0);
+    let ElementSpec::Loss { model, .. } = &side_a[0].up.elements[0] else { panic!() };
+    assert!(matches!(model, LossModel::Bernoulli { .. }), "{model:?}");
+}
+
+#[test]
 fn bunching_and_shapers_apply_to_what_a_host_sends() {
     let mut m = four_sessions();
     m.hosts[0].bunched = Some(0.2);

@@ -170,20 +170,28 @@ def parse_ns2(out: str) -> dict:
 
 def run_same_flows(load: float, af_share: float, seed: int, args, out: Path) -> tuple[dict, dict]:
     """undertow's run, then ns-2's with the flows undertow completed. Both
-    outputs stay in `out`; with --reuse, a point already run there with the
-    same settings is read back instead of run again."""
+    outputs stay in `out`. With --reuse, ns-2's output kept there is read
+    back instead of run again when the settings and the flows it replayed
+    are the same: ns-2's run is a function of those alone, and undertow's
+    (seconds, where ns-2 takes minutes) is run again, so that a changed
+    simulator never passes for the one the kept output answered."""
     point = {"load": load, "af_share": af_share, "seed": seed, "stop": args.stop, "end": args.end,
              "tcp_flavour": args.tcp_flavour, "ns2_control": args.ns2_control}
-    done, ns2_out = out / "point.json", out / "ns2.txt"
-    if args.reuse and done.exists() and ns2_out.exists() and json.loads(done.read_text()) == point:
-        return read_undertow(out), parse_ns2(ns2_out.read_text())
+    done, ns2_out, flows = out / "point.json", out / "ns2.txt", out / "ns2_flows.txt"
+    kept = None
+    if args.reuse and all(f.exists() for f in (done, ns2_out, flows)) and json.loads(done.read_text()) == point:
+        # The run below replaces the directory whole.
+        kept = (flows.read_text(), ns2_out.read_text())
     u = run_undertow(load, af_share, seed, args.stop, args.end, out, args.tcp_flavour)
-    flows = out / "ns2_flows.txt"
     unfinished = write_flows(out, flows)
     if unfinished:
         print(f"load {load:g}, AF share {af_share:g}, seed {seed}: {unfinished} of undertow's flows did not complete"
               " and are not replayed", file=sys.stderr)
-    n = run_ns2(load, af_share, seed, args.stop, args.end, args.ns2_control, None, flows, ns2_out)
+    if kept and kept[0] == flows.read_text():
+        ns2_out.write_text(kept[1])
+        n = parse_ns2(kept[1])
+    else:
+        n = run_ns2(load, af_share, seed, args.stop, args.end, args.ns2_control, None, flows, ns2_out)
     done.write_text(json.dumps(point) + "\n")
     return u, n
 
@@ -331,7 +339,7 @@ def main() -> int:
     p.add_argument("--same-flows", action="store_true",
                    help="ns-2 starts the flows undertow's run started (same sizes and times) in place of its own arrivals; implies --ns2")
     p.add_argument("--reuse", action="store_true",
-                   help="with --same-flows: read back points already run in the output directory with the same settings")
+                   help="with --same-flows: reuse ns-2's output kept in the output directory for the same settings and flows")
     p.add_argument("--tails", type=float, metavar="SECONDS",
                    help="also print, per class and length, the flows taking this long or more on each side")
     p.add_argument("-j", "--jobs", type=int, default=1, help="runs at once")

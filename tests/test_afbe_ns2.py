@@ -7,7 +7,7 @@ completed and sending a two-way TCP's control packets too), reduced to
 completion time and best effort's over all its flows within 15% of
 ns-2's; at load 0.9 each class's mean completion time over all its flows,
 its drop fraction and best effort's early-drop fraction within 15%. The
-full sweep (seeds 1-6, 180 s, loads 0.3-0.9, AF shares 0.5 and 0.3) is
+full sweep (seeds 1-18, 180 s, loads 0.3-0.9, AF shares 0.5 and 0.3) is
 bench/afbe_sweep.py, its table in docs/queues-vs-ns2.md."""
 
 from __future__ import annotations

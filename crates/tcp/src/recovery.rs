@@ -29,7 +29,9 @@
 //! ssthresh its whole packets, unless the ACK is not beyond the point of the last
 //! response (`recover_`, shared with fast retransmit) and the last response was not a
 //! timeout; an ACK carrying ECE never opens the window, and a fast retransmit within the
-//! window of an ECN response resends without cutting again (`dupack_action`).
+//! window of an ECN response resends without cutting again (`dupack_action`). At a
+//! window of one segment, ns-2 backs off the retransmission timer instead
+//! (`ecn_backoff_`, `Recovery::ns2_echo_timer`).
 
 use crate::cc::{Ack, Cc, CongestionControl, Window};
 use crate::ns3_recovery::Ns3Recovery;
@@ -107,6 +109,16 @@ pub(crate) struct Outcome {
     pub restart_timer: bool,
     /// The window was reduced in answer to an ECN-Echo.
     pub ecn_response: bool,
+}
+
+/// What ns-2's answer to an ECN-Echo asks of the retransmission timer on one ACK
+/// (`Recovery::ns2_echo_timer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct EchoTimer {
+    /// Double the backoff now (ns-2's `rtt_backoff`).
+    pub back_off: bool,
+    /// The ACK's RTT sample leaves the backoff as it is.
+    pub keep_backoff: bool,
 }
 
 /// The loss recovery a connection runs: the RFC algorithms with Linux's or ns-2's
@@ -187,6 +199,15 @@ impl Loss {
             Loss::Ns3(r) => r.on_ack(now, a, sb, w, cc),
         }
     }
+    /// What an ACK (`ece`: carrying the echo; `new_ack`: advancing snd_una) asks of the
+    /// retransmission timer before its RTT sample: only ns-2's response asks anything.
+    #[inline]
+    pub fn echo_timer(&mut self, ece: bool, new_ack: bool, sb: &Scoreboard, w: &Window) -> EchoTimer {
+        match self {
+            Loss::Rfc(r) if r.ns2 => r.ns2_echo_timer(ece, new_ack, sb, w),
+            _ => EchoTimer::default(),
+        }
+    }
     pub fn on_rto(&mut self, now: Time, repeated: bool, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
         match self {
             Loss::Rfc(r) => r.on_rto(now, repeated, sb, w, cc),
@@ -241,6 +262,8 @@ pub(crate) struct Recovery {
     first_partial: bool,
     /// ns-2: what the last reduction answered.
     last_action: Ns2Action,
+    /// ns-2's `ecn_backoff_`: the last echo was answered with the window at one segment.
+    ecn_backoff: bool,
 }
 
 impl Recovery {
@@ -261,6 +284,7 @@ impl Recovery {
             partial_ack_timer: cfg.partial_ack_timer,
             first_partial: true,
             last_action: Ns2Action::Dupack,
+            ecn_backoff: false,
         }
     }
 
@@ -302,7 +326,7 @@ impl Recovery {
         } else if a.dup {
             self.dupacks += 1;
         }
-        if self.ns2 && a.ece && self.phase != Phase::Recovery {
+        if a.ece && self.ns2_echo_due(sb) {
             // ns-2 answers the echo before it looks at the ACK's other news.
             self.ns2_ecn(now, sb, w, cc, &mut o);
         }
@@ -423,10 +447,38 @@ impl Recovery {
     /// ns-2's `TcpAgent::ecn`: at most once per window of data (or after a timeout),
     /// `slowdown(CLOSE_CWND_HALF | CLOSE_SSTHRESH_HALF)`.
     #[cold]
-    fn ns2_ecn(&mut self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
-        if sb.una() < self.fr_floor && self.last_action != Ns2Action::Timeout {
-            return;
+    /// Whether ns-2 answers an echo on this ACK (`TcpAgent::ecn`): once the ACK goes
+    /// beyond the point of the last response, or after a timeout.
+    fn ns2_echo_due(&self, sb: &Scoreboard) -> bool {
+        self.ns2 && self.phase != Phase::Recovery && (sb.una() >= self.fr_floor || self.last_action == Ns2Action::Timeout)
+    }
+
+    /// ns-2's `ecn_backoff_` (`TcpAgent::ecn`, `newack`, `recv_newack_helper`): an
+    /// echo answered with the window at one segment, when the echo answered before it
+    /// found the window at one segment too, doubles the retransmission timer's backoff;
+    /// while so backing off, the RTT sample of an ACK carrying the echo does not end
+    /// the backoff; an ACK of new data without the echo, or an echo answered with a
+    /// larger window, ends it. A timeout that follows then waits the doubled time.
+    /// The connection asks this before the ACK's RTT sample, as ns-2 answers the echo
+    /// before it times the ACK.
+    pub fn ns2_echo_timer(&mut self, ece: bool, new_ack: bool, sb: &Scoreboard, w: &Window) -> EchoTimer {
+        let mut t = EchoTimer::default();
+        if ece && self.ns2_echo_due(sb) {
+            if w.cwnd <= w.mss {
+                t.back_off = self.ecn_backoff;
+                self.ecn_backoff = true;
+            } else {
+                self.ecn_backoff = false;
+            }
         }
+        t.keep_backoff = self.ecn_backoff && ece;
+        if new_ack && !ece {
+            self.ecn_backoff = false;
+        }
+        t
+    }
+
+    fn ns2_ecn(&mut self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
         cc.on_loss(w, now, whole_packets(w.cwnd, w.mss));
         w.cwnd = (w.cwnd / 2).max(w.mss);
         self.recover = sb.nxt();

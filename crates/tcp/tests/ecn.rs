@@ -208,3 +208,38 @@ fn linux_acks_at_once_the_segment_after_a_retransmission_that_arrives_not_ect() 
         assert_eq!(acked_alone, on, "ecn {on}: an ACK of the segment after the hole fill alone");
     }
 }
+
+/// ns-2's `ecn_backoff_`: echoes answered with the window at one segment double the
+/// retransmission timer's backoff, from the second such answer on, once per round trip
+/// (`TcpAgent::ecn` answers once per window); the first ACK of new data without the
+/// echo ends it.
+#[test]
+fn ns2_backs_off_the_timer_while_echoes_keep_the_window_at_one_segment() {
+    let c = TcpConfig { mss: MSS as u32, ecn: true, snd_buf_auto: false, ..TcpConfig::ns2() };
+    // Every data segment from 20 to 119 marked: the window halves to one segment,
+    // where it stays for a hundred round trips or so.
+    let marked: &'static [u64] = Box::leak((20..120).collect::<Vec<u64>>().into_boxed_slice());
+    let max_rto = c.max_rto;
+    let mut n = net(c.clone(), c).marking(mark_first(marked));
+    n.start();
+    // (cwnd, RTO) each time either changes.
+    let mut seen = Vec::new();
+    let mut t = Time::ZERO;
+    while t < END {
+        t += Dur::from_millis(1);
+        n.run_until(t);
+        let now = (n.a().cwnd(), n.a().rto());
+        if seen.last() != Some(&now) {
+            seen.push(now);
+        }
+    }
+    assert_eq!(n.app[1].delivered, 400 * MSS);
+    assert!(n.retransmissions_by(Side::A).is_empty(), "no timeout: ACKs kept coming");
+    let ms = Dur::from_millis;
+    let at_one: Vec<Dur> = seen.iter().filter(|&&(cwnd, _)| cwnd == MSS).map(|&(_, rto)| rto).collect();
+    let mut want: Vec<Dur> = (0..9).map(|k| ms(200 << k)).collect();
+    want.push(max_rto);
+    assert_eq!(at_one, want, "200 ms, then doubled per answer at one segment up to max_rto");
+    let after = seen.iter().skip_while(|&&(cwnd, _)| cwnd != MSS).find(|&&(cwnd, _)| cwnd > MSS).unwrap();
+    assert_eq!(after.1, ms(200), "the first unechoed ACK ends the backoff");
+}

@@ -167,7 +167,12 @@ impl Tcp {
             self.stats.bytes_acked += data;
         }
         (samples.una, samples.nxt) = (self.sb.una(), self.sb.nxt());
-        if let Some(rtt) = self.rtt.on_ack(now, ack, acked > 0, &samples) {
+        let ece = self.ecn.echoed(seg.flags);
+        let echo = self.rec.echo_timer(ece, acked > 0, &self.sb, &self.w);
+        if echo.back_off {
+            self.rtt.back_off();
+        }
+        if let Some(rtt) = self.rtt.on_ack(now, ack, acked > 0, &samples, echo.keep_backoff) {
             self.rack.on_rtt(rtt);
             let s = Sample { rtt, una: self.sb.una(), nxt: self.sb.nxt(), srtt: self.rtt.srtt() };
             self.cc.on_rtt_sample(&mut self.w, now, &s);
@@ -203,7 +208,7 @@ impl Tcp {
             delivered: (acked + self.sb.sacked()).saturating_sub(sacked_before),
             newly_lost: self.sb.lost() > lost_before,
             cwnd_limited: self.usage.allows_growth(&self.w),
-            ece: self.ecn.echoed(seg.flags),
+            ece,
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
         self.stats.fast_recoveries += o.entered as u32;

@@ -68,8 +68,9 @@ impl Rto {
     }
 
     /// An ACK with `s`, which advanced snd_una to `ack` if `advanced`. Returns the
-    /// sample congestion control takes, if any.
-    pub fn on_ack(&mut self, now: Time, ack: u64, advanced: bool, s: &Samples) -> Option<Dur> {
+    /// sample congestion control takes, if any. `keep_backoff`: the tick estimator's
+    /// sample leaves its backoff as it is (ns-2 backing off on ECN-Echo).
+    pub fn on_ack(&mut self, now: Time, ack: u64, advanced: bool, s: &Samples, keep_backoff: bool) -> Option<Dur> {
         match self {
             // Linux (`tcp_ack_update_rtt`): the estimator takes the oldest segment
             // delivered (cumulatively, else by SACK, else the timestamp echo), so as
@@ -87,7 +88,7 @@ impl Rto {
                 e.sample(now - t);
                 now - t
             }),
-            Rto::Ticks(e) => advanced.then(|| e.on_ack(now, ack)).flatten(),
+            Rto::Ticks(e) => advanced.then(|| e.on_ack(now, ack, keep_backoff)).flatten(),
         }
     }
 

@@ -77,11 +77,14 @@ impl TickRto {
         }
     }
 
-    /// A cumulative ACK up to `ack`: the timed segment's sample if this covers it.
-    pub fn on_ack(&mut self, now: Time, ack: u64) -> Option<Dur> {
+    /// A cumulative ACK up to `ack`: the timed segment's sample if this covers it,
+    /// which ends the backoff unless `keep_backoff`.
+    pub fn on_ack(&mut self, now: Time, ack: u64, keep_backoff: bool) -> Option<Dur> {
         let (_, sent) = self.timed.filter(|&(end, _)| ack >= end)?;
         self.timed = None;
-        self.backoff = 1;
+        if !keep_backoff {
+            self.backoff = 1;
+        }
         self.sample_between(sent, now);
         Some(now - sent)
     }
@@ -170,18 +173,28 @@ mod tests {
         let mut e = est(200);
         e.on_send(at(0), 1000);
         e.on_send(at(1), 2000); // not timed: one at a time
-        assert_eq!(e.on_ack(at(30), 1000), Some(ms(30)));
-        assert_eq!(e.on_ack(at(31), 2000), None, "the second segment was never timed");
+        assert_eq!(e.on_ack(at(30), 1000, false), Some(ms(30)));
+        assert_eq!(e.on_ack(at(31), 2000, false), None, "the second segment was never timed");
         e.on_send(at(40), 3000);
         e.back_off();
         e.cancel_timing(); // the timeout abandons the measurement
         assert_eq!(e.rto(), ms(400));
-        assert_eq!(e.on_ack(at(80), 3000), None);
+        assert_eq!(e.on_ack(at(80), 3000, false), None);
         assert_eq!(e.rto(), ms(400), "an ACK without a sample keeps the backoff");
         e.on_send(at(90), 2500); // a retransmission is never timed
         e.on_send(at(90), 4000);
-        assert!(e.on_ack(at(130), 4000).is_some());
+        assert!(e.on_ack(at(130), 4000, false).is_some());
         assert_eq!(e.rto(), ms(200), "a timed segment acknowledged ends the backoff");
+    }
+
+    #[test]
+    fn a_sample_that_keeps_the_backoff_still_updates_the_estimate() {
+        let mut e = est(200);
+        e.on_send(at(0), 1000);
+        e.back_off();
+        assert_eq!(e.on_ack(at(30), 1000, true), Some(ms(30)));
+        // SRTT 3 ticks, RTTVAR 1.5: 90 ms, raised to 200, still doubled.
+        assert_eq!((e.srtt(), e.rto()), (Some(ms(30)), ms(400)));
     }
 
     #[test]

@@ -282,12 +282,24 @@ pub fn set_realtime(priority: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// Returns the calling thread to the ordinary scheduler.
-pub fn set_ordinary() -> io::Result<()> {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: `param` outlives the call; 0 names the calling thread.
-    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) })?;
-    Ok(())
+/// The calling thread under SCHED_FIFO while this lives (if the privilege
+/// allows), back to the ordinary scheduler when dropped.
+pub struct Fifo(bool);
+
+impl Fifo {
+    pub fn enter(priority: i32) -> Fifo {
+        Fifo(set_realtime(priority).is_ok())
+    }
+}
+
+impl Drop for Fifo {
+    fn drop(&mut self) {
+        if self.0 {
+            let param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: `param` outlives the call; 0 names the calling thread.
+            let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+        }
+    }
 }
 
 /// Sends `signal` to process `pid`.

@@ -162,21 +162,7 @@ impl Sockets {
         // machine does not delay the apps' wake-ups by milliseconds (their
         // requests and answers, which a download's time includes); without
         // the privilege they run as an ordinary thread.
-        let realtime = sys::set_realtime(APPS_PRIORITY).is_ok();
-        let driven = self.drive(apps, until, stop, progress);
-        if realtime {
-            let _ = sys::set_ordinary();
-        }
-        driven
-    }
-
-    fn drive(
-        &mut self,
-        apps: &mut [Box<dyn App>],
-        until: Time,
-        stop: &AtomicBool,
-        progress: &mut dyn FnMut(Time) -> bool,
-    ) -> io::Result<SocketStats> {
+        let _fifo = sys::Fifo::enter(APPS_PRIORITY);
         let (cpu0, wall0) = (sys::thread_cpu_ns(), sys::monotonic_ns());
         let mut lp = Loop::new(&self.hosts, &self.by_addr, &self.spaces, self.origin_ns, apps.len())?;
         lp.start(apps);

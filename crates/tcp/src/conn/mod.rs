@@ -248,7 +248,7 @@ impl Tcp {
         let mut left = bytes;
         while left > 0 {
             let goal = self.size_goal();
-            let tail = self.unsent_bytes() % goal;
+            let tail = self.unsent() % goal;
             let copy = if tail > 0 {
                 (goal - tail).min(left)
             } else if self.sndmem() < self.sndbuf {
@@ -258,7 +258,7 @@ impl Tcp {
             };
             self.write_end += copy;
             left -= copy;
-            if self.unsent_bytes().is_multiple_of(goal) {
+            if self.unsent().is_multiple_of(goal) {
                 self.transmit(now, out);
             }
         }
@@ -296,7 +296,7 @@ impl Tcp {
     /// autotuning the heads of the skbs holding it (`sk_wmem_queued`).
     fn sndmem(&self) -> u64 {
         let sent = self.sb.nxt().min(self.write_end) - self.sb.una().min(self.write_end);
-        let unsent = self.unsent_bytes();
+        let unsent = self.unsent();
         if !self.cfg.snd_buf_auto {
             return sent + unsent;
         }
@@ -311,11 +311,6 @@ impl Tcp {
 
     fn size_goal(&self) -> u64 {
         sndmem::size_goal(self.snd_wnd, self.mss as u64)
-    }
-
-    /// Bytes written and not yet sent (payload only).
-    fn unsent_bytes(&self) -> u64 {
-        self.write_end - self.sb.nxt().min(self.write_end)
     }
 
     /// Current send-buffer size in bytes.

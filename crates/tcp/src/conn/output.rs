@@ -94,7 +94,7 @@ impl Tcp {
     }
 
     /// Bytes written but not sent yet.
-    fn unsent(&self) -> u64 {
+    pub(super) fn unsent(&self) -> u64 {
         self.write_end - self.sb.nxt().min(self.write_end)
     }
 

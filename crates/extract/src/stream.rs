@@ -119,7 +119,8 @@ pub(crate) struct Dir {
     /// window-limited one was counted, or could not be.
     pub flight: Option<Flight>,
     pub flight_done: bool,
-    /// The latest segment of new data: when it was seen and its start.
+    /// The latest segment of new data: when it was seen and its start
+    /// (none once data was sent again, until the next new segment).
     pub last_new: Option<(i64, i64)>,
 }
 

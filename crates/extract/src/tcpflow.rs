@@ -960,7 +960,8 @@ fn data(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
 /// A segment wholly below the highest data seen: a fill if it lands in a
 /// hole (classified as loss or reordering at the end), else a
 /// retransmission. Either is a sign of loss, and the segment is neither
-/// timed (Karn) nor half of a packet pair.
+/// timed (Karn) nor half of a packet pair, nor is the next ACK's delay a
+/// hold of the delayed-ACK timer: it may answer either copy.
 fn resent(dd: &mut Dir, s0: i64, e0: i64, s: &Packet, cx: &mut Ctx) {
     dd.recovered_at = Some(s.t);
     dd.loss_at = Some(s.t);
@@ -973,6 +974,7 @@ fn resent(dd: &mut Dir, s0: i64, e0: i64, s: &Packet, cx: &mut Ctx) {
     }
     dd.timing = None;
     dd.prev = None;
+    dd.last_new = None;
 }
 
 /// A segment with new data at offsets `s0..e0` (its part below `floor`
@@ -1003,9 +1005,8 @@ fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s
     rx.bytes_received += (e0 - s0.max(floor)) as u64;
     timing_and_pairs(dd, s0, e0, floor, s, cx);
     dd.data_hi = Some(e0);
-    if s0 >= floor {
-        dd.last_new = Some((t, s0));
-    }
+    // Partly sent before: its ACK's delay is no hold either (Karn).
+    dd.last_new = (s0 >= floor).then_some((t, s0));
     if e0 > dd.hi {
         past_highest(c, e0, s, cx);
     }

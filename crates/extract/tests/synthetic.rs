@@ -674,6 +674,37 @@ fn losses_in_bursts_are_counted_per_episode() {
 }
 
 #[test]
+fn an_ack_after_a_retransmission_is_no_hold_of_the_delayed_ack_timer() {
+    // Eleven lone requests, each answered by a pure ACK, then a response.
+    // The server's timer holds five of those ACKs 25 ms past the 30 ms
+    // path; the other six requests are sent again 200 ms on, and their ACKs
+    // answer the second copy. Timed from the first, they would be holds of
+    // 200 ms, and the median of all eleven one of them (Karn's rule, as for
+    // the round trip: an ACK after a retransmission answers either copy).
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    for i in 0..11 {
+        let t = 1.1 + i as f64;
+        c.data(&mut x, t, true, 300);
+        let answered = if i < 5 {
+            t + 0.055
+        } else {
+            x.tcp(t + 0.2, c.c, c.s, c.cseq.wrapping_sub(300), c.sseq, ACK, 300, None);
+            t + 0.23
+        };
+        c.ack(&mut x, answered, false);
+        c.response(&mut x, answered + 0.05, 500, 0.0);
+        c.ack(&mut x, answered + 0.06, true);
+    }
+    c.close(&mut x, 13.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let s = m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap();
+    let d = s.ack_delay_s.expect("five holds");
+    assert!((0.015..=0.030).contains(&d), "{d}");
+}
+
+#[test]
 fn segments_per_ack_and_whole_sessions_are_in_the_model() {
     let mut x = Synth::ethernet();
     let mut c = Conv::new(client(), server(), 1000, 5000);

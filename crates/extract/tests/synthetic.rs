@@ -705,6 +705,48 @@ fn an_ack_after_a_retransmission_is_no_hold_of_the_delayed_ack_timer() {
 }
 
 #[test]
+fn the_odd_segment_of_an_uploads_flights_shows_the_receivers_timer() {
+    // Five uploads of 3 + 4 + 2 segments on a 40 ms path, slow start
+    // clocked by the server's ACKs: it ACKs the first two segments of each
+    // flight at once and holds the third 22 ms (its timer), or, without a
+    // timer that short, ACKs it with the next flight's first segment. The
+    // latest segment never stands alone, so only the odd ones show the
+    // timer; the next flight left 22 ms before the held ACK, less than the
+    // round trip, so it cannot have brought it. Acked by the next flight
+    // instead, a round trip after it left, the delay is no hold.
+    let delay = |timer: bool| {
+        let mut x = Synth::ethernet();
+        for k in 0..5u16 {
+            let mut c = Conv::new(ep(1, [10, 0, 0, 1], 40000 + k), server(), 1000, 5000);
+            let t0 = 1.0 + 2.0 * k as f64;
+            c.handshake(&mut x, t0, 0.040, 0.0001);
+            let mut t = t0 + 0.05;
+            for _ in 0..3 {
+                c.data(&mut x, t, true, 1460);
+            }
+            t += 0.040;
+            // The first two segments' ACK releases the next flight.
+            x.tcp(t, c.s, c.c, c.sseq, c.cseq.wrapping_sub(1460), ACK, 0, None);
+            for _ in 0..4 {
+                c.data(&mut x, t + 0.0001, true, 1460);
+            }
+            let odd = if timer { t + 0.022 } else { t + 0.0405 };
+            x.tcp(odd, c.s, c.c, c.sseq, c.cseq.wrapping_sub(4 * 1460), ACK, 0, None);
+            x.tcp(t + 0.0406, c.s, c.c, c.sseq, c.cseq.wrapping_sub(2 * 1460), ACK, 0, None);
+            c.data(&mut x, t + 0.041, true, 1460);
+            c.data(&mut x, t + 0.041, true, 1460);
+            c.ack(&mut x, t + 0.081, false);
+            c.close(&mut x, t + 0.5, 0.04);
+        }
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().ack_delay_s
+    };
+    let d = delay(true).expect("five held ACKs");
+    assert!((d - 0.022).abs() < 0.001, "{d}");
+    assert_eq!(delay(false), None);
+}
+
+#[test]
 fn segments_per_ack_and_whole_sessions_are_in_the_model() {
     let mut x = Synth::ethernet();
     let mut c = Conv::new(client(), server(), 1000, 5000);

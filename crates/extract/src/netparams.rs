@@ -63,9 +63,8 @@ pub(crate) struct NetAcc {
     windows: Reservoir<u64>,
     /// Delay from a hole opening in this host's data to its fill, seconds.
     fills: Reservoir<f64>,
-    /// Delay from a data segment to this host's pure ACK of it alone
-    /// (the round trip from the link included), seconds.
-    ack_holds: Reservoir<f64>,
+    /// This host's pure ACKs of one segment alone (`AckHold`).
+    ack_holds: Reservoir<AckHold>,
     /// Data segments that carried new data (not below the highest sequence seen).
     pub new_segs: u64,
     /// Segments entirely below the highest sequence seen that filled no hole.
@@ -207,8 +206,8 @@ impl NetAcc {
         self.syns_sack += o.sack_permitted as u64;
     }
 
-    pub(crate) fn ack_hold(&mut self, delay_s: f64, rng: &mut Rng) {
-        self.ack_holds.push(delay_s.max(0.0), HOST_RESERVOIR, rng);
+    pub(crate) fn ack_hold(&mut self, h: AckHold, rng: &mut Rng) {
+        self.ack_holds.push(h, HOST_RESERVOIR, rng);
     }
 
     pub(crate) fn fill(&mut self, delay_s: f64, rng: &mut Rng) {
@@ -353,15 +352,36 @@ const ACK_HOLD_MAX_S: f64 = 1.0;
 /// Held ACKs needed for an estimate.
 const ACK_HOLD_MIN_SAMPLES: usize = 5;
 
-/// A host's delayed-ACK timeout from its ACKs of one segment: each one's
-/// delay less the host's short round trips (`rtt_p5`), the ACKs sent at
-/// once left out, the median of those the timer held. Stacks differ
-/// (Linux 40 ms and up, macOS 100 ms, Windows 200 ms), and a receiver
-/// whose segments arrive further apart than its timeout ACKs each one: a
-/// generator with the wrong timer sends the wrong number of ACKs.
-fn ack_delay(holds: &[f64], rtt_p5: Option<f64>) -> Option<f64> {
+/// A pure ACK of one segment alone, everything before it acknowledged,
+/// seconds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AckHold {
+    /// Of the latest segment sent: from that segment to the ACK, the round
+    /// trip included.
+    Latest(f64),
+    /// Of a flight's odd segment, sent with the one the previous ACK
+    /// covered (they reached the receiver together): from that ACK to this
+    /// one, and from the next segment sent to this ACK.
+    Odd { past_ack: f64, after_next: f64 },
+}
+
+/// A host's delayed-ACK timeout from its ACKs of one segment alone: the
+/// latest segment's delay less the host's short round trips (`rtt_p5`),
+/// or an odd segment's hold past its companion's ACK where the next
+/// segment, sent less than that round trip before, cannot have brought it;
+/// the ACKs sent at once left out, the median of those the timer held.
+/// Stacks differ (Linux 40 ms and up, macOS 100 ms, Windows 200 ms), and a
+/// receiver whose segments arrive further apart than its timeout ACKs each
+/// one: a generator with the wrong timer sends the wrong number of ACKs,
+/// and spaces a window-limited upload's flights wrongly (the odd segment
+/// of each flight waits for it, and the next flight for its ACK).
+fn ack_delay(holds: &[AckHold], rtt_p5: Option<f64>) -> Option<f64> {
     let rtt = rtt_p5?;
-    let held = sorted(holds.iter().map(|&d| d - rtt).filter(|&h| (ACK_HOLD_MIN_S..=ACK_HOLD_MAX_S).contains(&h)));
+    let hold = |h: &AckHold| match *h {
+        AckHold::Latest(d) => Some(d - rtt),
+        AckHold::Odd { past_ack, after_next } => (after_next < rtt).then_some(past_ack),
+    };
+    let held = sorted(holds.iter().filter_map(hold).filter(|&h| (ACK_HOLD_MIN_S..=ACK_HOLD_MAX_S).contains(&h)));
     (held.len() >= ACK_HOLD_MIN_SAMPLES).then(|| percentile(&held, 50.0))
 }
 
@@ -466,18 +486,37 @@ mod tests {
         // ACKs sent at once (a round trip after the segment), and held 100
         // ms more (macOS's timer); one that waited for something else.
         for d in [0.020, 0.0201, 0.020, 0.120, 0.121, 0.119, 0.120, 3.0] {
-            h.ack_hold(d, &mut rng);
+            h.ack_hold(AckHold::Latest(d), &mut rng);
         }
         assert_eq!(h.finish(&opts()).ack_delay_s, None, "four held ACKs are too few");
-        h.ack_hold(0.122, &mut rng);
+        h.ack_hold(AckHold::Latest(0.122), &mut rng);
         let d = h.finish(&opts()).ack_delay_s.unwrap();
         assert!((d - 0.100).abs() < 1e-9, "{d}");
         // Without an RTT the round trip cannot be taken out.
         let mut n = NetAcc::default();
         for _ in 0..10 {
-            n.ack_hold(0.1, &mut rng);
+            n.ack_hold(AckHold::Latest(0.1), &mut rng);
         }
         assert_eq!(n.finish(&opts()).ack_delay_s, None);
+    }
+
+    #[test]
+    fn an_odd_segments_hold_counts_where_the_next_segment_cannot_have_brought_it() {
+        // A flight's odd segment ACKed 15 ms after its companion's ACK, the
+        // next segment sent 15 ms before (less than the 20 ms round trip):
+        // the timer's. One ACKed 25 ms on, the next segment sent 25 ms
+        // before: its arrival may have brought the ACK, so it is no hold.
+        let (mut h, mut rng) = with_rtts();
+        for _ in 0..4 {
+            h.ack_hold(AckHold::Odd { past_ack: 0.015, after_next: 0.015 }, &mut rng);
+        }
+        for _ in 0..6 {
+            h.ack_hold(AckHold::Odd { past_ack: 0.025, after_next: 0.025 }, &mut rng);
+        }
+        assert_eq!(h.finish(&opts()).ack_delay_s, None, "four holds are too few");
+        h.ack_hold(AckHold::Odd { past_ack: 0.016, after_next: 0.0161 }, &mut rng);
+        let d = h.finish(&opts()).ack_delay_s.unwrap();
+        assert!((d - 0.015).abs() < 1e-9, "{d}");
     }
 
     #[test]

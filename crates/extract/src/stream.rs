@@ -6,6 +6,57 @@
 /// Open holes remembered per direction; older ones are forgotten.
 pub(crate) const MAX_GAPS: usize = 16;
 
+/// New segments remembered per direction, for the ACK that covers one of
+/// them alone (`Recent`).
+pub(crate) const RECENT_SEGS: usize = 8;
+
+/// The latest segments of new data a direction sent, oldest first: the
+/// one an ACK covered alone, when it was sent and when data after it was.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Recent {
+    /// (start, end, when seen), `n` of them.
+    segs: [(i64, i64, i64); RECENT_SEGS],
+    n: u8,
+}
+
+impl Recent {
+    pub(crate) fn push(&mut self, start: i64, end: i64, t: i64) {
+        if (self.n as usize) == RECENT_SEGS {
+            self.segs.copy_within(1.., 0);
+            self.n -= 1;
+        }
+        self.segs[self.n as usize] = (start, end, t);
+        self.n += 1;
+    }
+
+    /// Forgets them all: after data sent again an ACK may answer either copy.
+    pub(crate) fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// The segment that ends at `end`, with when the one before it and
+    /// the one after it were seen.
+    pub(crate) fn ending_at(&self, end: i64) -> Option<Sent> {
+        let segs = &self.segs[..self.n as usize];
+        let i = segs.iter().position(|&(_, e, _)| e == end)?;
+        let (start, _, t) = segs[i];
+        let prev_t = i.checked_sub(1).map(|j| segs[j]).filter(|&(_, e, _)| e == start).map(|(_, _, t)| t);
+        Some(Sent { start, t, prev_t, next_t: segs.get(i + 1).map(|&(_, _, t)| t) })
+    }
+}
+
+/// A segment of new data as `Recent` found it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sent {
+    pub start: i64,
+    /// When it was seen.
+    pub t: i64,
+    /// When the segment that ends where it starts was (if remembered).
+    pub prev_t: Option<i64>,
+    /// When the next segment was (none if nothing was sent after it yet).
+    pub next_t: Option<i64>,
+}
+
 /// A hole: bytes [start, end) skipped by a segment seen at time `t`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Gap {
@@ -110,8 +161,10 @@ pub(crate) struct Dir {
     /// The window field of the receiver's latest ACK (a repeated ACK that
     /// changes it is a window update, not a duplicate).
     pub rwnd: u16,
-    /// Highest offset the peer has acknowledged.
+    /// Highest offset the peer has acknowledged, and when the ACK that
+    /// moved it there was seen.
     pub acked: i64,
+    pub acked_t: i64,
     /// The shortest time from a timed segment to the ACK that covered it,
     /// ns: the round trip between the capture and the receiver.
     pub rtt_min: Option<i64>,
@@ -119,8 +172,9 @@ pub(crate) struct Dir {
     /// window-limited one was counted, or could not be.
     pub flight: Option<Flight>,
     pub flight_done: bool,
-    /// The latest segment of new data: when it was seen and its start.
-    pub last_new: Option<(i64, i64)>,
+    /// The latest segments of new data (none kept once data was sent
+    /// again, until the next new segment).
+    pub recent: Recent,
 }
 
 /// A receiver's run of loss reports (duplicate and selective ACKs) until

@@ -26,7 +26,7 @@ use crate::exchanges::{Exchanges, Pair};
 use crate::flowkey::FlowKey;
 use crate::grouping::{AduShape, ConnShape, GroupKey, Grouper};
 use crate::hosts::HostTable;
-use crate::netparams::PAIR_MIN_PAYLOAD;
+use crate::netparams::{AckHold, PAIR_MIN_PAYLOAD};
 use crate::options::{secs, Compiled, DISORDER_NS};
 use crate::record::{ConnRecord, EndReason};
 use crate::sides::key_addr;
@@ -797,7 +797,10 @@ fn ack(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
     if let Some(fl) = od.flight.as_mut().filter(|fl| a > fl.from && fl.acked_at.is_none()) {
         fl.acked_at = Some(s.t);
     }
-    od.acked = od.acked.max(a);
+    if a > od.acked {
+        od.acked = a;
+        od.acked_t = s.t;
+    }
     acked_unseen(c, a, s, cx);
 }
 
@@ -822,18 +825,31 @@ fn answered(od: &mut Dir, a: i64, s: &Packet, cx: &mut Ctx) {
     }
 }
 
+/// Segments sent this close together reach the receiver together.
+const SAME_BURST: i64 = 1_000_000;
+
 /// Pure ACKs once the peer has sent data: how often this host
-/// acknowledges, on the wire (window updates and duplicates too). One of
-/// the latest segment alone, everything before it acknowledged already,
-/// was held by the delayed-ACK timer (or sent at once): its delay, the
-/// round trip included.
+/// acknowledges, on the wire (window updates and duplicates too). One of a
+/// segment alone, everything before it acknowledged already, was held by
+/// the delayed-ACK timer (or sent at once): the latest segment's delay, the
+/// round trip included; or the odd segment a flight left, sent with the
+/// one the previous ACK covered, its hold past that ACK, and how long
+/// after the next segment it came (that segment may have brought it).
 fn ack_habits(od: &Dir, a: i64, pure_ack: bool, s: &Packet, cx: &mut Ctx) {
     if pure_ack && od.data_hi.is_some() {
         cx.hosts.get(s.from).net.acks += 1;
-        if let Some((t_new, start)) = od.last_new {
-            if od.acked >= start && a > od.acked && Some(a) == od.data_hi {
-                cx.hosts.get(s.from).net.ack_hold(secs(s.t - t_new), cx.rh);
-            }
+        let Some(seg) = od.recent.ending_at(a).filter(|g| od.acked >= g.start && a > od.acked) else {
+            return;
+        };
+        let hold = match seg.next_t {
+            None => Some(AckHold::Latest(secs(s.t - seg.t))),
+            Some(next) => seg
+                .prev_t
+                .filter(|&p| seg.t - p <= SAME_BURST && seg.t <= od.acked_t)
+                .map(|_| AckHold::Odd { past_ack: secs(s.t - od.acked_t), after_next: secs(s.t - next) }),
+        };
+        if let Some(h) = hold {
+            cx.hosts.get(s.from).net.ack_hold(h, cx.rh);
         }
     }
 }
@@ -960,7 +976,8 @@ fn data(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
 /// A segment wholly below the highest data seen: a fill if it lands in a
 /// hole (classified as loss or reordering at the end), else a
 /// retransmission. Either is a sign of loss, and the segment is neither
-/// timed (Karn) nor half of a packet pair.
+/// timed (Karn) nor half of a packet pair, nor is the next ACK's delay a
+/// hold of the delayed-ACK timer: it may answer either copy.
 fn resent(dd: &mut Dir, s0: i64, e0: i64, s: &Packet, cx: &mut Ctx) {
     dd.recovered_at = Some(s.t);
     dd.loss_at = Some(s.t);
@@ -973,6 +990,7 @@ fn resent(dd: &mut Dir, s0: i64, e0: i64, s: &Packet, cx: &mut Ctx) {
     }
     dd.timing = None;
     dd.prev = None;
+    dd.recent.clear();
 }
 
 /// A segment with new data at offsets `s0..e0` (its part below `floor`
@@ -1003,8 +1021,11 @@ fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s
     rx.bytes_received += (e0 - s0.max(floor)) as u64;
     timing_and_pairs(dd, s0, e0, floor, s, cx);
     dd.data_hi = Some(e0);
+    // Partly sent before: its ACK's delay is no hold either (Karn).
     if s0 >= floor {
-        dd.last_new = Some((t, s0));
+        dd.recent.push(s0, e0, t);
+    } else {
+        dd.recent.clear();
     }
     if e0 > dd.hi {
         past_highest(c, e0, s, cx);

@@ -674,6 +674,79 @@ fn losses_in_bursts_are_counted_per_episode() {
 }
 
 #[test]
+fn an_ack_after_a_retransmission_is_no_hold_of_the_delayed_ack_timer() {
+    // Eleven lone requests, each answered by a pure ACK, then a response.
+    // The server's timer holds five of those ACKs 25 ms past the 30 ms
+    // path; the other six requests are sent again 200 ms on, and their ACKs
+    // answer the second copy. Timed from the first, they would be holds of
+    // 200 ms, and the median of all eleven one of them (Karn's rule, as for
+    // the round trip: an ACK after a retransmission answers either copy).
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.030, 0.010);
+    for i in 0..11 {
+        let t = 1.1 + i as f64;
+        c.data(&mut x, t, true, 300);
+        let answered = if i < 5 {
+            t + 0.055
+        } else {
+            x.tcp(t + 0.2, c.c, c.s, c.cseq.wrapping_sub(300), c.sseq, ACK, 300, None);
+            t + 0.23
+        };
+        c.ack(&mut x, answered, false);
+        c.response(&mut x, answered + 0.05, 500, 0.0);
+        c.ack(&mut x, answered + 0.06, true);
+    }
+    c.close(&mut x, 13.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let s = m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap();
+    let d = s.ack_delay_s.expect("five holds");
+    assert!((0.015..=0.030).contains(&d), "{d}");
+}
+
+#[test]
+fn the_odd_segment_of_an_uploads_flights_shows_the_receivers_timer() {
+    // Five uploads of 3 + 4 + 2 segments on a 40 ms path, slow start
+    // clocked by the server's ACKs: it ACKs the first two segments of each
+    // flight at once and holds the third 22 ms (its timer), or, without a
+    // timer that short, ACKs it with the next flight's first segment. The
+    // latest segment never stands alone, so only the odd ones show the
+    // timer; the next flight left 22 ms before the held ACK, less than the
+    // round trip, so it cannot have brought it. Acked by the next flight
+    // instead, a round trip after it left, the delay is no hold.
+    let delay = |timer: bool| {
+        let mut x = Synth::ethernet();
+        for k in 0..5u16 {
+            let mut c = Conv::new(ep(1, [10, 0, 0, 1], 40000 + k), server(), 1000, 5000);
+            let t0 = 1.0 + 2.0 * k as f64;
+            c.handshake(&mut x, t0, 0.040, 0.0001);
+            let mut t = t0 + 0.05;
+            for _ in 0..3 {
+                c.data(&mut x, t, true, 1460);
+            }
+            t += 0.040;
+            // The first two segments' ACK releases the next flight.
+            x.tcp(t, c.s, c.c, c.sseq, c.cseq.wrapping_sub(1460), ACK, 0, None);
+            for _ in 0..4 {
+                c.data(&mut x, t + 0.0001, true, 1460);
+            }
+            let odd = if timer { t + 0.022 } else { t + 0.0405 };
+            x.tcp(odd, c.s, c.c, c.sseq, c.cseq.wrapping_sub(4 * 1460), ACK, 0, None);
+            x.tcp(t + 0.0406, c.s, c.c, c.sseq, c.cseq.wrapping_sub(2 * 1460), ACK, 0, None);
+            c.data(&mut x, t + 0.041, true, 1460);
+            c.data(&mut x, t + 0.041, true, 1460);
+            c.ack(&mut x, t + 0.081, false);
+            c.close(&mut x, t + 0.5, 0.04);
+        }
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().ack_delay_s
+    };
+    let d = delay(true).expect("five held ACKs");
+    assert!((d - 0.022).abs() < 0.001, "{d}");
+    assert_eq!(delay(false), None);
+}
+
+#[test]
 fn segments_per_ack_and_whole_sessions_are_in_the_model() {
     let mut x = Synth::ethernet();
     let mut c = Conv::new(client(), server(), 1000, 5000);

@@ -545,7 +545,8 @@ pub struct HostParams {
     #[serde(default)]
     pub bytes_per_ack: Option<f64>,
     /// The host's delayed-ACK timeout, seconds: the median hold of its ACKs
-    /// of one segment that waited for a timer, less its round trip.
+    /// of one segment (not sent again) that waited for a timer, less its
+    /// round trip.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_delay_s: Option<f64>,
     /// Whether most of the host's SYNs offered TCP timestamps (12 header

@@ -21,36 +21,40 @@ use units::{Dur, Opt, Time};
 /// retransmitted FIN before its state is released.
 pub const TIME_WAIT: Dur = Dur::from_secs(2);
 
+/// Laid out in declaration order (`repr(C)`): the engine's fields lead,
+/// those a segment is checked against (hosts, ports, the table's lead)
+/// last, next to the endpoint, which is laid out likewise (see [`Tcp`]).
+#[repr(C)]
 pub struct Conn {
-    pub tcp: Tcp,
-    pub app: u32,
-    pub host: HostId,
-    pub lport: u16,
-    pub rhost: HostId,
-    pub rport: u16,
-    /// Accepted from a listener (rather than opened by `connect`).
-    pub passive: bool,
+    pub opened: Time,
     /// The other end, which holds the marks for what we receive.
     pub peer: Opt<ConnId>,
     /// Bytes the app has written; marks are placed at this offset.
     pub written: u64,
     /// In-order bytes received.
     pub delivered: u64,
-    /// Our marks not yet reached by the peer: (offset, message).
-    pub marks: VecDeque<(u64, u64)>,
     /// The offset of the peer's first mark not yet reached here, if the
     /// peer has one: data below it is delivered without visiting the peer.
     next_mark: Opt<u64>,
+    pub release_at: Opt<Time>,
+    /// Our marks not yet reached by the peer: (offset, message).
+    pub marks: VecDeque<(u64, u64)>,
+    pub app: u32,
+    pub host: HostId,
+    pub rhost: HostId,
+    pub lport: u16,
+    pub rport: u16,
+    /// Accepted from a listener (rather than opened by `connect`).
+    pub passive: bool,
     pub greedy: bool,
     pub want_writable: bool,
-    pub release_at: Opt<Time>,
-    pub opened: Time,
     /// The demultiplexing table leads to it (it can lose its entry to a
     /// later connection of the same addresses and ports).
     routed: bool,
     /// Its host's IP header bytes, which every segment it sends needs: kept
     /// here, in room the fields above leave, so that sending reads no host.
     ip_header: u8,
+    pub tcp: Tcp,
 }
 
 impl Conn {

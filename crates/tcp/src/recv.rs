@@ -22,44 +22,51 @@ pub(crate) struct Rx {
     pub fin: bool,
 }
 
+/// Laid out in declaration order (`repr(C)`), in the order a connection's
+/// state is visited (see [`crate::Tcp`]): what is seldom read first, then
+/// what only arriving data touches, then what every segment sent reads
+/// (the ACK point, the window, the SACK blocks, the delayed ACK), next to
+/// the rest of the endpoint's state, so that a sender's ACKs leave the
+/// first lines alone.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct Receiver {
-    rcv_nxt: u64,
-    /// Sorted, disjoint, non-adjacent `[start, end)` ranges above `rcv_nxt`.
-    ooo: VecDeque<(u64, u64)>,
-    ooo_bytes: u64,
-    /// Blocks to report, most recent first.
-    sack: KeptBlocks,
-    sack_enabled: bool,
     /// Sequence number of the peer's FIN once seen (possibly out of order).
     fin_seq: Opt<u64>,
-    fin_done: bool,
-    rcv_buf: u64,
+    /// Autotuning: the starting buffer (set before `start`), then the window's growth.
+    auto_initial: Opt<u64>,
+    /// Sorted, disjoint, non-adjacent `[start, end)` ranges above `rcv_nxt`.
+    ooo: VecDeque<(u64, u64)>,
     /// Delayed ACK: ACK at once when more than this many in-order bytes are unacknowledged.
     ack_after: u64,
-    unacked: u64,
+    /// When in-order data last arrived.
+    last_data: Opt<Time>,
+    delack_timeout: Dur,
     /// `TcpConfig::ack_bytes`, the bytes counted towards it, and whether
     /// the ACK now due is one of its own.
     ack_bytes: Opt<u64>,
-    credit: u64,
-    credit_ack: bool,
-    ack_now: bool,
-    delack_at: Opt<Time>,
-    delack_timeout: Dur,
-    /// SACK blocks that fit beside the other options (3 with timestamps).
-    max_blocks: u8,
     /// Linux quick-ACK mode: data segments still to ACK at once.
     quick: u32,
     quick_max: u32,
-    /// When in-order data last arrived.
-    last_data: Opt<Time>,
-    /// Autotuning: the starting buffer (set before `start`), then the window's growth.
-    auto_initial: Opt<u64>,
     space: Option<RcvSpace>,
+    rcv_nxt: u64,
+    rcv_buf: u64,
+    ooo_bytes: u64,
     /// The right edge of the window last advertised, which never moves back.
     right_edge: u64,
+    credit: u64,
+    unacked: u64,
+    delack_at: Opt<Time>,
+    /// Blocks to report, most recent first.
+    sack: KeptBlocks,
+    fin_done: bool,
+    /// SACK blocks that fit beside the other options (3 with timestamps).
+    max_blocks: u8,
+    sack_enabled: bool,
     /// A fixed window is reduced by the bytes held out of order (`TcpConfig::ooo_shrinks_window`).
     ooo_shrinks: bool,
+    credit_ack: bool,
+    ack_now: bool,
 }
 
 impl Receiver {
@@ -381,6 +388,18 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sender's ACKs, which read the ACK point, the window and the
+    /// SACK blocks, leave the fields only arriving data touches alone:
+    /// they lead the receiver, the ACK point follows them.
+    #[test]
+    fn what_only_arriving_data_touches_leads_the_receiver() {
+        use std::mem::offset_of;
+        let data_only = offset_of!(Receiver, quick_max) + 4;
+        assert!(data_only <= offset_of!(Receiver, space));
+        assert!(offset_of!(Receiver, space) < offset_of!(Receiver, rcv_nxt));
+        assert!(data_only >= 64, "a sender's ACK skips at least a cache line of it");
+    }
 
     fn rx() -> Receiver {
         let mut r = Receiver::new(1 << 20, Dur::from_millis(40));

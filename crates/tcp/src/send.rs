@@ -88,16 +88,20 @@ pub(crate) struct Candidate {
     pub lost: bool,
 }
 
+/// Laid out in declaration order (`repr(C)`), in the order a connection's
+/// state is visited (see [`crate::Tcp`]): what every ACK reads, sender or
+/// receiver, first; what only an ACK advancing snd_una or SACKing data
+/// touches last, so that a receiver's pure ACKs leave those lines alone.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct Scoreboard {
-    q: VecDeque<Sent>,
     una: u64,
     nxt: u64,
     sacked: u64,
-    sacked_segs: u64,
     lost: u64,
     retrans: u64,
     high_sacked: u64,
+    sacked_segs: u64,
     /// HighRxt-like cursor: segments below it are SACKed or already retransmitted.
     rxt_cur: u64,
     /// IsLost marking: every unSACKed segment below `lost_cur` is marked lost, and
@@ -108,6 +112,7 @@ pub(crate) struct Scoreboard {
     /// Blocks of the previous ACK: ranges inside them are already marked, so a growing
     /// block costs only its new part (Linux's recv_sack_cache).
     sack_cache: KeptBlocks,
+    q: VecDeque<Sent>,
     /// Retransmissions in flight, in send order.
     rtx_fifo: VecDeque<Rtx>,
     /// Transmissions so far (wrapping): the next one's order.
@@ -699,6 +704,24 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An ACK that moves nothing (a receiver's) reads the counts that
+    /// lead the scoreboard and leaves the rest, ending with the queue, alone.
+    #[test]
+    fn what_every_ack_reads_leads_the_scoreboard() {
+        use std::mem::offset_of;
+        for f in [
+            offset_of!(Scoreboard, una),
+            offset_of!(Scoreboard, nxt),
+            offset_of!(Scoreboard, sacked),
+            offset_of!(Scoreboard, lost),
+            offset_of!(Scoreboard, retrans),
+            offset_of!(Scoreboard, high_sacked),
+        ] {
+            assert!(f < offset_of!(Scoreboard, sacked_segs));
+        }
+        assert!(offset_of!(Scoreboard, sacked_segs) < offset_of!(Scoreboard, q));
+    }
 
     const M: u64 = 100;
 

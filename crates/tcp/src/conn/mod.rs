@@ -105,58 +105,68 @@ impl CwndUsage {
 }
 
 /// A TCP endpoint (sans-IO): feed it segments and timer ticks, collect segments to send.
+///
+/// Thousands of endpoints take turns, so a segment's arrival finds its
+/// endpoint out of cache and pays a miss for each cache line it touches.
+/// The fields are therefore laid out in declaration order (`repr(C)`),
+/// grouped by who touches them: the receiver (whose seldom-read and
+/// data-only fields lead), then what every segment in or out reads, then
+/// the scoreboard (what every ACK reads first, then what only one that
+/// acknowledges or SACKs data touches) and congestion control, which only
+/// a sender's ACKs move. A pure ACK at a sender and a data segment at a
+/// receiver each leave a few lines at one end untouched.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Tcp {
+    rcv: Receiver,
     /// Shared by the endpoints of one host or host group: a copy in each
     /// would be most of an idle connection's memory.
     cfg: Arc<TcpConfig>,
-    state: State,
-    mss: u32,
-    sack_ok: bool,
-    /// ECN agreed, a CWR owed, a mark being echoed (one byte).
-    ecn: EcnState,
-    // Sender.
-    sb: Scoreboard,
     /// 1 + bytes written by the app; the FIN (if any) has this sequence number.
     write_end: u64,
-    fin_queued: bool,
-    fin_sent: bool,
     snd_wnd: u64,
     snd_wl1: u64,
     snd_wl2: u64,
-    w: Window,
-    cc: Cc,
-    rec: Loss,
-    rtt: Rto,
     /// The transmit timer: when, and for what (apart, so that the kind's byte packs
     /// with the other small fields; see [`Tcp::xmit`]).
     xmit_at: Opt<Time>,
-    xmit_kind: Xmit,
-    rack: Rack,
     /// A tail loss probe is outstanding until snd_una reaches this (`tlp_high_seq`), and
     /// it was a retransmission (`tlp_retrans`).
     tlp_high: Opt<u64>,
-    tlp_retrans: bool,
+    /// When the SYN (or SYN-ACK) last left during the handshake, and data after it.
+    last_send: Time,
+    /// Current send-buffer size (fixed, or autotuned up to `cfg.snd_buf`).
+    sndbuf: u64,
+    /// Time of the call being served (for the TSval of segments built in it).
+    clock: Time,
+    w: Window,
+    usage: CwndUsage,
+    rtt: Rto,
+    rack: Rack,
+    rec: Loss,
+    stats: TcpStats,
+    mss: u32,
     /// Consecutive data retransmission timeouts without progress.
     rto_count: u32,
+    /// The peer's latest TSval to echo.
+    ts_recent: u32,
     /// SYN (or SYN-ACK) timeouts, towards `syn_retries` (16 bits: with the backoff
     /// capped at `max_rto`, more than anyone waits for).
     syn_rtx: u16,
     /// SYN or SYN-ACK retransmissions of any cause (Linux's `total_retrans` then).
     syn_resent: u16,
-    /// When the SYN (or SYN-ACK) last left during the handshake, and data after it.
-    last_send: Time,
-    usage: CwndUsage,
-    /// Current send-buffer size (fixed, or autotuned up to `cfg.snd_buf`).
-    sndbuf: u64,
-    /// RFC 7323 timestamps agreed, and the peer's latest TSval to echo.
+    state: State,
+    sack_ok: bool,
+    /// ECN agreed, a CWR owed, a mark being echoed (one byte).
+    ecn: EcnState,
+    fin_queued: bool,
+    fin_sent: bool,
+    xmit_kind: Xmit,
+    /// RFC 7323 timestamps agreed.
     ts_ok: bool,
-    ts_recent: u32,
-    /// Time of the call being served (for the TSval of segments built in it).
-    clock: Time,
-    // Receiver.
-    rcv: Receiver,
-    stats: TcpStats,
+    tlp_retrans: bool,
+    sb: Scoreboard,
+    cc: Cc,
 }
 
 impl Tcp {
@@ -527,5 +537,21 @@ impl Tcp {
     /// In fast recovery (Reno, NewReno or SACK)?
     pub fn in_recovery(&self) -> bool {
         self.rec.phase() == crate::recovery::Phase::Recovery
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    /// What only a receiver's data touches leads the endpoint, what only a
+    /// sender's ACKs touch (the scoreboard's tail, congestion control)
+    /// ends it, so that each visit leaves the lines at one end alone.
+    #[test]
+    fn the_receiver_leads_an_endpoint_and_congestion_control_ends_it() {
+        assert_eq!(offset_of!(Tcp, rcv), 0);
+        assert_eq!(offset_of!(Tcp, sb) + size_of::<Scoreboard>(), offset_of!(Tcp, cc));
+        assert_eq!(offset_of!(Tcp, cc) + size_of::<Cc>(), size_of::<Tcp>());
     }
 }

@@ -1,8 +1,11 @@
 //! The receive window as Linux grows it: the advertised window starts at
 //! 64 KiB and opens by two segments per full-sized segment received
 //! (`tcp_grow_window`, bounded by `rcv_ssthresh`) up to a clamp that
-//! dynamic right-sizing raises once per receiver round trip to about twice
-//! what the application read in the last one (`tcp_rcv_space_adjust`). While
+//! dynamic right-sizing raises once per receiver round trip to twice what
+//! the application read in the last one, twice more in proportion to its
+//! growth, and the span held out of order (`tcp_rcv_space_adjust` and
+//! `tcp_rcvbuf_grow`, Linux 6.16 and later; an out-of-order segment raises
+//! it too). While
 //! the window opens, every segment is ACKed at once (`icsk_ack.quick |= 1`),
 //! which shapes the sender's ACK clock in slow start: a train of an ACK per
 //! segment rather than per two. How much of the buffer counts as window
@@ -185,10 +188,11 @@ impl RcvSpace {
         self.rtt_time = Opt::some(now);
     }
 
-    /// The application has read everything up to `rcv_nxt` at `now`: once
-    /// per receiver round trip, raise the buffer to hold twice what was
-    /// read in it, plus room for the growth (tcp_rcv_space_adjust).
-    pub fn adjust(&mut self, now: Time, rcv_nxt: u64) {
+    /// The application has read everything up to `rcv_nxt` at `now`, with
+    /// `ooo_span` bytes from `rcv_nxt` to the end of what is held out of
+    /// order: once per receiver round trip, a read of more than the last
+    /// measure grows the buffer (tcp_rcv_space_adjust).
+    pub fn adjust(&mut self, now: Time, rcv_nxt: u64, ooo_span: u64) {
         let Some(since) = self.space_time.get() else {
             self.space_time = Opt::some(now);
             return;
@@ -199,16 +203,35 @@ impl RcvSpace {
         }
         let copied = rcv_nxt - self.space_seq;
         if copied > self.space {
-            let mut rcvwin = 2 * copied + 16 * self.mss as u64;
-            rcvwin += 2 * (rcvwin as u128 * (copied - self.space) as u128 / self.space.max(1) as u128) as u64;
-            let buf = space_from_win(rcvwin, self.ratio).min(self.max_buf);
-            if buf > self.buf {
-                self.buf = buf;
-            }
-            self.space = copied;
+            self.grow_buf(copied, ooo_span);
         }
         self.space_seq = rcv_nxt;
         self.space_time = Opt::some(now);
+    }
+
+    /// A segment was queued out of order, the held data now spanning
+    /// `ooo_span` bytes from `rcv_nxt`: the buffer grows to hold it beside
+    /// twice the last measure (tcp_data_queue_ofo), so that the memory the
+    /// hole holds does not cut the sender's window.
+    pub fn out_of_order(&mut self, ooo_span: u64) {
+        self.grow_buf(self.space, ooo_span);
+    }
+
+    /// Linux `tcp_rcvbuf_grow`: the measure becomes `space`, and the buffer
+    /// grows to hold twice it (right-sizing is a round trip late), twice
+    /// more in proportion to its growth over the last measure (a sender in
+    /// slow start doubles each round trip), and `ooo_span`, up to the
+    /// maximum; it never shrinks.
+    fn grow_buf(&mut self, space: u64, ooo_span: u64) {
+        let old = self.space.max(1);
+        self.space = space;
+        let mut rcvwin = 2 * space;
+        rcvwin += 2 * (rcvwin as u128 * space.saturating_sub(old) as u128 / old as u128) as u64;
+        rcvwin += ooo_span;
+        let buf = space_from_win(rcvwin, self.ratio).min(self.max_buf);
+        if buf > self.buf {
+            self.buf = buf;
+        }
     }
 
     /// Whether round trips come from timestamp echoes.
@@ -252,8 +275,8 @@ mod tests {
         assert!(!s.grow(MSS, 0), "no room left: the window stays and ACKs are delayed again");
         // Right-sizing makes room: each segment then opens two more.
         s.rtt_from_echo(1, Dur::from_millis(40));
-        s.adjust(Time::ZERO, 0);
-        s.adjust(Time(50 * 1_000_000), 100 * MSS as u64);
+        s.adjust(Time::ZERO, 0, 0);
+        s.adjust(Time(50 * 1_000_000), 100 * MSS as u64, 0);
         let before = s.window(0);
         assert!(s.grow(MSS, 0));
         assert_eq!(s.window(0), before + 2 * MSS as u64);
@@ -281,37 +304,61 @@ mod tests {
     }
 
     #[test]
-    fn right_sizing_grows_the_buffer_to_twice_a_round_trips_reading_and_no_further_than_the_maximum() {
-        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 64 << 20, 0);
+    fn right_sizing_grows_the_buffer_as_linux_does_in_slow_start() {
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
+        s.measure(MSS);
         // The first data starts the first measure.
-        s.adjust(Time::ZERO, 0);
-        s.adjust(Time(100 * 1_000_000), 50_000);
+        s.adjust(Time::ZERO, 0, 0);
+        s.adjust(Time(100 * 1_000_000), 50_000, 0);
         assert_eq!(s.buf(), RCV_BUF_INITIAL, "no round-trip estimate yet: nothing to measure against");
-        s.rtt_from_echo(7, Dur::from_millis(40));
-        s.rtt_from_echo(7, Dur::from_millis(400));
-        s.adjust(Time(30 * 1_000_000), 14_000);
+        s.rtt_from_echo(7, Dur::from_millis(45));
+        s.adjust(Time(30 * 1_000_000), 14_000, 0);
         assert_eq!(s.buf(), RCV_BUF_INITIAL, "within a round trip of the last measure");
-        // The first round trip brought no more than the initial window's
-        // worth (14480 bytes): nothing to grow for.
-        s.adjust(Time(45 * 1_000_000), 14_000);
-        assert_eq!(s.buf(), RCV_BUF_INITIAL);
-        // The next brought twice as much, as in slow start: room for twice
-        // that, and twice more for the growth.
-        s.adjust(Time(90 * 1_000_000), 14_000 + 28_000);
-        let rcvwin = 2 * 28_000 + 16 * MSS as u64;
-        let rcvwin = rcvwin + 2 * (rcvwin * (28_000 - 14_480) / 14_480);
-        assert_eq!(s.buf(), 2 * rcvwin);
+        // Linux 6.18's `tcp_rcvbuf_grow` trace of a download on a 45 ms
+        // path (1448-byte segments at a ratio of 160/256): reads of 11, 20
+        // and 40 segments in successive round trips leave the buffer at
+        // 131,072, then raise it to 244,316 (window clamp 152,697) and
+        // 556,032 (347,520): twice the read, twice more in proportion to
+        // its growth, and no cushion beyond.
+        let mut read = 0;
+        for (t, segments, buf) in [(45, 11, 131_072), (90, 20, 244_316), (135, 40, 556_032)] {
+            read += segments * MSS as u64;
+            s.adjust(Time(t * 1_000_000), read, 0);
+            assert_eq!(s.buf(), buf, "after {segments} segments");
+        }
+        assert_eq!(win_from_space(s.buf(), s.ratio), 347_520);
         // The same amount again: the buffer stays.
-        let b = s.buf();
-        s.adjust(Time(135 * 1_000_000), 42_000 + 28_000);
-        assert_eq!(s.buf(), b);
+        s.adjust(Time(180 * 1_000_000), read + 40 * MSS as u64, 0);
+        assert_eq!(s.buf(), 556_032);
         let mut small = RcvSpace::new(MSS, RCV_BUF_INITIAL, 1 << 20, 0);
         small.rtt_from_echo(1, Dur::from_millis(40));
-        small.adjust(Time::ZERO, 0);
+        small.adjust(Time::ZERO, 0, 0);
         for i in 1..20u64 {
-            small.adjust(Time(50 * i * 1_000_000), 20_000 * (1 << i.min(10)));
+            small.adjust(Time(50 * i * 1_000_000), 20_000 * (1 << i.min(10)), 0);
         }
-        assert_eq!(small.buf(), 1 << 20);
+        assert_eq!(small.buf(), 1 << 20, "never past the maximum");
+    }
+
+    #[test]
+    fn data_held_out_of_order_grows_the_buffer_by_its_span() {
+        // The first measure is the initial window's ten segments; the
+        // 128 KiB buffer holds 56 segments of window.
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
+        s.measure(MSS);
+        // Twice the measure and a hole of ten segments fit: nothing changes.
+        s.out_of_order(10 * MSS as u64);
+        assert_eq!(s.buf(), RCV_BUF_INITIAL);
+        // A hole of sixty does not: the buffer grows to hold 20 + 60 segments.
+        s.out_of_order(60 * MSS as u64);
+        assert_eq!(s.buf(), space_from_win(80 * MSS as u64, s.ratio));
+        // A read round trip counts what is still held the same way.
+        let mut t = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
+        t.measure(MSS);
+        t.rtt_from_echo(1, Dur::from_millis(45));
+        t.adjust(Time::ZERO, 0, 0);
+        t.adjust(Time(45 * 1_000_000), 20 * MSS as u64, 60 * MSS as u64);
+        // space 14,480 → 28,960: 2·20 + 2·40·(10/10) = 120 segments, + 60 held.
+        assert_eq!(t.buf(), space_from_win(180 * MSS as u64, t.ratio));
     }
 
     #[test]

@@ -240,8 +240,19 @@ impl Receiver {
             }
         } else if seq > self.rcv_nxt {
             if end > seq {
+                let held = self.ooo_bytes;
                 let r = self.insert(seq, end);
                 self.report(r);
+                // Linux (tcp_data_queue_ofo) opens the window on out-of-order
+                // data too when SACK is on (without it the duplicate ACKs
+                // must stay duplicates), and grows the buffer to hold the hole.
+                let span = self.ooo_span();
+                if let Some(sp) = &mut self.space {
+                    if self.sack_enabled {
+                        sp.grow(len, held);
+                    }
+                    sp.out_of_order(span);
+                }
             }
             self.ack_now = true; // out of order: ACK at once (RFC 5681 §4.2)
         } else {
@@ -261,12 +272,13 @@ impl Receiver {
             // while it does (tcp_grow_window's quick ACK), then lets the
             // application read, which right-sizes the buffer.
             let mut opened = false;
+            let span = self.ooo_span();
             if let Some(sp) = &mut self.space {
                 opened = sp.grow(len, self.ooo_bytes);
                 if !sp.timestamped() {
                     sp.rtt_from_window(now, self.rcv_nxt, self.right_edge.saturating_sub(start));
                 }
-                sp.adjust(now, self.rcv_nxt);
+                sp.adjust(now, self.rcv_nxt, span);
             }
             if filled_hole {
                 self.ack_now = true; // segment filled (part of) a gap
@@ -303,6 +315,11 @@ impl Receiver {
             rx.fin = true;
         }
         rx
+    }
+
+    /// Bytes from `rcv_nxt` to the end of the highest range held out of order.
+    fn ooo_span(&self) -> u64 {
+        self.ooo.back().map_or(0, |&(_, e)| e - self.rcv_nxt)
     }
 
     /// Insert `[s, e)` into the out-of-order set, merging; returns the containing range.

@@ -78,7 +78,7 @@ enum Ns2Action {
 }
 
 /// One ACK as seen by recovery.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct AckInfo {
     /// snd_una advance, bytes.
     pub acked: u64,
@@ -92,6 +92,15 @@ pub(crate) struct AckInfo {
     pub cwnd_limited: bool,
     /// It carried ECN-Echo on a connection that agreed on ECN.
     pub ece: bool,
+    /// The peer's receive window after it (the send window's other bound).
+    pub snd_wnd: u64,
+}
+
+impl Default for AckInfo {
+    /// No news, and no receive window that binds.
+    fn default() -> Self {
+        AckInfo { acked: 0, dup: false, delivered: 0, newly_lost: false, cwnd_limited: false, ece: false, snd_wnd: u64::MAX }
+    }
 }
 
 /// What the connection has to do after `on_ack`.
@@ -208,9 +217,10 @@ impl Loss {
             _ => EchoTimer::default(),
         }
     }
-    pub fn on_rto(&mut self, now: Time, repeated: bool, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
+    /// Retransmission timeout; `snd_wnd` is the peer's window.
+    pub fn on_rto(&mut self, now: Time, repeated: bool, snd_wnd: u64, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
         match self {
-            Loss::Rfc(r) => r.on_rto(now, repeated, sb, w, cc),
+            Loss::Rfc(r) => r.on_rto(now, repeated, snd_wnd, sb, w, cc),
             Loss::Ns3(r) => r.on_rto(now, sb, w, cc),
         }
     }
@@ -328,7 +338,7 @@ impl Recovery {
         }
         if a.ece && self.ns2_echo_due(sb) {
             // ns-2 answers the echo before it looks at the ACK's other news.
-            self.ns2_ecn(now, sb, w, cc, &mut o);
+            self.ns2_ecn(now, a, sb, w, cc, &mut o);
         }
         if self.phase == Phase::Cwr && sb.una() > self.recover {
             // Linux ends CWR once an ACK covers more than `high_seq`, so that the
@@ -389,8 +399,9 @@ impl Recovery {
         // RFC 5681 eq. (4) / RFC 6675 (4.2) FlightSize: all data outstanding, SACKed or not.
         // (ns-3 uses pipe here, which is smaller by the SACKed segments that revealed the
         // loss; FlightSize reproduces the Mathis rate with and without SACK.)
+        let ns2_win = ns2_window(w.cwnd, a.snd_wnd);
         if !reducing {
-            cc.on_loss(w, now, if self.ns2 { whole_packets(w.cwnd, w.mss) } else { sb.outstanding() });
+            cc.on_loss(w, now, if self.ns2 { whole_packets(ns2_win, w.mss) } else { sb.outstanding() });
         }
         self.recover = sb.nxt();
         o.entered = true;
@@ -399,7 +410,7 @@ impl Recovery {
         if self.ns2 {
             // ns-2's bug_fix_: the next fast retransmit needs an ACK beyond `recover`.
             self.fr_floor = self.recover + 1;
-            self.half_cwnd = (w.cwnd / 2).max(w.mss);
+            self.half_cwnd = (ns2_win / 2).max(w.mss);
         }
         match self.mode {
             Mode::Tahoe => {
@@ -478,9 +489,10 @@ impl Recovery {
         t
     }
 
-    fn ns2_ecn(&mut self, now: Time, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
-        cc.on_loss(w, now, whole_packets(w.cwnd, w.mss));
-        w.cwnd = (w.cwnd / 2).max(w.mss);
+    fn ns2_ecn(&mut self, now: Time, a: &AckInfo, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
+        let win = ns2_window(w.cwnd, a.snd_wnd);
+        cc.on_loss(w, now, whole_packets(win, w.mss));
+        w.cwnd = (win / 2).max(w.mss);
         self.recover = sb.nxt();
         self.fr_floor = self.recover + 1;
         self.last_action = Ns2Action::Ecn;
@@ -610,10 +622,10 @@ impl Recovery {
     ///
     /// ns-2 instead halves the congestion window at every timeout (its deflated value in
     /// fast recovery), so a repeated timeout leaves ssthresh at 2 segments.
-    pub fn on_rto(&mut self, now: Time, repeated: bool, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
+    pub fn on_rto(&mut self, now: Time, repeated: bool, snd_wnd: u64, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
         if self.ns2 {
             let cwnd = if self.phase == Phase::Recovery { w.ssthresh } else { w.cwnd };
-            cc.on_rto(w, now, whole_packets(cwnd, w.mss), sb.nxt(), false);
+            cc.on_rto(w, now, whole_packets(ns2_window(cwnd, snd_wnd), w.mss), sb.nxt(), false);
         } else {
             let same_episode = repeated || self.phase != Phase::Open;
             cc.on_rto(w, now, sb.outstanding(), sb.nxt(), same_episode);
@@ -625,6 +637,14 @@ impl Recovery {
         self.dupacks = 0;
         self.last_action = Ns2Action::Timeout;
     }
+}
+
+/// The window ns-2 halves at a loss or an echo (`slowdown`'s `window()`, `windowd()`):
+/// cwnd, or the receiver's window where that is smaller. ns-2 opens cwnd_ on every new
+/// ACK, in slow start too, while the receiver's window (`window_`) holds the sender
+/// back, so cwnd_ may have grown well past what was ever sent.
+fn ns2_window(cwnd: u64, snd_wnd: u64) -> u64 {
+    cwnd.min(snd_wnd)
 }
 
 /// The amount whose half (`cc::half_flight`) is ns-2's `int(window() / 2)`: the window
@@ -803,7 +823,7 @@ mod tests {
     #[test]
     fn careful_variant_after_timeout() {
         let mut f = fixture(Mode::NewReno, 10, 10 * M);
-        f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
+        f.r.on_rto(Time::ZERO, false, u64::MAX, &mut f.sb, &mut f.w, &mut f.cc);
         assert_eq!((f.w.cwnd, f.w.ssthresh, f.r.phase()), (M, 5 * M, Phase::Loss));
         for _ in 0..5 {
             assert!(!f.dup().entered, "duplicates below recover");
@@ -822,7 +842,7 @@ mod tests {
         assert!(f.dup().entered, "an ACK beyond recover re-arms fast retransmit");
         // A timeout inside this recovery keeps its ssthresh (one reduction per episode).
         let ss = f.w.ssthresh;
-        f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
+        f.r.on_rto(Time::ZERO, false, u64::MAX, &mut f.sb, &mut f.w, &mut f.cc);
         assert_eq!((f.w.cwnd, f.w.ssthresh), (M, ss));
     }
 
@@ -879,6 +899,43 @@ mod tests {
     }
 
     #[test]
+    fn ns2_halves_the_window_the_receiver_allows_not_a_cwnd_grown_past_it() {
+        // ns-2 opens cwnd_ on every new ACK while window_ holds the sender to 20
+        // packets; slowdown() halves window() = min(cwnd_, window_). With cwnd 30
+        // segments and the peer's window 20, a fast retransmit, a timeout and an
+        // echo each leave 10 segments, not 15.
+        let peer = 20 * M;
+        let ack = |f: &mut Fixture<Recovery>, to: u64, ece: bool| {
+            let acked = f.sb.ack(to, f.sb.high_sacked(), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
+            let a = AckInfo { acked, delivered: acked, cwnd_limited: true, ece, snd_wnd: peer, ..Default::default() };
+            f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);
+        };
+        let ns2 = || {
+            let mut f = fixture_with(Mode::Reno, 20, 30 * M, LossResponse::Ns2);
+            f.cc = Cc::new(Algorithm::Reno, false, false);
+            f
+        };
+        let mut f = ns2();
+        for _ in 0..3 {
+            let a = AckInfo { dup: true, snd_wnd: peer, ..Default::default() };
+            f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);
+        }
+        assert_eq!((f.w.ssthresh, f.w.cwnd), (10 * M, 13 * M), "fast retransmit");
+        ack(&mut f, 1 + 20 * M, false);
+        assert_eq!(f.w.cwnd, 10 * M + M / 10, "recovery ends at half of 20 segments, opened by its ACK");
+        let mut f = ns2();
+        f.r.on_rto(Time::ZERO, false, peer, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!((f.w.ssthresh, f.w.cwnd), (10 * M, M), "timeout");
+        let mut f = ns2();
+        ack(&mut f, 1 + M, true);
+        assert_eq!((f.w.ssthresh, f.w.cwnd), (10 * M, 10 * M), "echo");
+        // Where cwnd is the smaller, it is what is halved.
+        let mut f = fixture_with(Mode::Reno, 20, 16 * M, LossResponse::Ns2);
+        f.r.on_rto(Time::ZERO, false, peer, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!(f.w.ssthresh, 8 * M);
+    }
+
+    #[test]
     fn ns2_reno_waits_for_the_timer_after_a_partial_ack_where_linux_retransmits_again() {
         for (response, second) in [(LossResponse::Ns2, false), (LossResponse::Linux, true)] {
             let mut f = fixture_with(Mode::Reno, 10, 10 * M, response);
@@ -902,7 +959,7 @@ mod tests {
         };
         let mut f = fixture_with(Mode::Reno, 10, 20 * M, LossResponse::Ns2);
         f.cc = Cc::new(Algorithm::Reno, false, false);
-        f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
+        f.r.on_rto(Time::ZERO, false, u64::MAX, &mut f.sb, &mut f.w, &mut f.cc);
         assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Loss, M));
         echo(&mut f, 1 + M, true); // answered (the last action was a timeout), not opened
         assert_eq!(f.w.cwnd, M);
@@ -922,14 +979,14 @@ mod tests {
     #[test]
     fn ns2_cuts_ssthresh_at_every_timeout_so_a_repeated_one_leaves_two_segments() {
         let mut f = fixture_with(Mode::Reno, 10, 20 * M, LossResponse::Ns2);
-        f.r.on_rto(Time::ZERO, false, &mut f.sb, &mut f.w, &mut f.cc);
+        f.r.on_rto(Time::ZERO, false, u64::MAX, &mut f.sb, &mut f.w, &mut f.cc);
         assert_eq!((f.w.cwnd, f.w.ssthresh), (M, 10 * M));
-        f.r.on_rto(Time::ZERO, true, &mut f.sb, &mut f.w, &mut f.cc);
+        f.r.on_rto(Time::ZERO, true, u64::MAX, &mut f.sb, &mut f.w, &mut f.cc);
         assert_eq!((f.w.cwnd, f.w.ssthresh), (M, 2 * M), "half of a one-segment window, at least 2");
         // Linux keeps the first cut for the whole episode.
         let mut g = fixture(Mode::Reno, 10, 20 * M);
-        g.r.on_rto(Time::ZERO, false, &mut g.sb, &mut g.w, &mut g.cc);
-        g.r.on_rto(Time::ZERO, true, &mut g.sb, &mut g.w, &mut g.cc);
+        g.r.on_rto(Time::ZERO, false, u64::MAX, &mut g.sb, &mut g.w, &mut g.cc);
+        g.r.on_rto(Time::ZERO, true, u64::MAX, &mut g.sb, &mut g.w, &mut g.cc);
         assert_eq!(g.w.ssthresh, 5 * M, "FlightSize 10 / 2, held");
     }
     #[test]

@@ -209,6 +209,7 @@ impl Tcp {
             newly_lost: self.sb.lost() > lost_before,
             cwnd_limited: self.usage.allows_growth(&self.w),
             ece,
+            snd_wnd: self.snd_wnd,
         };
         let o = self.rec.on_ack(now, &info, &mut self.sb, &mut self.w, &mut self.cc);
         self.stats.fast_recoveries += o.entered as u32;
@@ -332,7 +333,7 @@ impl Tcp {
                 let repeated = self.rto_count > 0;
                 self.rto_count += 1;
                 self.tlp_high = Opt::NONE;
-                self.rec.on_rto(now, repeated, &mut self.sb, &mut self.w, &mut self.cc);
+                self.rec.on_rto(now, repeated, self.snd_wnd, &mut self.sb, &mut self.w, &mut self.cc);
                 self.ecn.queue_cwr();
                 self.rtt.cancel_timing();
                 self.rtt.back_off(); // RFC 6298 5.5

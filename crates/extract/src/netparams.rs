@@ -63,8 +63,9 @@ pub(crate) struct NetAcc {
     windows: Reservoir<u64>,
     /// Delay from a hole opening in this host's data to its fill, seconds.
     fills: Reservoir<f64>,
-    /// This host's pure ACKs of one segment alone (`AckHold`).
-    ack_holds: Reservoir<AckHold>,
+    /// This host's pure ACKs of one segment alone (`AckHold`), and the
+    /// bytes each acknowledged.
+    ack_holds: Reservoir<(AckHold, u64)>,
     /// Data segments that carried new data (not below the highest sequence seen).
     pub new_segs: u64,
     /// Segments entirely below the highest sequence seen that filled no hole.
@@ -206,8 +207,8 @@ impl NetAcc {
         self.syns_sack += o.sack_permitted as u64;
     }
 
-    pub(crate) fn ack_hold(&mut self, h: AckHold, rng: &mut Rng) {
-        self.ack_holds.push(h, HOST_RESERVOIR, rng);
+    pub(crate) fn ack_hold(&mut self, h: AckHold, bytes: u64, rng: &mut Rng) {
+        self.ack_holds.push((h, bytes), HOST_RESERVOIR, rng);
     }
 
     pub(crate) fn fill(&mut self, delay_s: f64, rng: &mut Rng) {
@@ -291,17 +292,8 @@ impl NetAcc {
         let segments_per_ack = (self.segs_received >= ACK_MIN).then(|| self.segs_received as f64 / self.acks.max(1) as f64);
         // Bytes, which receive offload does not change: a capture on the
         // receiving host shows merged segments but every ACK it sent.
-        // Loss reports answer the path's losses, which a regenerated
-        // receiver answers again by TCP's own rules: those of the losses
-        // `loss` holds are left out, or they would be sent twice.
-        let [acks, bytes] = [self.acks as f64 - self.answered[0], self.bytes_received as f64 - self.answered[1]];
-        let bytes_per_ack = (self.segs_received >= ACK_MIN).then(|| {
-            if acks >= 1.0 && bytes > 0.0 {
-                bytes / acks
-            } else {
-                self.bytes_received as f64 / self.acks.max(1) as f64
-            }
-        });
+        let ack_delay_s = ack_delay(self.ack_holds.items(), p5);
+        let bytes_per_ack = (self.segs_received >= ACK_MIN).then(|| self.bytes_per_ack(p5.filter(|_| ack_delay_s.is_some()), mss));
         HostNet {
             rtt_s,
             rtt_samples: rtt_seen,
@@ -316,7 +308,7 @@ impl NetAcc {
             holes,
             segments_per_ack,
             bytes_per_ack,
-            ack_delay_s: ack_delay(self.ack_holds.items(), p5),
+            ack_delay_s,
             rcv_window: {
                 let w = sorted(self.windows.items().iter().map(|&n| n as f64));
                 (w.len() >= ACK_MIN as usize).then(|| percentile(&w, 90.0) as u64)
@@ -337,6 +329,54 @@ impl NetAcc {
         }
     }
 
+    /// New-data bytes received per pure ACK of its delayed-ACK policy.
+    ///
+    /// Loss reports answer the path's losses, which a regenerated receiver
+    /// answers again by TCP's own rules: those of the losses `loss` holds
+    /// are left out, or they would be sent twice. So are the ACKs its
+    /// delayed-ACK timer held (given `rtt_p5` when the model has its
+    /// timer, `ack_delay`) of less than an ACK's worth of bytes: the
+    /// regenerated timer sends those again, while one of more would be
+    /// sent at once by the count. Which those are depends on the count, so
+    /// it is found as a fixed point (each step leaves out more of them and
+    /// raises the count; a few steps settle it). A receiver ACKs at once
+    /// when more than a full segment (its `mss`) waits (RFC 1122 4.2.3.2;
+    /// Linux, Windows): one held with more waited for something else (a
+    /// window its application had not yet opened), which the regenerated
+    /// timer does not repeat, so it stays. Nor does leaving them out raise
+    /// the count past two full segments, which a receiver ACKs at once
+    /// (RFC 1122 4.2.3.2) unless its figure was above that already: the
+    /// bytes answered by data rather than a pure ACK (a server's requests)
+    /// count with no ACK of their own, and without the timer's ACKs beside
+    /// them they would pass for a count of many segments.
+    fn bytes_per_ack(&self, rtt_p5: Option<f64>, mss: Option<u32>) -> f64 {
+        let [acks, bytes] = [self.acks as f64 - self.answered[0], self.bytes_received as f64 - self.answered[1]];
+        if acks < 1.0 || bytes <= 0.0 {
+            return self.bytes_received as f64 / self.acks.max(1) as f64;
+        }
+        let one_segment = |b: u64| mss.is_none_or(|m| b <= m as u64);
+        let held: Vec<u64> = match rtt_p5 {
+            Some(rtt) => self.ack_holds.items().iter().filter(|&&(h, b)| h.timer_hold(rtt).is_some() && one_segment(b)).map(|&(_, b)| b).collect(),
+            None => Vec::new(),
+        };
+        // Each stored hold stands for this many of the host's.
+        let k = self.ack_holds.seen() as f64 / self.ack_holds.len().max(1) as f64;
+        let mut per = bytes / acks;
+        let most = mss.map_or(f64::INFINITY, |m| 2.0 * m as f64).max(per);
+        for _ in 0..TIMER_FIXED_POINT_STEPS {
+            let (n, b) = held.iter().filter(|&&b| (b as f64) < per).fold((0.0, 0.0), |(n, s), &b| (n + k, s + k * b as f64));
+            if acks - n < 1.0 {
+                break;
+            }
+            let next = ((bytes - b) / (acks - n)).min(most);
+            if next == per {
+                break;
+            }
+            per = next;
+        }
+        per
+    }
+
     /// Whether its own handshake answers put this host at the capture
     /// point (`ON_HOST_RTT_S`).
     fn at_capture(&self) -> bool {
@@ -351,6 +391,8 @@ const ACK_HOLD_MIN_S: f64 = 0.005;
 const ACK_HOLD_MAX_S: f64 = 1.0;
 /// Held ACKs needed for an estimate.
 const ACK_HOLD_MIN_SAMPLES: usize = 5;
+/// Steps at most to the fixed point of `bytes_per_ack`.
+const TIMER_FIXED_POINT_STEPS: usize = 8;
 
 /// A pure ACK of one segment alone, everything before it acknowledged,
 /// seconds.
@@ -375,14 +417,23 @@ pub(crate) enum AckHold {
 /// one: a generator with the wrong timer sends the wrong number of ACKs,
 /// and spaces a window-limited upload's flights wrongly (the odd segment
 /// of each flight waits for it, and the next flight for its ACK).
-fn ack_delay(holds: &[AckHold], rtt_p5: Option<f64>) -> Option<f64> {
+fn ack_delay(holds: &[(AckHold, u64)], rtt_p5: Option<f64>) -> Option<f64> {
     let rtt = rtt_p5?;
-    let hold = |h: &AckHold| match *h {
-        AckHold::Latest(d) => Some(d - rtt),
-        AckHold::Odd { past_ack, after_next } => (after_next < rtt).then_some(past_ack),
-    };
-    let held = sorted(holds.iter().filter_map(hold).filter(|&h| (ACK_HOLD_MIN_S..=ACK_HOLD_MAX_S).contains(&h)));
+    let held = sorted(holds.iter().filter_map(|(h, _)| h.timer_hold(rtt)));
     (held.len() >= ACK_HOLD_MIN_SAMPLES).then(|| percentile(&held, 50.0))
+}
+
+impl AckHold {
+    /// How long the receiver's delayed-ACK timer held this ACK, given the
+    /// host's short round trip: none if it was sent at once, waited for
+    /// something else, or may have been brought by the next segment.
+    fn timer_hold(&self, rtt: f64) -> Option<f64> {
+        let h = match *self {
+            AckHold::Latest(d) => d - rtt,
+            AckHold::Odd { past_ack, after_next } => (after_next < rtt).then_some(past_ack)?,
+        };
+        (ACK_HOLD_MIN_S..=ACK_HOLD_MAX_S).contains(&h).then_some(h)
+    }
 }
 
 /// `part` of the `kept` stored values, scaled to the `seen` total.
@@ -486,16 +537,16 @@ mod tests {
         // ACKs sent at once (a round trip after the segment), and held 100
         // ms more (macOS's timer); one that waited for something else.
         for d in [0.020, 0.0201, 0.020, 0.120, 0.121, 0.119, 0.120, 3.0] {
-            h.ack_hold(AckHold::Latest(d), &mut rng);
+            h.ack_hold(AckHold::Latest(d), 1460, &mut rng);
         }
         assert_eq!(h.finish(&opts()).ack_delay_s, None, "four held ACKs are too few");
-        h.ack_hold(AckHold::Latest(0.122), &mut rng);
+        h.ack_hold(AckHold::Latest(0.122), 1460, &mut rng);
         let d = h.finish(&opts()).ack_delay_s.unwrap();
         assert!((d - 0.100).abs() < 1e-9, "{d}");
         // Without an RTT the round trip cannot be taken out.
         let mut n = NetAcc::default();
         for _ in 0..10 {
-            n.ack_hold(AckHold::Latest(0.1), &mut rng);
+            n.ack_hold(AckHold::Latest(0.1), 1460, &mut rng);
         }
         assert_eq!(n.finish(&opts()).ack_delay_s, None);
     }
@@ -508,15 +559,58 @@ mod tests {
         // before: its arrival may have brought the ACK, so it is no hold.
         let (mut h, mut rng) = with_rtts();
         for _ in 0..4 {
-            h.ack_hold(AckHold::Odd { past_ack: 0.015, after_next: 0.015 }, &mut rng);
+            h.ack_hold(AckHold::Odd { past_ack: 0.015, after_next: 0.015 }, 1460, &mut rng);
         }
         for _ in 0..6 {
-            h.ack_hold(AckHold::Odd { past_ack: 0.025, after_next: 0.025 }, &mut rng);
+            h.ack_hold(AckHold::Odd { past_ack: 0.025, after_next: 0.025 }, 1460, &mut rng);
         }
         assert_eq!(h.finish(&opts()).ack_delay_s, None, "four holds are too few");
-        h.ack_hold(AckHold::Odd { past_ack: 0.016, after_next: 0.0161 }, &mut rng);
+        h.ack_hold(AckHold::Odd { past_ack: 0.016, after_next: 0.0161 }, 1460, &mut rng);
         let d = h.finish(&opts()).ack_delay_s.unwrap();
         assert!((d - 0.015).abs() < 1e-9, "{d}");
+    }
+
+    #[test]
+    fn bytes_per_ack_leaves_out_the_timers_acks_of_less_than_a_count() {
+        // 60,000 bytes in 30 ACKs, to a host with the given MSS: ten ACKs
+        // the timer held (100 ms past the 20 ms round trip) of 500 bytes,
+        // which the regenerated timer sends again; five of 5,000, which its
+        // count would send at once; one sent at once and an odd segment the
+        // next one may have brought, neither held by the timer.
+        let host = |mss: Option<u16>| {
+            let (mut h, mut rng) = with_rtts();
+            (h.acks, h.segs_received, h.bytes_received) = (30, 60, 60_000);
+            for _ in 0..10 {
+                h.ack_hold(AckHold::Latest(0.120), 500, &mut rng);
+            }
+            for _ in 0..5 {
+                h.ack_hold(AckHold::Latest(0.120), 5_000, &mut rng);
+            }
+            h.ack_hold(AckHold::Latest(0.021), 500, &mut rng);
+            h.ack_hold(AckHold::Odd { past_ack: 0.1, after_next: 0.05 }, 500, &mut rng);
+            let mut o = wire::TcpOptions::default();
+            o.mss = mss;
+            h.syn_options(&o, &mut rng);
+            h.finish(&opts())
+        };
+        let n = host(Some(1460));
+        assert!((n.ack_delay_s.unwrap() - 0.100).abs() < 1e-9);
+        assert_eq!(n.bytes_per_ack, Some(55_000.0 / 20.0));
+        // A receiver of 400-byte segments ACKs at once when more than one
+        // waits: its 500-byte ACKs held waited for something else (its
+        // window), which the regenerated timer does not repeat.
+        assert_eq!(host(Some(400)).bytes_per_ack, Some(2_000.0));
+        // One of 900-byte segments ACKs at least every 1,800 bytes: leaving
+        // out its timer's ACKs raises its 2,000 no further.
+        assert_eq!(host(Some(900)).bytes_per_ack, Some(2_000.0));
+        // ...and one of 1,200-byte segments to 2,400 at most.
+        assert_eq!(host(Some(1200)).bytes_per_ack, Some(2_400.0));
+        // Without the timer in the model, every ACK counts.
+        let mut few = NetAcc::default();
+        let mut rng = Rng::stream(1, "t");
+        (few.acks, few.segs_received, few.bytes_received) = (30, 60, 60_000);
+        few.ack_hold(AckHold::Latest(0.120), 500, &mut rng);
+        assert_eq!(few.finish(&opts()).bytes_per_ack, Some(2_000.0));
     }
 
     #[test]

@@ -834,7 +834,8 @@ const SAME_BURST: i64 = 1_000_000;
 /// the delayed-ACK timer (or sent at once): the latest segment's delay, the
 /// round trip included; or the odd segment a flight left, sent with the
 /// one the previous ACK covered, its hold past that ACK, and how long
-/// after the next segment it came (that segment may have brought it).
+/// after the next segment it came (that segment may have brought it);
+/// with the bytes it acknowledged.
 fn ack_habits(od: &Dir, a: i64, pure_ack: bool, s: &Packet, cx: &mut Ctx) {
     if pure_ack && od.data_hi.is_some() {
         cx.hosts.get(s.from).net.acks += 1;
@@ -849,7 +850,7 @@ fn ack_habits(od: &Dir, a: i64, pure_ack: bool, s: &Packet, cx: &mut Ctx) {
                 .map(|_| AckHold::Odd { past_ack: secs(s.t - od.acked_t), after_next: secs(s.t - next) }),
         };
         if let Some(h) = hold {
-            cx.hosts.get(s.from).net.ack_hold(h, cx.rh);
+            cx.hosts.get(s.from).net.ack_hold(h, (a - od.acked) as u64, cx.rh);
         }
     }
 }

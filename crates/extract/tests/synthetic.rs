@@ -619,6 +619,52 @@ fn bytes_per_ack_leaves_out_the_answers_to_losses_the_model_repeats() {
 }
 
 #[test]
+fn bytes_per_ack_leaves_out_the_acks_of_the_delayed_ack_timer() {
+    // Ten flights of five segments, 1 ms apart and 120 ms between flights,
+    // to a client 30 ms past the capture that ACKs every second segment
+    // at once and the fifth (the flight's odd segment) when its 100 ms
+    // delayed-ACK timer fires, after the next flight was sent and before
+    // it arrived. The model carries that timer
+    // (`ack_delay_s`), which the regenerated client runs too: its ACKs
+    // counted in `bytes_per_ack` as well would be sent twice. Without
+    // them, an ACK per two segments.
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.0005, 0.030);
+    c.data(&mut x, 1.031, true, 300);
+    let base = c.sseq;
+    let at = |seg: u32| base.wrapping_add(seg * 1460);
+    // (time, from the server, sequence or acknowledgement number)
+    let mut pkts = Vec::new();
+    for k in 0..10 {
+        let t = 1.1 + 0.12 * k as f64;
+        for j in 0..5 {
+            pkts.push((t + 0.001 * j as f64, true, at(5 * k + j)));
+        }
+        for (j, hold) in [(1, 0.0), (3, 0.0), (4, 0.100)] {
+            pkts.push((t + 0.001 * j as f64 + 0.030 + hold, false, at(5 * k + j + 1)));
+        }
+    }
+    pkts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (t, from_server, n) in pkts {
+        if from_server {
+            x.tcp(t, c.s, c.c, n, c.cseq, ACK, 1460, None);
+        } else {
+            x.tcp(t, c.c, c.s, c.cseq, n, ACK, 0, None);
+        }
+    }
+    c.sseq = at(50);
+    c.close(&mut x, 3.0, 0.01);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let h = m.hosts.iter().find(|h| h.addr == "10.0.0.1").unwrap();
+    let delay = h.ack_delay_s.unwrap();
+    assert!((delay - 0.100).abs() < 0.002, "{delay}");
+    assert_eq!(h.bytes_per_ack, Some(2.0 * 1460.0));
+    // On the wire, every pure ACK.
+    assert_eq!(h.segments_per_ack, Some(50.0 / 30.0));
+}
+
+#[test]
 fn losses_in_bursts_are_counted_per_episode() {
     // 200 segments, the client ACKing every second one. Six times a run
     // of segments is lost before the capture, alternately one and three

@@ -65,6 +65,7 @@ mod events;
 mod exchanges;
 mod flowkey;
 pub mod grouping;
+mod growth;
 mod hosts;
 mod input;
 mod lines;

@@ -192,6 +192,8 @@ fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side], order: &[usiz
                 bytes_per_ack: n.bytes_per_ack,
                 ack_delay_s: n.ack_delay_s,
                 initial_window: n.initial_window,
+                growth_per_byte: n.growth_per_byte,
+                growth_rounds: n.growth_rounds,
                 rcv_window: n.rcv_window,
                 timestamps: n.timestamps,
                 sack: n.sack,

@@ -7,6 +7,7 @@
 //! loss only if the fill came at least one RTT after the hole opened (else
 //! it was reordering), as Swing did after its pass (`getplr-rexmissions-flowid`).
 
+use crate::growth::Growth;
 use crate::reservoir::{percentile, sorted, Reservoir, HOST_RESERVOIR, MSS_RESERVOIR};
 use crate::shaping::Sending;
 use swing::{ExtractOptions, HostShaper, LossFormula, RttSamples};
@@ -97,6 +98,8 @@ pub(crate) struct NetAcc {
     /// those it sent again.
     pub handshakes: u64,
     pub handshake_retx: u64,
+    /// Its connections' slow-start rounds, pooled (`growth`).
+    pub growth: Growth,
 }
 
 /// The rate at which a segment of `payload` bytes (with 40 bytes of
@@ -136,6 +139,10 @@ pub(crate) struct HostNet {
     pub ack_delay_s: Option<f64>,
     /// The median of its first flights, segments.
     pub initial_window: Option<u32>,
+    /// How its window grew in slow start: 0 by a segment per ACK, 1 by
+    /// the bytes acknowledged (`growth`); and the pairs of rounds read.
+    pub growth_per_byte: Option<f64>,
+    pub growth_rounds: u64,
     /// The 90th percentile of the windows it advertised while receiving.
     pub rcv_window: Option<u64>,
     /// Whether most of its SYNs offered timestamps and SACK.
@@ -317,6 +324,8 @@ impl NetAcc {
                 let w = sorted(self.iw.items().iter().map(|&n| n as f64));
                 (!w.is_empty()).then(|| percentile(&w, 50.0) as u32)
             },
+            growth_per_byte: self.growth.per_byte(),
+            growth_rounds: self.growth.pairs,
             timestamps: (self.syns > 0).then_some(2 * self.syns_ts >= self.syns),
             sack: (self.syns > 0).then_some(2 * self.syns_sack >= self.syns),
             shaper: if at_capture { None } else { self.sending.shaper(rtt_s, capacity_bps, o.shaper_min_segments, o.shaper_max_fraction) },

@@ -118,7 +118,13 @@ impl Flight {
     /// with data to send, not at the end of a message (which Nagle's rule
     /// would also hold for the ACK).
     pub fn ends_full(&self, mss: Option<u16>) -> bool {
-        self.last_len + 60 >= mss.map_or(1060, u32::from)
+        Flight::full(self.last_len, mss)
+    }
+
+    /// A segment of `len` bytes fills the MSS the receiver announced (less
+    /// 60 bytes of options), or 1000 bytes if none was.
+    pub fn full(len: u32, mss: Option<u16>) -> bool {
+        len + 60 >= mss.map_or(1060, u32::from)
     }
 }
 
@@ -175,6 +181,8 @@ pub(crate) struct Dir {
     /// The latest segments of new data (none kept once data was sent
     /// again, until the next new segment).
     pub recent: Recent,
+    /// Its flights' slow-start rounds (`growth`).
+    pub rounds: crate::growth::Rounds,
 }
 
 /// A receiver's run of loss reports (duplicate and selective ACKs) until

@@ -25,6 +25,7 @@ use crate::classes::{ClassNames, TcpClasses};
 use crate::exchanges::{Exchanges, Pair};
 use crate::flowkey::FlowKey;
 use crate::grouping::{AduShape, ConnShape, GroupKey, Grouper};
+use crate::growth::RoundTiming;
 use crate::hosts::HostTable;
 use crate::netparams::{AckHold, PAIR_MIN_PAYLOAD};
 use crate::options::{secs, Compiled, DISORDER_NS};
@@ -797,6 +798,7 @@ fn ack(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
     if let Some(fl) = od.flight.as_mut().filter(|fl| a > fl.from && fl.acked_at.is_none()) {
         fl.acked_at = Some(s.t);
     }
+    od.rounds.ack(s.t, od.acked, a);
     if a > od.acked {
         od.acked = a;
         od.acked_t = s.t;
@@ -1014,6 +1016,7 @@ fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s
     if other_in_flight {
         c.overlaps += 1;
     }
+    slow_start_round(dd, &c.hs, s0, e0, s, cx);
     if let Some(n) = first_flight(dd, t, s0, e0, c.hs.rtts(s.d), c.hs.mss[o]) {
         cx.hosts.get(s.from).net.initial_window(n, cx.rh);
     }
@@ -1030,6 +1033,32 @@ fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s
     }
     if e0 > dd.hi {
         past_highest(c, e0, s, cx);
+    }
+}
+
+/// A new segment, for its sender's window growth (`growth`): rounds of
+/// flights begun with nothing unacknowledged, up to the first loss, in
+/// its own segments (at most the MSS its receiver announced), the rounds
+/// told apart by the handshake's round trip as first flights are.
+fn slow_start_round(dd: &mut Dir, hs: &Handshake, s0: i64, e0: i64, s: &Packet, cx: &mut Ctx) {
+    let (Some(mss), Some((r, side))) = (hs.mss[s.o()], hs.rtts(s.d).filter(|&(r, _)| r > 0)) else {
+        dd.rounds.stop();
+        return;
+    };
+    if dd.loss_at.is_some() {
+        dd.rounds.stop();
+    }
+    let k = RoundTiming {
+        mss: mss as i64,
+        rwnd: hs.window(s.o(), dd.rwnd).filter(|&w| w > 0).map(|w| w as i64),
+        span: FLIGHT_SPAN.of(r),
+        pause: FLIGHT_PAUSE.of(r),
+        next_after: NEXT_FLIGHT_AFTER.of(r),
+        on_ack: ON_ACK.of(side) + ON_ACK_MARGIN_NS,
+    };
+    let fresh = dd.from_syn && dd.data_hi.is_none_or(|h| dd.acked >= h);
+    if let Some(p) = dd.rounds.segment(s.t, s0, e0, fresh, k) {
+        cx.hosts.get(s.from).net.growth.add(p);
     }
 }
 

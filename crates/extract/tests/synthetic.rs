@@ -972,6 +972,51 @@ fn without_a_handshake_round_trip_a_pause_outlasts_the_data_round_trip() {
 }
 
 #[test]
+fn slow_start_rounds_tell_growth_per_ack_from_byte_counting() {
+    // A server beside the capture, its client 40 ms away ACKing every
+    // other segment: from 3 segments, per-ACK growth sends 3, 5, 8, 12 a
+    // round, byte counting 3, 6, 12.
+    let growth = |per_ack: bool| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.0002, 0.040);
+        c.data(&mut x, 1.0403, true, 300);
+        let base = c.sseq;
+        let seg = |n: u32| base.wrapping_add(n * 1460);
+        let (mut cwnd, mut sent, mut acked, mut t) = (3u32, 0u32, 0u32, 1.041);
+        let send = |x: &mut Synth, t: f64, sent: &mut u32, upto: u32| {
+            let mut at = t;
+            while *sent < upto {
+                x.tcp(at, server(), client(), seg(*sent), c.cseq, ACK, 1460, None);
+                *sent += 1;
+                at += 0.00001;
+            }
+        };
+        send(&mut x, t, &mut sent, cwnd);
+        while sent < 40 {
+            t += 0.040;
+            let round_end = sent;
+            while acked < round_end {
+                let a = (acked + 2).min(round_end);
+                x.tcp(t, client(), server(), c.cseq, seg(a), ACK, 0, None);
+                cwnd += if per_ack { 1 } else { a - acked };
+                acked = a;
+                send(&mut x, t + 0.00005, &mut sent, acked + cwnd);
+                t += 0.0002;
+            }
+        }
+        c.sseq = seg(sent);
+        c.ack(&mut x, t + 0.040, true);
+        c.close(&mut x, t + 0.1, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        let h = m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().clone();
+        (h.growth_per_byte, h.growth_rounds)
+    };
+    assert_eq!(growth(true), (Some(0.0), 3));
+    assert_eq!(growth(false), (Some(1.0), 2));
+}
+
+#[test]
 fn a_servers_first_flight_gives_its_initial_window() {
     // Handshake round trip 40 ms; the server's first flight is 4 segments,
     // then it waits for ACKs (a 36 ms pause) before 8 more.

@@ -434,6 +434,10 @@ fn is_zero_f64(x: &f64) -> bool {
     *x == 0.0
 }
 
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One observed UDP flow (sampled as a whole, so its parts stay consistent).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -559,6 +563,14 @@ pub struct HostParams {
     /// window (counted when a pause of a quarter RTT followed the flight).
     #[serde(default)]
     pub initial_window: Option<u32>,
+    /// How its window grew in slow start, from the pairs of rounds of its
+    /// first data that showed it (`growth_rounds`): 0 by one segment per
+    /// ACK, 1 by the bytes each ACK acknowledged (RFC 3465, Linux), in
+    /// between a share of the way. Models without it: byte counting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth_per_byte: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub growth_rounds: u64,
     /// The 90th percentile of the windows it advertised while receiving
     /// data (scaled), bytes, from at least 20: the most its stack let a
     /// sender have in flight, which caps a flow at window / RTT.
@@ -645,6 +657,8 @@ impl HostParams {
             timestamps: None,
             sack: None,
             initial_window: None,
+            growth_per_byte: None,
+            growth_rounds: 0,
             rcv_window: None,
             shaper: None,
             at_capture: false,
@@ -709,6 +723,9 @@ pub struct NetTuple {
     pub timestamps: Option<bool>,
     pub sack: Option<bool>,
     pub initial_window: Option<u32>,
+    /// Its slow start's growth per byte acknowledged (no side fill: a
+    /// property of its stack).
+    pub growth_per_byte: Option<f64>,
     pub rcv_window: Option<u64>,
     pub shaper: Option<HostShaper>,
     /// Share of its packets its path delivered bunched (no side fill).
@@ -846,6 +863,7 @@ impl Model {
                 timestamps: h.timestamps,
                 sack: h.sack,
                 initial_window: h.initial_window.or(iw.map(|w| w as u32)),
+                growth_per_byte: h.growth_per_byte,
                 rcv_window: h.rcv_window,
                 shaper: h.shaper.clone(),
                 bunched: h.bunched.unwrap_or(0.0).clamp(0.0, 1.0),
@@ -1135,6 +1153,9 @@ impl HostParams {
         }
         if self.initial_window == Some(0) {
             return Err("initial_window is 0: expected at least 1 segment".into());
+        }
+        if let Some(g) = self.growth_per_byte {
+            within(g, 0.0, 1.0, "growth_per_byte")?;
         }
         if self.rcv_window == Some(0) {
             return Err("rcv_window is 0: expected at least 1 byte".into());

@@ -419,7 +419,8 @@ fn runs(mean: f64, burst: f64) -> LossModel {
 ///
 /// ACKs: the host's bytes received per pure ACK sent, reproduced as a
 /// running count (`TcpConfig::ack_bytes`) with quick ACKs off, since the
-/// measurement includes them. Initial window: its first flights'. MSS,
+/// measurement includes them. Initial window: its first flights'; window
+/// growth per ACK or per byte acknowledged: its slow start's. MSS,
 /// timestamps and SACK: what the host's own SYNs offered, so header and
 /// segment sizes are the trace's (the smaller end's MSS wins and an option
 /// is used only if both ends offer it, as in TCP).
@@ -443,6 +444,10 @@ fn host_tcp(group: &TcpConfig, t: &swing::NetTuple) -> TcpConfig {
     c.sack = t.sack.unwrap_or(c.sack);
     if let Some(w) = t.initial_window {
         c.initial_cwnd = w.clamp(1, 100);
+    }
+    if let Some(g) = t.growth_per_byte {
+        // Nearer one than the other: its stack's rule.
+        c.byte_counting = g >= 0.5;
     }
     if let Some(w) = t.rcv_window {
         // The window the host was seen to offer, fixed.

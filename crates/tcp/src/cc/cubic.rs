@@ -410,6 +410,20 @@ mod tests {
     }
 
     #[test]
+    fn slow_start_grows_by_the_segments_acked_or_one_per_ack_without_byte_counting() {
+        // Delayed ACKs of two segments each over a window of 10: byte
+        // counting doubles it in a round, per-ACK growth takes it to 15.
+        for (byte_counting, after) in [(true, 20), (false, 15)] {
+            let mut c = Cubic::new(byte_counting, false);
+            let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+            for i in 0..5 {
+                c.on_ack(&mut w, Time::ZERO + Dur::from_millis(i), &ack(2));
+            }
+            assert_eq!(w.cwnd, after * MSS, "byte counting {byte_counting}");
+        }
+    }
+
+    #[test]
     fn ssthresh_is_cwnd_times_717_over_1024_in_whole_packets() {
         for (cwnd, ss) in [(1000, 700), (7, 4), (8, 5), (2, 2), (1, 2)] {
             let mut c = Cubic::default();

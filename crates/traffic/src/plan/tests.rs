@@ -111,6 +111,18 @@ fn a_virtual_host_copies_its_trace_hosts_rtt_capacity_and_queue() {
     assert!(!client.up.elements.iter().any(|e| matches!(e, ElementSpec::Loss { .. })));
 }
 
+#[test]
+fn a_host_that_grew_per_ack_in_slow_start_is_regenerated_without_byte_counting() {
+    let (mut m, a, tcp) = (four_sessions(), access(), TcpConfig::default());
+    let host_tcp = |m: &swing::Model| swing(&knobs(m, &a, &tcp), 1, 0)[0][0].tcp.byte_counting;
+    // Without an estimate, the scenario's (Linux: byte counting).
+    assert!(host_tcp(&m));
+    m.hosts[0].growth_per_byte = Some(0.2);
+    assert!(!host_tcp(&m));
+    m.hosts[0].growth_per_byte = Some(0.8);
+    assert!(host_tcp(&m));
+}
+
 /// The example model with its two side-B servers on one 5 Mbit/s line.
 fn with_a_line() -> swing::Model {
     let mut m = four_sessions();

@@ -217,6 +217,12 @@ impl Loss {
             _ => EchoTimer::default(),
         }
     }
+    /// Whether the window is closed below one segment until the retransmission timer
+    /// expires (`Recovery::window_closed`): only ns-2's response closes it.
+    #[inline]
+    pub fn window_closed(&self, w: &Window) -> bool {
+        matches!(self, Loss::Rfc(r) if r.window_closed(w))
+    }
     /// Retransmission timeout; `snd_wnd` is the peer's window.
     pub fn on_rto(&mut self, now: Time, repeated: bool, snd_wnd: u64, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
         match self {
@@ -464,6 +470,14 @@ impl Recovery {
         self.ns2 && self.phase != Phase::Recovery && (sb.una() >= self.fr_floor || self.last_action == Ns2Action::Timeout)
     }
 
+    /// Whether the window is closed below one segment, as ns-2's answer to an echo at
+    /// a window of one segment leaves it (`cwnd_` 0.5, `window()` 0): nothing is sent
+    /// until the retransmission timer expires, and the timer stays armed with nothing
+    /// outstanding (`TcpAgent::newtimer`'s `cwnd_ < 1`).
+    pub fn window_closed(&self, w: &Window) -> bool {
+        self.ns2 && w.cwnd < w.mss
+    }
+
     /// ns-2's `ecn_backoff_` (`TcpAgent::ecn`, `newack`, `recv_newack_helper`): an
     /// echo answered with the window at one segment, when the echo answered before it
     /// found the window at one segment too, doubles the retransmission timer's backoff;
@@ -492,7 +506,10 @@ impl Recovery {
     fn ns2_ecn(&mut self, now: Time, a: &AckInfo, sb: &Scoreboard, w: &mut Window, cc: &mut Cc, o: &mut Outcome) {
         let win = ns2_window(w.cwnd, a.snd_wnd);
         cc.on_loss(w, now, whole_packets(win, w.mss));
-        w.cwnd = (win / 2).max(w.mss);
+        // Half the window to the byte (`precisionReduce_`) and no floor: from one
+        // segment, half a segment, which sends nothing until the retransmission
+        // timer expires (`Recovery::window_closed`).
+        w.cwnd = (win / 2).max(1);
         self.recover = sb.nxt();
         self.fr_floor = self.recover + 1;
         self.last_action = Ns2Action::Ecn;
@@ -621,9 +638,15 @@ impl Recovery {
     /// one, whose outstanding data is no measure of the path (Linux tcp_enter_loss).
     ///
     /// ns-2 instead halves the congestion window at every timeout (its deflated value in
-    /// fast recovery), so a repeated timeout leaves ssthresh at 2 segments.
+    /// fast recovery), so a repeated timeout leaves ssthresh at 2 segments; but a
+    /// timeout whose last reduction answered an echo, or the one a window closed by an
+    /// echo waits for with nothing outstanding, only brings cwnd back to one segment
+    /// (`TcpAgent::timeout`'s CLOSE_CWND_ONE): the echo already halved it.
     pub fn on_rto(&mut self, now: Time, repeated: bool, snd_wnd: u64, sb: &mut Scoreboard, w: &mut Window, cc: &mut Cc) {
-        if self.ns2 {
+        let after_echo = sb.outstanding() == 0 || self.last_action == Ns2Action::Ecn;
+        if self.ns2 && after_echo {
+            cc.on_rto(w, now, 0, sb.nxt(), true);
+        } else if self.ns2 {
             let cwnd = if self.phase == Phase::Recovery { w.ssthresh } else { w.cwnd };
             cc.on_rto(w, now, whole_packets(ns2_window(cwnd, snd_wnd), w.mss), sb.nxt(), false);
         } else {
@@ -962,11 +985,13 @@ mod tests {
         f.r.on_rto(Time::ZERO, false, u64::MAX, &mut f.sb, &mut f.w, &mut f.cc);
         assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Loss, M));
         echo(&mut f, 1 + M, true); // answered (the last action was a timeout), not opened
-        assert_eq!(f.w.cwnd, M);
+        assert_eq!(f.w.cwnd, M / 2, "half of one segment: closed until the timer");
+        assert!(f.r.window_closed(&f.w));
         echo(&mut f, 1 + 2 * M, true); // within the response's window: neither
-        assert_eq!(f.w.cwnd, M);
+        assert_eq!(f.w.cwnd, M / 2);
         echo(&mut f, 1 + 3 * M, false);
-        assert_eq!(f.w.cwnd, 2 * M, "slow start opens on an ACK without the echo");
+        assert_eq!(f.w.cwnd, M / 2 + M, "slow start opens on an ACK without the echo");
+        assert!(!f.r.window_closed(&f.w));
         let mut f = fixture_with(Mode::Reno, 12, 10 * M + M / 2, LossResponse::Ns2);
         f.cc = Cc::new(Algorithm::Reno, false, false);
         for _ in 0..3 {
@@ -974,6 +999,22 @@ mod tests {
         }
         echo(&mut f, 1 + 12 * M, true);
         assert_eq!((f.r.phase(), f.w.cwnd), (Phase::Open, 5 * M + M / 4), "half the window at entry, not opened");
+    }
+
+    #[test]
+    fn ns2_a_timeout_after_an_echos_answer_only_brings_cwnd_back_to_one_segment() {
+        // ns-2's timeout(): with data outstanding and the last reduction an echo's,
+        // slowdown(CLOSE_CWND_ONE), ssthresh as the echo left it.
+        let mut f = fixture_with(Mode::NewReno, 8, 8 * M, LossResponse::Ns2);
+        let acked = f.sb.ack(1 + M, f.sb.high_sacked(), &mut crate::rack::Rack::default(), Time::ZERO).bytes;
+        let a = AckInfo { acked, delivered: acked, cwnd_limited: true, ece: true, ..Default::default() };
+        f.r.on_ack(Time::ZERO, &a, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!((f.w.cwnd, f.w.ssthresh), (4 * M, 4 * M));
+        f.r.on_rto(Time::ZERO, false, u64::MAX, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!((f.w.cwnd, f.w.ssthresh), (M, 4 * M), "not halved again");
+        // The next timeout follows a timeout: halved as ever.
+        f.r.on_rto(Time::ZERO, true, u64::MAX, &mut f.sb, &mut f.w, &mut f.cc);
+        assert_eq!((f.w.cwnd, f.w.ssthresh), (M, 2 * M));
     }
 
     #[test]

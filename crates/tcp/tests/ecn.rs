@@ -209,37 +209,48 @@ fn linux_acks_at_once_the_segment_after_a_retransmission_that_arrives_not_ect() 
     }
 }
 
-/// ns-2's `ecn_backoff_`: echoes answered with the window at one segment double the
-/// retransmission timer's backoff, from the second such answer on, once per round trip
-/// (`TcpAgent::ecn` answers once per window); the first ACK of new data without the
-/// echo ends it.
+/// ns-2's answer to an echo at a window of one segment: cwnd halves to half a segment
+/// (`precisionReduce_`), so nothing is sent until the retransmission timer, kept armed
+/// with nothing outstanding (`newtimer`'s `cwnd_ < 1`), expires and gives one segment
+/// back without a retransmission (`timeout`'s CLOSE_CWND_ONE); from the second
+/// answer at one segment on, each doubles the timer's backoff (`ecn_backoff_`); the
+/// first ACK of new data without the echo ends it.
 #[test]
-fn ns2_backs_off_the_timer_while_echoes_keep_the_window_at_one_segment() {
+fn ns2_echoes_at_one_segment_close_the_window_until_the_backed_off_timer() {
     let c = TcpConfig { mss: MSS as u32, ecn: true, snd_buf_auto: false, ..TcpConfig::ns2() };
-    // Every data segment from 20 to 119 marked: the window halves to one segment,
-    // where it stays for a hundred round trips or so.
-    let marked: &'static [u64] = Box::leak((20..120).collect::<Vec<u64>>().into_boxed_slice());
-    let max_rto = c.max_rto;
+    // Every data segment from 20 to 63 marked: the window halves once per window of
+    // data (16, 11 as the receiver's window allows, 5.5, 2.75, 1.375 segments) and
+    // closes at the next answer and at each of the last three marks.
+    let marked: &'static [u64] = Box::leak((20..64).collect::<Vec<u64>>().into_boxed_slice());
     let mut n = net(c.clone(), c).marking(mark_first(marked));
     n.start();
-    // (cwnd, RTO) each time either changes.
-    let mut seen = Vec::new();
+    // (time, cwnd, RTO) each time cwnd or the RTO changes.
+    let mut seen: Vec<(Time, u64, Dur)> = Vec::new();
     let mut t = Time::ZERO;
     while t < END {
         t += Dur::from_millis(1);
         n.run_until(t);
         let now = (n.a().cwnd(), n.a().rto());
-        if seen.last() != Some(&now) {
-            seen.push(now);
+        if seen.last().map(|&(_, c, r)| (c, r)) != Some(now) {
+            seen.push((t, now.0, now.1));
         }
     }
     assert_eq!(n.app[1].delivered, 400 * MSS);
-    assert!(n.retransmissions_by(Side::A).is_empty(), "no timeout: ACKs kept coming");
+    assert!(n.retransmissions_by(Side::A).is_empty(), "the timer sends new data: nothing was outstanding");
     let ms = Dur::from_millis;
-    let at_one: Vec<Dur> = seen.iter().filter(|&&(cwnd, _)| cwnd == MSS).map(|&(_, rto)| rto).collect();
-    let mut want: Vec<Dur> = (0..9).map(|k| ms(200 << k)).collect();
-    want.push(max_rto);
-    assert_eq!(at_one, want, "200 ms, then doubled per answer at one segment up to max_rto");
-    let after = seen.iter().skip_while(|&&(cwnd, _)| cwnd != MSS).find(|&&(cwnd, _)| cwnd > MSS).unwrap();
-    assert_eq!(after.1, ms(200), "the first unechoed ACK ends the backoff");
+    let closed: Vec<(Time, Dur)> = seen.iter().filter(|&&(_, cwnd, _)| cwnd < MSS).map(|&(t, _, rto)| (t, rto)).collect();
+    let waits: Vec<Dur> = closed.iter().map(|&(_, rto)| rto).collect();
+    // The answer at 1.375 segments closes it without backing off, as does the first
+    // at one segment; the next ones double the backoff.
+    assert_eq!(waits, [ms(200), ms(200), ms(400), ms(800)]);
+    for &(at, rto) in &closed {
+        // Nothing goes out while the window is closed; the timer's expiry sends one
+        // segment (`at` is the first millisecond after the ACK that closed it).
+        let next = n.data_by(Side::A).find(|w| w.t >= at).unwrap().t;
+        let wait = next - at;
+        assert!(wait + ms(1) >= rto && wait <= rto, "{wait:?} against the RTO {rto:?}");
+    }
+    let last = closed.last().unwrap().0;
+    let after = seen.iter().find(|&&(t, cwnd, _)| t > last && cwnd > MSS).unwrap();
+    assert_eq!(after.2, ms(200), "the first unechoed ACK ends the backoff");
 }

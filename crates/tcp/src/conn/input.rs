@@ -321,10 +321,18 @@ impl Tcp {
                 self.rtt.back_off();
                 self.send_syn(now, out, true);
             }
-            _ => {
-                if self.sb.outstanding() == 0 {
-                    return;
+            _ if self.sb.outstanding() == 0 => {
+                if self.rec.window_closed(&self.w) {
+                    // ns-2's timeout() with nothing outstanding: one segment again,
+                    // the timer restarted without backing off.
+                    self.rec.on_rto(now, false, self.snd_wnd, &mut self.sb, &mut self.w, &mut self.cc);
+                    self.ecn.queue_cwr();
+                    self.rtt.cancel_timing();
+                    self.transmit(now, out);
+                    self.arm(now, self.rtt.rto(), Xmit::Retransmit);
                 }
+            }
+            _ => {
                 self.stats.rtos += 1;
                 if self.rto_count >= self.cfg.max_retries {
                     self.fail(n);

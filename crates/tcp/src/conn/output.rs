@@ -14,7 +14,8 @@ impl Tcp {
             return;
         }
         let mss = self.mss as u64;
-        if self.cfg.slow_start_after_idle && self.sb.outstanding() == 0 && self.write_end > self.sb.nxt() {
+        // A window closed below one segment waits for its timer, not for a restart.
+        if self.cfg.slow_start_after_idle && self.sb.outstanding() == 0 && self.write_end > self.sb.nxt() && !self.rec.window_closed(&self.w) {
             self.restart_after_idle(now);
         }
         let mut sent = false;

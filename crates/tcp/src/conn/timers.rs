@@ -46,11 +46,12 @@ impl Tcp {
         }
     }
 
-    /// Linux `tcp_rearm_rto`: nothing outstanding, no timer; after the reordering
-    /// timeout or a probe, the RTO from when the oldest outstanding segment was sent;
-    /// otherwise the RTO from now (RFC 6298 5.3).
+    /// Linux `tcp_rearm_rto`: nothing outstanding, no timer (unless the window is
+    /// closed until it expires); after the reordering timeout or a probe, the RTO from
+    /// when the oldest outstanding segment was sent; otherwise the RTO from now (RFC
+    /// 6298 5.3).
     pub(super) fn rearm_rto(&mut self, now: Time) {
-        if self.sb.outstanding() == 0 {
+        if self.sb.outstanding() == 0 && !self.rec.window_closed(&self.w) {
             self.xmit_at = Opt::NONE;
             return;
         }

@@ -12,6 +12,8 @@ use units::Dur;
 
 /// Linux defers only if it sent something within the last millisecond.
 const RECENT_SEND: Dur = Dur::from_millis(1);
+/// Linux waits for an ACK expected at most this far ahead.
+const DUE_WITHIN: Dur = Dur::from_millis(1);
 /// `sysctl_tcp_tso_win_divisor`: a third of the window is worth sending.
 const WIN_DIVISOR: u64 = 3;
 
@@ -32,6 +34,7 @@ pub(crate) struct Pending {
     /// Since the last segment went out.
     pub since_send: Dur,
     /// Since the oldest unacknowledged segment went out; none if all is acked.
+    /// Its ACK is expected an srtt after it left.
     pub head_age: Option<Dur>,
     /// Smoothed RTT (zero before a sample, as Linux's `srtt_us`).
     pub srtt: Dur,
@@ -47,10 +50,13 @@ pub(crate) fn should_defer(p: &Pending) -> bool {
     if limit >= p.tso_bytes || limit >= p.window / WIN_DIVISOR {
         return false; // a full skb, or a third of the window, can go
     }
-    // The next ACK is likely within half an RTT only if the oldest
-    // segment out was sent at least that long ago.
+    // Wait only for an ACK due within a millisecond (or half an RTT, if
+    // less): the oldest segment out must have left about an RTT ago
+    // (Linux 6.18; before it, half an RTT ago was enough, which on long
+    // paths deferred nearly every time).
+    let due_within = Dur((p.srtt.0 / 2).min(DUE_WITHIN.0));
     match p.head_age {
-        Some(age) if age.0 >= p.srtt.0 / 2 => {}
+        Some(age) if p.srtt.0.saturating_sub(age.0) <= due_within.0 => {}
         _ => return false,
     }
     let limited_by = if p.cwnd_room < p.rwnd_room { p.cwnd_room } else { p.rwnd_room };
@@ -101,10 +107,20 @@ mod tests {
     }
 
     #[test]
-    fn nothing_waits_when_the_next_ack_is_more_than_half_an_rtt_away() {
-        assert!(!should_defer(&Pending { head_age: Some(Dur::from_millis(46)), ..steady() }));
-        assert!(should_defer(&Pending { head_age: Some(Dur::from_micros(46_500)), ..steady() }));
+    fn only_an_ack_due_within_a_millisecond_is_waited_for() {
+        // The oldest segment left 92.2 ms ago on a 93 ms path: its ACK is
+        // due in 0.8 ms.
+        assert!(should_defer(&Pending { head_age: Some(Dur::from_micros(92_200)), ..steady() }));
+        // Sent 1.2 ms after the one just acknowledged: not due for 1.2 ms.
+        assert!(!should_defer(&Pending { head_age: Some(Dur::from_micros(91_800)), ..steady() }));
         assert!(!should_defer(&Pending { head_age: None, ..steady() }));
+    }
+
+    #[test]
+    fn on_a_short_path_half_an_rtt_is_the_limit() {
+        let short = Pending { srtt: Dur::from_micros(1_200), ..steady() };
+        assert!(should_defer(&Pending { head_age: Some(Dur::from_micros(600)), ..short }));
+        assert!(!should_defer(&Pending { head_age: Some(Dur::from_micros(590)), ..short }));
     }
 
     #[test]

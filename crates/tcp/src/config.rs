@@ -153,11 +153,12 @@ pub struct TcpConfig {
     /// segment (or the last one again) so that a lost tail is found by RACK instead of
     /// the RTO.
     pub tlp: bool,
-    /// Linux's TSO deferral (`tcp_tso_should_defer`): outside recovery, when
-    /// the windows leave room for less than the TSO autosize (at least two
-    /// segments) and an ACK is due soon, new data waits for that ACK, so it
-    /// leaves in pairs or more rather than one segment per ACK. Off: each
-    /// segment goes as soon as the windows allow, as ns-2 and ns-3 send.
+    /// Linux's TSO deferral (`tcp_tso_should_defer`, 6.18): outside recovery,
+    /// when the windows leave room for less than the TSO autosize (at least
+    /// two segments) and an ACK is due within a millisecond, new data waits
+    /// for that ACK, so it leaves in pairs or more rather than one segment
+    /// per ACK. Off: each segment goes as soon as the windows allow, as
+    /// ns-2 and ns-3 send.
     pub tso_defer: bool,
     /// The RTO estimator, unless `rto_tick` is set.
     pub rto_estimator: RtoEstimator,
@@ -209,7 +210,7 @@ impl Default for TcpConfig {
             hystart: true,
             rack: true,
             tlp: true,
-            tso_defer: false,
+            tso_defer: true,
             rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,

@@ -106,6 +106,8 @@ fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static
         ("byte_counting", tcp.byte_counting != d.byte_counting),
         // The cubic module's `hystart` parameter is global, not per network namespace.
         ("hystart", tcp.hystart != d.hystart),
+        // Deferral is part of Linux's output path whenever the device takes GSO.
+        ("tso_defer", tcp.tso_defer != d.tso_defer),
         ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
         // Linux 6.17 removed RFC 6675's loss detection: RACK runs whatever tcp_recovery says.
         ("rack", tcp.rack != d.rack),
@@ -177,6 +179,8 @@ mod tests {
         // HyStart is a global parameter of Linux's cubic module.
         let e = linux(&TcpConfig { hystart: false, ..TcpConfig::default() }).unwrap_err();
         assert!(e.contains("tcp.hystart"), "{e}");
+        let e = linux(&TcpConfig { tso_defer: false, ..TcpConfig::default() }).unwrap_err();
+        assert!(e.contains("tcp.tso_defer"), "{e}");
         // Linux's RTO estimator is its own.
         let e = linux(&TcpConfig { rto_estimator: tcp::RtoEstimator::Rfc6298, ..TcpConfig::default() }).unwrap_err();
         assert!(e.contains("tcp.rto_estimator"), "{e}");

@@ -358,6 +358,9 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(h) = spec.hystart {
         c.hystart = h;
     }
+    if let Some(d) = spec.tso_defer {
+        c.tso_defer = d;
+    }
     if let Some(t) = spec.timestamps {
         c.timestamps = t;
     }

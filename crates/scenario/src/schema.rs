@@ -167,6 +167,9 @@ pub struct TcpSpec {
     /// CUBIC leaves slow start by Linux's HyStart (default true); false: plain slow start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
+    /// Linux's TSO deferral (default true); false: every segment as soon as the windows allow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tso_defer: Option<bool>,
     /// Delayed ACKs: acknowledge every N full segments (1 = no delay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_every: Option<u32>,
@@ -225,6 +228,7 @@ impl TcpSpec {
             initial_cwnd: self.initial_cwnd.or(base.initial_cwnd),
             byte_counting: self.byte_counting.or(base.byte_counting),
             hystart: self.hystart.or(base.hystart),
+            tso_defer: self.tso_defer.or(base.tso_defer),
             timestamps: self.timestamps.or(base.timestamps),
             quickack: self.quickack.or(base.quickack),
             ack_every: self.ack_every.or(base.ack_every),

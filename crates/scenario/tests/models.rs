@@ -233,6 +233,21 @@ fn a_missing_required_field_says_what_it_takes() {
 }
 
 #[test]
+fn tso_deferral_can_be_turned_off_for_a_group_and_the_filled_scenario_keeps_it() {
+    let text = format!("{BASE}[[background]]\nmodel = \"greedy\"\ntcp = {{ tso_defer = false }}\n[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\n");
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
+    let (s, r) = f.resolved(None, None).unwrap();
+    let filled = scenario::to_toml(&scenario::with_defaults(&s, &r));
+    // Written only where it leaves Linux's behaviour.
+    assert_eq!(filled.matches("tso_defer = false").count(), 1, "{filled}");
+    let (_, r2) = ScenarioFile::parse("filled.toml", Path::new("."), &filled).unwrap().resolved(None, None).unwrap();
+    assert_eq!(r, r2);
+    let (_, on) =
+        ScenarioFile::parse("s.toml", Path::new("."), &text.replace("tso_defer = false", "tso_defer = true")).unwrap().resolved(None, None).unwrap();
+    assert_ne!(r, on, "tso_defer reaches the resolved TCP settings");
+}
+
+#[test]
 fn hystart_can_be_turned_off_for_a_group_and_the_filled_scenario_keeps_it() {
     let text = format!("{BASE}[[background]]\nmodel = \"greedy\"\ntcp = {{ hystart = false }}\n[[apps]]\nkind = \"http\"\nobject_size = \"1MB\"\n");
     let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));

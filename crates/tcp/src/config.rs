@@ -153,6 +153,13 @@ pub struct TcpConfig {
     /// segment (or the last one again) so that a lost tail is found by RACK instead of
     /// the RTO.
     pub tlp: bool,
+    /// Linux's TSO deferral (`tcp_tso_should_defer`, 6.18): outside recovery,
+    /// when the windows leave room for less than the TSO autosize (at least
+    /// two segments) and an ACK is due within a millisecond, new data waits
+    /// for that ACK, so it leaves in pairs or more rather than one segment
+    /// per ACK. Off: each segment goes as soon as the windows allow, as
+    /// ns-2 and ns-3 send.
+    pub tso_defer: bool,
     /// The RTO estimator, unless `rto_tick` is set.
     pub rto_estimator: RtoEstimator,
     /// `Some(tick)`: ns-2's coarse-clock estimator (`tcpTick_`) instead of
@@ -203,6 +210,7 @@ impl Default for TcpConfig {
             hystart: true,
             rack: true,
             tlp: true,
+            tso_defer: true,
             rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,
@@ -244,6 +252,7 @@ impl TcpConfig {
             ooo_shrinks_window: false,
             rack: false,
             tlp: false,
+            tso_defer: false,
             ..TcpConfig::default()
         }
     }
@@ -283,6 +292,7 @@ impl TcpConfig {
             ooo_shrinks_window: false,
             rack: false,
             tlp: false,
+            tso_defer: false,
             rto_estimator: RtoEstimator::Rfc6298,
             ..TcpConfig::default()
         }

@@ -69,6 +69,7 @@ mod rtt;
 mod segment;
 mod send;
 mod sndmem;
+mod tso_defer;
 
 pub use config::{Algorithm, LossResponse, PartialAckTimer, RtoEstimator, TcpConfig};
 pub use conn::{Notify, State, Tcp, TcpStats};

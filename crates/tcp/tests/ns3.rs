@@ -11,9 +11,11 @@ fn ms(x: u64) -> Dur {
 }
 
 /// The recovery under test; ns-3's with the RTO estimator and loss detection ns-3 has
-/// (RFC 6298's, RFC 6675's, no tail loss probe), as `TcpConfig::ns3` sets them.
+/// (RFC 6298's, RFC 6675's, no tail loss probe), as `TcpConfig::ns3` sets them. Both
+/// send as ns-3 does, a segment as soon as the window allows, so that both see the
+/// same round trips before the losses.
 fn with(response: LossResponse, sack: bool) -> TcpConfig {
-    let c = TcpConfig { loss_response: response, byte_counting: false, ..cfg(Algorithm::NewReno, sack) };
+    let c = TcpConfig { loss_response: response, byte_counting: false, tso_defer: false, ..cfg(Algorithm::NewReno, sack) };
     match response {
         LossResponse::Ns3 => TcpConfig { rack: false, tlp: false, rto_estimator: RtoEstimator::Rfc6298, ..c },
         _ => c,

@@ -310,16 +310,20 @@ impl Tcp {
         if !self.cfg.snd_buf_auto {
             return sent + unsent;
         }
+        sndmem::charge(sent, unsent, self.tso_bytes(), self.size_goal())
+    }
+
+    /// What one sent skb holds (`tcp_tso_autosize` from the pacing rate).
+    pub(super) fn tso_bytes(&self) -> u64 {
         let mss = self.mss as u64;
         let srtt_us = self.rtt.srtt().map_or(0, |d| d.0 / 1_000);
         let min_rtt_us = self.rack.min_rtt().map_or(srtt_us, |d| d.0 / 1_000);
         let out_segs = self.sb.outstanding().div_ceil(mss);
         let rate = sndmem::pacing_rate(mss, (self.w.cwnd / mss).max(out_segs), self.w.ssthresh / mss, srtt_us);
-        let sent_skb = sndmem::tso_segs(rate, min_rtt_us, mss) * mss;
-        sndmem::charge(sent, unsent, sent_skb, self.size_goal())
+        sndmem::tso_segs(rate, min_rtt_us, mss) * mss
     }
 
-    fn size_goal(&self) -> u64 {
+    pub(super) fn size_goal(&self) -> u64 {
         sndmem::size_goal(self.snd_wnd, self.mss as u64)
     }
 
@@ -388,6 +392,23 @@ impl Tcp {
     }
 
     pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>) -> Notify {
+        let n = self.on_segment_inner(now, seg, out);
+        if seg.len == 0 && self.sb.nxt() > 20_000 && std::env::var_os("UT_PROBE").is_some() {
+            eprintln!(
+                "PROBE {} id={:p} ack={} nxt={} cwnd={} ssth={} srtt={}",
+                now.0,
+                self as *const _,
+                seg.ack,
+                self.sb.nxt(),
+                self.cwnd(),
+                self.ssthresh(),
+                self.srtt().map_or(0, |d| d.0)
+            );
+        }
+        n
+    }
+
+    fn on_segment_inner(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>) -> Notify {
         let mut n = Notify::default();
         if self.state == State::Closed {
             return n;

@@ -24,6 +24,8 @@ impl Tcp {
         // Sending changes neither the window nor the recovery state.
         let wnd = self.rec.send_window(&self.w, self.cfg.limited_transmit, self.snd_wnd);
         let rule3 = self.rec.rule3_allowed();
+        // New data still to send of the skb being cut (`tcp_write_xmit`).
+        let mut skb_left = 0;
         loop {
             let room = wnd.saturating_sub(self.sb.pipe());
             let cand = if self.sb.lost() > 0 || rule3 { self.sb.next_candidate() } else { None };
@@ -47,6 +49,14 @@ impl Tcp {
                         cwnd_limited = true;
                         break;
                     }
+                    if skb_left == 0 {
+                        if self.defers_new_data(now, room, avail) {
+                            cwnd_limited = room < self.rwnd_room();
+                            break;
+                        }
+                        skb_left = self.tso_bytes();
+                    }
+                    skb_left = skb_left.saturating_sub(len);
                     self.send_new_data(now, len, out);
                     (sent, sent_new) = (true, true);
                     continue;
@@ -92,6 +102,30 @@ impl Tcp {
         }
         self.send_new_data(now, len, out);
         true
+    }
+
+    /// Whether new data waits for the next ACK rather than leave in an skb
+    /// shorter than the TSO autosize (`tso_defer`; Linux's deferral never
+    /// applies in recovery, nor to an skb of one segment).
+    fn defers_new_data(&self, now: Time, room: u64, avail: u64) -> bool {
+        use crate::recovery::Phase;
+        let mss = self.mss as u64;
+        if !self.cfg.tso_defer || avail <= mss || matches!(self.rec.phase(), Phase::Recovery | Phase::Loss) {
+            return false;
+        }
+        let head_skb = avail.min(self.size_goal());
+        let p = crate::tso_defer::Pending {
+            cwnd_room: room,
+            rwnd_room: self.rwnd_room(),
+            tso_bytes: self.tso_bytes(),
+            window: self.snd_wnd.min(self.w.cwnd),
+            head_skb,
+            fin: self.fin_queued && head_skb == avail,
+            since_send: now - self.last_send,
+            head_age: self.sb.head_sent().map(|t| now - t),
+            srtt: self.rtt.srtt().unwrap_or(units::Dur::ZERO),
+        };
+        crate::tso_defer::should_defer(&p)
     }
 
     /// Bytes written but not sent yet.

@@ -186,11 +186,3 @@ fn a_line_takes_hosts_of_one_side_once_each() {
     assert!(f.join_line(b, &line("home", 8)).is_err(), "a right host on a left line");
     assert!(f.join_line(a, &line("office", 8)).is_err(), "a second line");
 }
-
-#[test]
-fn a_path_with_its_wiring_is_one_cache_line() {
-    // A packet crossing a host's access reads its path's slot, then its
-    // elements: a slot that outgrew a line would cost every hop a miss.
-    assert_eq!(std::mem::size_of::<net::fabric::PathSlot>(), 64);
-    assert_eq!(std::mem::align_of::<net::fabric::PathSlot>(), 64);
-}

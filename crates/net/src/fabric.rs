@@ -285,6 +285,22 @@ impl Fabric {
         (next, pkt.ce)
     }
 
+    /// The path a packet from `src` to `dst` that reached the end of `path`
+    /// is offered to next, if it is not delivered to a host.
+    #[inline]
+    pub fn next_path(&self, path: u32, src: HostId, dst: HostId) -> Option<u32> {
+        let slot = &self.paths[path as usize];
+        match slot.to {
+            NodeRef::Host(_) => None,
+            NodeRef::Path(on) => Some(on),
+            NodeRef::Downlink => Some(self.hosts[dst as usize].downlink),
+            NodeRef::Router(r) => match (slot.monitor, self.hosts[src as usize].beyond) {
+                (Some(_), Some(beyond)) => Some(beyond),
+                _ => Some(self.routes[r as usize][dst as usize]),
+            },
+        }
+    }
+
     /// A packet from `src` to `dst` at router `r`, having crossed the
     /// observed link if `monitored`.
     #[inline]

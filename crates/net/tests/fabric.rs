@@ -21,7 +21,10 @@ fn add(f: &mut Fabric, side: Side) -> u32 {
 }
 
 /// Follows one packet from `src` to `dst`, sent at `t0`: each path it
-/// reached the end of, with when, and the host it was delivered to.
+/// reached the end of, with when, and the host it was delivered to. At
+/// each end, `Fabric::next_path` names the path the packet is offered to
+/// next (its sender's path beyond the link, which it may cross at once),
+/// or none when it is delivered.
 fn follow(f: &mut Fabric, t0: Time, src: u32, dst: u32) -> (Vec<(u32, Time)>, Next) {
     let pkt = Packet::new(0, 1500);
     let mut hops = Vec::new();
@@ -30,7 +33,14 @@ fn follow(f: &mut Fabric, t0: Time, src: u32, dst: u32) -> (Vec<(u32, Time)>, Ne
         match next {
             Next::Arrive { path, at } => {
                 hops.push((path, at));
+                let said = f.next_path(path, src, dst);
                 next = f.arrived(at, path, src, dst, || pkt).0;
+                let offered = match next {
+                    Next::Arrive { path, .. } | Next::Resume { path, .. } | Next::Held { path } | Next::Dropped { path, .. } => Some(path),
+                    Next::Deliver { .. } => None,
+                };
+                let beyond = f.hosts[src as usize].beyond;
+                assert!(said == offered || (said.is_some() && said == beyond), "next_path {said:?}, offered {offered:?}");
             }
             other => return (hops, other),
         }

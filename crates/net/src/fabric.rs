@@ -84,16 +84,18 @@ pub struct Line {
     pub down: u32,
 }
 
-/// A path with its wiring: what a packet crossing it needs, and no more,
-/// on one cache line of its own, so that the paths of many hosts cost a
-/// packet one line each before their elements.
+/// A path with its wiring, on cache lines of its own: the wiring and the
+/// path's own fields fill the first, and its first elements, inline, start
+/// the next (see [`Path`]), so that a packet crossing one of many hosts'
+/// paths finds each line it reads at an address known from the path's
+/// number.
 #[derive(Debug)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 pub struct PathSlot {
-    pub path: Path,
     pub to: NodeRef,
     /// The monitor of an observed path (the bottleneck: 0 forward, 1 back).
     pub monitor: Option<u8>,
+    pub path: Path,
 }
 
 /// A host's paths.
@@ -190,7 +192,7 @@ impl Fabric {
 
     fn add_path(&mut self, spec: PathSpec, to: NodeRef) -> Result<u32, SpecError> {
         let path = spec.build(self.seed)?;
-        self.paths.push(PathSlot { path, to, monitor: None });
+        self.paths.push(PathSlot { to, monitor: None, path });
         self.specs.push(spec);
         Ok((self.paths.len() - 1) as u32)
     }
@@ -283,6 +285,22 @@ impl Fabric {
         (next, pkt.ce)
     }
 
+    /// The path a packet from `src` to `dst` that reached the end of `path`
+    /// is offered to next, if it is not delivered to a host.
+    #[inline]
+    pub fn next_path(&self, path: u32, src: HostId, dst: HostId) -> Option<u32> {
+        let slot = &self.paths[path as usize];
+        match slot.to {
+            NodeRef::Host(_) => None,
+            NodeRef::Path(on) => Some(on),
+            NodeRef::Downlink => Some(self.hosts[dst as usize].downlink),
+            NodeRef::Router(r) => match (slot.monitor, self.hosts[src as usize].beyond) {
+                (Some(_), Some(beyond)) => Some(beyond),
+                _ => Some(self.routes[r as usize][dst as usize]),
+            },
+        }
+    }
+
     /// A packet from `src` to `dst` at router `r`, having crossed the
     /// observed link if `monitored`.
     #[inline]
@@ -348,5 +366,17 @@ fn next(path: u32, o: Outcome) -> Next {
         Outcome::Dropped(reason, at) => Next::Dropped { path, reason, at },
         Outcome::Held => Next::Held { path },
         Outcome::Resume { stage, at } => Next::Resume { path, stage, at },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_path_slots_wiring_and_fields_fill_its_first_line_and_its_first_element_starts_the_next() {
+        let first = std::mem::offset_of!(super::PathSlot, path) + std::mem::offset_of!(super::Path, head);
+        assert_eq!(first, 64);
+        assert_eq!(std::mem::align_of::<super::PathSlot>(), 64);
+        // Each inline element two lines, the second starting the fourth.
+        assert_eq!(std::mem::size_of::<super::PathSlot>(), 64 + 2 * 128);
     }
 }

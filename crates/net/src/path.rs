@@ -128,14 +128,9 @@ impl PathStats {
     }
 }
 
-/// A path's element on cache lines of its own: the fields of the elements
-/// are ordered so that what a packet usually reads lies in the first line
-/// ([`Queue`], [`Loss`]), and a run of many hosts finds most of their
-/// paths out of cache. (Aligning `Stage` itself would cost it the niche
-/// that keeps its tag inside the queue's first word.)
-#[derive(Debug)]
-#[repr(align(64))]
-struct Slot(Stage);
+/// How many elements a path holds inline: a host's access is a queue, or
+/// a loss and a queue, before the fixed delay folded into its tail.
+const INLINE: usize = 2;
 
 /// The elements of one direction, in order.
 ///
@@ -148,15 +143,28 @@ struct Slot(Stage);
 /// element that holds packets or needs waking sees each packet at the
 /// engine's time: the path stops there ([`Outcome::Resume`]).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct Path {
-    stages: Vec<Slot>,
-    /// A fixed delay that ends the path, folded out of `stages`: added to
-    /// every arrival, it costs the hot path nothing (most links end so).
+    /// A fixed delay that ends the path, folded out of the elements: added
+    /// to every arrival, it costs the hot path nothing (most links end so).
     tail: Dur,
     classes: Option<Box<ClassCounts>>,
-    /// What a packet crossing the path seldom needs, apart: a run holds a
-    /// few paths for every host, each best one cache line with its wiring.
+    /// What a packet crossing the path seldom needs, apart.
     rare: Box<Rare>,
+    /// The elements after the first [`INLINE`] (a shaper, bunching), in order.
+    more: Box<[Stage]>,
+    /// How many elements the path has: kept here, so that a packet through
+    /// a path of one element reads no line of an empty second place.
+    len: u32,
+    /// The first elements, inline and last: a packet entering a path finds
+    /// them at an address known from the path's own, so their misses
+    /// overlap that of the path's fields instead of waiting for a pointer
+    /// read from them. A path's owner that puts 16 bytes of its own before
+    /// it ([`crate::fabric::PathSlot`]) starts the first element on a cache
+    /// line, and each element fills two lines or fewer (the next starts
+    /// one), with what a packet usually reads of it ([`Queue`], [`Loss`])
+    /// in the first.
+    pub(crate) head: [Option<Stage>; INLINE],
 }
 
 #[derive(Debug, Default)]
@@ -175,7 +183,10 @@ impl Path {
         if tail > Dur::ZERO || matches!(stages.last(), Some(Stage::Delay(Delay::Fixed(_)))) {
             stages.pop();
         }
-        Path { stages: stages.into_iter().map(Slot).collect(), tail, classes: None, rare: Box::default() }
+        let len = stages.len() as u32;
+        let mut stages = stages.into_iter();
+        let head = std::array::from_fn(|_| stages.next());
+        Path { head, more: stages.collect(), len, tail, classes: None, rare: Box::default() }
     }
 
     /// Counts what enters per class and what is dropped per class and
@@ -185,7 +196,19 @@ impl Path {
     }
 
     pub fn stages(&self) -> impl Iterator<Item = &Stage> {
-        self.stages.iter().map(|s| &s.0)
+        self.head.iter().flatten().chain(self.more.iter())
+    }
+
+    /// Element `i`, if the path has that many.
+    #[inline(always)]
+    fn stage_mut(&mut self, i: usize) -> Option<&mut Stage> {
+        if i >= self.len as usize {
+            return None;
+        }
+        match self.head.get_mut(i) {
+            Some(s) => s.as_mut(),
+            None => self.more.get_mut(i - INLINE),
+        }
     }
 
     /// A packet enters the path at `now`.
@@ -206,7 +229,7 @@ impl Path {
     fn run(&mut self, from: usize, now: Time, pkt: &mut Packet) -> Outcome {
         let mut t = now;
         let mut i = from;
-        while let Some(Slot(st)) = self.stages.get_mut(i) {
+        while let Some(st) = self.stage_mut(i) {
             if t > now && !st.passive() {
                 return Outcome::Resume { stage: i as u32, at: t };
             }
@@ -234,16 +257,18 @@ impl Path {
     /// Wakes the elements due at `now`; what they let go continues down
     /// the path, and each packet's outcome is pushed to `out`.
     pub fn wake(&mut self, now: Time, out: &mut Vec<(Packet, Outcome)>) {
-        for i in 0..self.stages.len() {
-            if self.stages[i].0.poll_at().is_none_or(|t| t > now) {
+        let mut released = std::mem::take(&mut self.rare.released);
+        let mut i = 0;
+        while let Some(st) = self.stage_mut(i) {
+            i += 1;
+            if st.poll_at().is_none_or(|t| t > now) {
                 continue;
             }
-            let mut released = std::mem::take(&mut self.rare.released);
-            self.stages[i].0.wake(now, &mut released);
+            st.wake(now, &mut released);
             for r in released.drain(..) {
                 match r {
                     Release::Pass(mut p) => {
-                        let o = self.run(i + 1, now, &mut p);
+                        let o = self.run(i, now, &mut p);
                         out.push((p, o));
                     }
                     Release::Drop(p, reason) => {
@@ -255,8 +280,8 @@ impl Path {
                     }
                 }
             }
-            self.rare.released = released;
         }
+        self.rare.released = released;
     }
 
     /// Drops by reason, and the first queue's counters.
@@ -273,7 +298,7 @@ impl Path {
     }
 
     pub fn queue_mut(&mut self) -> Option<&mut Queue> {
-        self.stages.iter_mut().find_map(|Slot(s)| match s {
+        self.head.iter_mut().flatten().chain(self.more.iter_mut()).find_map(|s| match s {
             Stage::Queue(q) => Some(q),
             _ => None,
         })
@@ -282,12 +307,14 @@ impl Path {
 
 #[cfg(test)]
 mod tests {
-    /// Each element starts a cache line, and its kind's tag lives in a
-    /// niche of the queue's first word, so the fields each kind orders
-    /// first are in that line.
+    /// An element's kind's tag lives in a niche of the queue's first word,
+    /// so the fields each kind orders first lead it, and an empty inline
+    /// place costs no tag of its own either.
     #[test]
-    fn a_path_element_starts_a_cache_line() {
-        assert_eq!(std::mem::align_of::<super::Slot>(), 64);
+    fn an_element_is_its_queue_or_loss_untagged() {
         assert_eq!(std::mem::size_of::<super::Stage>(), std::mem::size_of::<super::Queue>());
+        assert_eq!(std::mem::size_of::<Option<super::Stage>>(), std::mem::size_of::<super::Stage>());
+        // Two cache lines, so that each inline element starts one.
+        assert_eq!(std::mem::size_of::<super::Stage>(), 128);
     }
 }

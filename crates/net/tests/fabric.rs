@@ -21,7 +21,10 @@ fn add(f: &mut Fabric, side: Side) -> u32 {
 }
 
 /// Follows one packet from `src` to `dst`, sent at `t0`: each path it
-/// reached the end of, with when, and the host it was delivered to.
+/// reached the end of, with when, and the host it was delivered to. At
+/// each end, `Fabric::next_path` names the path the packet is offered to
+/// next (its sender's path beyond the link, which it may cross at once),
+/// or none when it is delivered.
 fn follow(f: &mut Fabric, t0: Time, src: u32, dst: u32) -> (Vec<(u32, Time)>, Next) {
     let pkt = Packet::new(0, 1500);
     let mut hops = Vec::new();
@@ -30,7 +33,14 @@ fn follow(f: &mut Fabric, t0: Time, src: u32, dst: u32) -> (Vec<(u32, Time)>, Ne
         match next {
             Next::Arrive { path, at } => {
                 hops.push((path, at));
+                let said = f.next_path(path, src, dst);
                 next = f.arrived(at, path, src, dst, || pkt).0;
+                let offered = match next {
+                    Next::Arrive { path, .. } | Next::Resume { path, .. } | Next::Held { path } | Next::Dropped { path, .. } => Some(path),
+                    Next::Deliver { .. } => None,
+                };
+                let beyond = f.hosts[src as usize].beyond;
+                assert!(said == offered || (said.is_some() && said == beyond), "next_path {said:?}, offered {offered:?}");
             }
             other => return (hops, other),
         }
@@ -185,12 +195,4 @@ fn a_line_takes_hosts_of_one_side_once_each() {
     f.join_line(a, &line("home", 8)).unwrap();
     assert!(f.join_line(b, &line("home", 8)).is_err(), "a right host on a left line");
     assert!(f.join_line(a, &line("office", 8)).is_err(), "a second line");
-}
-
-#[test]
-fn a_path_with_its_wiring_is_one_cache_line() {
-    // A packet crossing a host's access reads its path's slot, then its
-    // elements: a slot that outgrew a line would cost every hop a miss.
-    assert_eq!(std::mem::size_of::<net::fabric::PathSlot>(), 64);
-    assert_eq!(std::mem::align_of::<net::fabric::PathSlot>(), 64);
 }

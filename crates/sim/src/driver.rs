@@ -55,6 +55,16 @@ impl Transport for Ctx<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cancelled;
 
+/// How many events ahead of the one run the world prefetches what an event
+/// reads first, and then (from that) what it reads next: far enough that
+/// the memory arrives in time, near enough that it is still in cache when
+/// used.
+const PREFETCH_AHEAD: usize = 3;
+const PREFETCH_NEXT_AHEAD: usize = 1;
+/// Runs with fewer paths than this are not prefetched for: their hosts'
+/// state stays in cache, and the hints would only cost instructions.
+const PREFETCH_MIN_PATHS: usize = 4096;
+
 /// Starts the applications and runs until `end`. `progress` is called now
 /// and then with the simulated time reached; returning false stops the run.
 pub fn run(b: &mut Built, end: Time, progress: &mut dyn FnMut(Time) -> bool) -> Result<(), Cancelled> {
@@ -64,12 +74,21 @@ pub fn run(b: &mut Built, end: Time, progress: &mut dyn FnMut(Time) -> bool) -> 
     }
     deliver(world, apps);
     let mut last_report = std::time::Instant::now();
+    let prefetch = world.fabric.paths.len() >= PREFETCH_MIN_PATHS;
     while let Some((t, ev)) = world.events.pop() {
         if t > end {
             break;
         }
         world.now = t;
         world.counters.events += 1;
+        if prefetch {
+            if let Some((_, soon)) = world.events.ahead(PREFETCH_AHEAD) {
+                world.prefetch(soon);
+            }
+            if let Some((at, soon)) = world.events.ahead(PREFETCH_NEXT_AHEAD) {
+                world.prefetch_next(at, soon);
+            }
+        }
         match ev {
             Ev::Arrive { path, pkt } => world.arrive(path, pkt),
             Ev::Resume { path, pkt, stage } => world.resume(path, pkt, stage),

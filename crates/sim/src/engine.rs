@@ -174,6 +174,14 @@ impl EventQueue {
         e.map(|e| (Time(e.time), e.ev))
     }
 
+    /// The event `k` places after the next in the sorted bucket, if it has
+    /// that many: a guess at what comes soon (a late event may come
+    /// between, and the next bucket is not sorted yet), for prefetching.
+    #[inline]
+    pub fn ahead(&self, k: usize) -> Option<(Time, Ev)> {
+        self.run.get(self.head + k).map(|e| (Time(e.time), e.ev))
+    }
+
     /// Moves the next bucket that holds events into `run` (both `run` and
     /// `late` are exhausted), sorted.
     #[cold]

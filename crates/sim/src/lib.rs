@@ -18,6 +18,7 @@ pub mod engine;
 mod ip;
 pub mod output;
 mod packet;
+pub mod prefetch;
 pub mod topology;
 pub mod world;
 

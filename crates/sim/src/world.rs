@@ -5,6 +5,7 @@ use crate::capture::Capture;
 use crate::engine::{Ev, EventQueue};
 use crate::ip::{self, Fragment, Reassembly};
 use crate::packet::{Body, Head, Pkt, Slab, NO_CONN, UDP_HEADER};
+use crate::prefetch;
 use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::fabric::{Fabric, Next};
 use net::monitor::Monitor;
@@ -315,6 +316,46 @@ impl World {
         }
         self.released = released;
         self.rearm_path(path);
+    }
+
+    /// Brings into cache what event `ev` reads first: the packet's head and
+    /// its path with its wiring, or the connection's pending deadline.
+    #[inline]
+    pub fn prefetch(&self, ev: Ev) {
+        match ev {
+            Ev::Arrive { path, pkt } | Ev::Resume { path, pkt, .. } => {
+                prefetch::hint(self.pkts.head(pkt));
+                prefetch::hint(&self.fabric.paths[path as usize]);
+            }
+            Ev::Tcp { conn } => prefetch::hint(&self.timer_at[conn as usize]),
+            Ev::Wake { .. } | Ev::App { .. } => {}
+        }
+    }
+
+    /// Brings into cache what event `ev` at `at` reads next, from what
+    /// [`World::prefetch`] brought: the path a packet reaching the end of
+    /// its path goes on to (its wiring and elements), or the segment
+    /// and connection it is delivered to and the path the receiver answers
+    /// on; the connection whose deadline is due.
+    #[inline]
+    pub fn prefetch_next(&self, at: Time, ev: Ev) {
+        match ev {
+            Ev::Arrive { path, pkt } => {
+                let h = self.pkts.head(pkt);
+                match self.fabric.next_path(path, h.src, h.dst) {
+                    Some(on) => prefetch::hint(&self.fabric.paths[on as usize]),
+                    None => {
+                        prefetch::hint(&self.fabric.paths[self.fabric.uplink(h.dst) as usize]);
+                        prefetch::hint(self.pkts.body(pkt));
+                        if let Some(c) = self.conns.get(h.conn as usize) {
+                            prefetch::hint(c);
+                        }
+                    }
+                }
+            }
+            Ev::Tcp { conn } if self.timer_at[conn as usize].get() == Some(at) => prefetch::hint(&self.conns[conn as usize]),
+            _ => {}
+        }
     }
 
     /// A packet's last bit reached the far end of `path`.

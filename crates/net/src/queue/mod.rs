@@ -224,8 +224,9 @@ impl std::fmt::Debug for dyn Scheduler + Send {
 /// In this order, what a packet finding a drop-tail queue idle touches
 /// (the serialiser, the end of its service, the counts of accepted
 /// packets, the mode's tag) fills the first cache line of a path's
-/// element ([`crate::path::Stage`] is aligned to one): every host's access
-/// has a queue, and a run of many hosts finds most of them out of cache.
+/// element (one inline in a path starts a line, [`crate::path::Path`]):
+/// every host's access has a queue, and a run of many hosts finds most of
+/// them out of cache.
 #[derive(Debug)]
 #[repr(C)]
 pub struct Queue {
@@ -234,7 +235,10 @@ pub struct Queue {
     busy_until: Time,
     accepted: Accepted,
     mode: Mode,
-    drops: [u64; DropReason::ALL.len()],
+    /// Boxed, as few packets are dropped at most queues of a large run:
+    /// the queue then fills two cache lines exactly, so that an element
+    /// inline after it in a path starts a line too.
+    drops: Box<[u64; DropReason::ALL.len()]>,
     max_backlog_pkts: u64,
 }
 
@@ -247,7 +251,7 @@ impl Queue {
                 Mode::Scheduled(Box::new(Scheduled { scheduler: s, in_service: None, pending: Vec::new(), pending_at: None }))
             }
         };
-        Queue { server, busy_until: Time::ZERO, accepted: Accepted::default(), mode, drops: [0; DropReason::ALL.len()], max_backlog_pkts: 0 }
+        Queue { server, busy_until: Time::ZERO, accepted: Accepted::default(), mode, drops: Box::default(), max_backlog_pkts: 0 }
     }
 
     pub fn stats(&self) -> QueueStats {
@@ -261,7 +265,7 @@ impl Queue {
             accepted_bytes: self.accepted.bytes,
             queue_delay_sum: self.accepted.queue_delay_sum,
             max_backlog_pkts: self.max_backlog_pkts,
-            drops: self.drops,
+            drops: *self.drops,
             aqm,
         }
     }

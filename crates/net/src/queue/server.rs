@@ -14,49 +14,66 @@ pub enum Transmit {
     Schedule(Box<RateSchedule>),
 }
 
-/// What may hold a packet back from starting: token buckets and outages.
-#[derive(Clone, Debug, Default)]
-struct Gates {
+/// What few serialisers have: a rate that follows a schedule, and what may
+/// hold a packet back from starting (token buckets, outages).
+#[derive(Clone, Debug)]
+pub(crate) struct Rare {
+    /// The rate, or the schedule's first.
+    rate: Rate,
+    schedule: Option<RateSchedule>,
     buckets: Vec<Bucket>,
     outages: Option<Outages>,
 }
 
 /// The serialiser: its rate, and what may hold a packet back from starting
 /// (token buckets, outages). Integer nanoseconds throughout, so both
-/// engines agree exactly. The gates, which few queues have, are boxed so
-/// that the tens of thousands of access queues of a large run stay small.
+/// engines agree exactly. A rate schedule and the gates, which few queues
+/// have, are boxed so that the tens of thousands of access queues of a
+/// large run stay small; the variant's tag leaves the queue's first word
+/// room for the tag of the element it is.
 #[derive(Clone, Debug)]
-pub(crate) struct Server {
-    transmit: Transmit,
-    gates: Option<Box<Gates>>,
+pub(crate) enum Server {
+    Fixed(Rate),
+    Rare(Box<Rare>),
 }
 
 impl Server {
     pub(crate) fn new(transmit: Transmit) -> Server {
-        Server { transmit, gates: None }
+        match transmit {
+            Transmit::Rate(r) => Server::Fixed(r),
+            Transmit::Schedule(s) => {
+                Server::Rare(Box::new(Rare { rate: s.at(Time::ZERO).0, schedule: Some(*s), buckets: Vec::new(), outages: None }))
+            }
+        }
     }
 
-    fn gates(&mut self) -> &mut Gates {
-        self.gates.get_or_insert_with(Default::default)
+    fn rare(&mut self) -> &mut Rare {
+        if let Server::Fixed(rate) = *self {
+            *self = Server::Rare(Box::new(Rare { rate, schedule: None, buckets: Vec::new(), outages: None }));
+        }
+        match self {
+            Server::Rare(g) => g,
+            Server::Fixed(_) => unreachable!("made rare above"),
+        }
     }
 
     pub(crate) fn add_shaper(&mut self, s: Shaper) {
-        self.gates().buckets.push(Bucket::new(s));
+        self.rare().buckets.push(Bucket::new(s));
     }
 
     /// Outages of the path after the queue: several merge into one set of windows.
     pub(crate) fn set_outages(&mut self, o: Outages) {
-        self.gates().outages = Some(o);
+        self.rare().outages = Some(o);
     }
 
     pub(crate) fn has_outages(&self) -> bool {
-        self.gates.as_ref().is_some_and(|g| g.outages.is_some())
+        matches!(self, Server::Rare(g) if g.outages.is_some())
     }
 
     pub(crate) fn nominal_rate(&self) -> Rate {
-        match &self.transmit {
-            Transmit::Rate(r) => *r,
-            Transmit::Schedule(s) => s.at(Time::ZERO).0,
+        match self {
+            Server::Fixed(r) => *r,
+            Server::Rare(g) => g.rate,
         }
     }
 
@@ -65,25 +82,27 @@ impl Server {
     /// packet, and not in an outage.
     #[inline(always)]
     pub(crate) fn plan(&self, from: Time, len: u32) -> (Time, Time) {
-        let tx = match &self.transmit {
-            Transmit::Rate(r) => r.tx_time(len as u64),
-            Transmit::Schedule(s) => s.finish(from, len) - from,
+        let g = match self {
+            Server::Fixed(r) => return (from, from + r.tx_time(len as u64)),
+            Server::Rare(g) => g,
+        };
+        let tx = match &g.schedule {
+            None => g.rate.tx_time(len as u64),
+            Some(s) => s.finish(from, len) - from,
         };
         let mut start = from;
-        if let Some(g) = &self.gates {
-            for b in &g.buckets {
-                let ready = b.ready(len);
-                if ready > start + tx {
-                    start = ready - tx;
-                }
-            }
-            if let Some(o) = &g.outages {
-                start = o.resume(start);
+        for b in &g.buckets {
+            let ready = b.ready(len);
+            if ready > start + tx {
+                start = ready - tx;
             }
         }
-        let finish = match &self.transmit {
-            Transmit::Rate(_) => start + tx,
-            Transmit::Schedule(s) => s.finish(start, len),
+        if let Some(o) = &g.outages {
+            start = o.resume(start);
+        }
+        let finish = match &g.schedule {
+            None => start + tx,
+            Some(s) => s.finish(start, len),
         };
         (start, finish)
     }
@@ -91,7 +110,7 @@ impl Server {
     /// A packet of `len` bytes had its last bit out at `finish`.
     #[inline(always)]
     pub(crate) fn sent(&mut self, finish: Time, len: u32) {
-        if let Some(g) = &mut self.gates {
+        if let Server::Rare(g) = self {
             for b in &mut g.buckets {
                 b.sent(finish, len);
             }

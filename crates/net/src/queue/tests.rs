@@ -115,7 +115,7 @@ fn a_scheduled_queue_gives_the_departures_and_drops_of_drop_tail_decided_at_arri
 /// What a packet finding a drop-tail queue idle reads (the serialiser, the
 /// end of service, the accepted counts, the mode's and discipline's tags)
 /// lies in the queue's first cache line; the element's tag takes no room
-/// of its own (see `a_path_element_starts_a_cache_line`).
+/// of its own (see `an_element_is_its_queue_or_loss_untagged`).
 #[test]
 fn an_idle_drop_tail_queue_is_read_in_its_first_cache_line() {
     use std::mem::{offset_of, size_of};

@@ -50,11 +50,13 @@ impl Tcp {
                         break;
                     }
                     if skb_left == 0 {
-                        if self.defers_new_data(now, room, avail) {
-                            cwnd_limited = room < self.rwnd_room();
-                            break;
+                        match self.next_skb(now, room, avail) {
+                            Some(bytes) => skb_left = bytes,
+                            None => {
+                                cwnd_limited = room < self.rwnd_room();
+                                break;
+                            }
                         }
-                        skb_left = self.tso_bytes();
                     }
                     skb_left = skb_left.saturating_sub(len);
                     self.send_new_data(now, len, out);
@@ -104,20 +106,24 @@ impl Tcp {
         true
     }
 
-    /// Whether new data waits for the next ACK rather than leave in an skb
-    /// shorter than the TSO autosize (`tso_defer`; Linux's deferral never
+    /// The payload of the next skb of new data, the TSO autosize with
+    /// `tso_defer` (no bound without), or none if it waits for the next
+    /// ACK rather than leave shorter than that (Linux's deferral never
     /// applies in recovery, nor to an skb of one segment).
-    fn defers_new_data(&self, now: Time, room: u64, avail: u64) -> bool {
+    fn next_skb(&self, now: Time, room: u64, avail: u64) -> Option<u64> {
         use crate::recovery::Phase;
-        let mss = self.mss as u64;
-        if !self.cfg.tso_defer || avail <= mss || matches!(self.rec.phase(), Phase::Recovery | Phase::Loss) {
-            return false;
+        if !self.cfg.tso_defer {
+            return Some(u64::MAX);
+        }
+        let tso_bytes = self.tso_bytes();
+        if avail <= self.mss as u64 || matches!(self.rec.phase(), Phase::Recovery | Phase::Loss) {
+            return Some(tso_bytes);
         }
         let head_skb = avail.min(self.size_goal());
         let p = crate::tso_defer::Pending {
             cwnd_room: room,
             rwnd_room: self.rwnd_room(),
-            tso_bytes: self.tso_bytes(),
+            tso_bytes,
             window: self.snd_wnd.min(self.w.cwnd),
             head_skb,
             fin: self.fin_queued && head_skb == avail,
@@ -125,7 +131,7 @@ impl Tcp {
             head_age: self.sb.head_sent().map(|t| now - t),
             srtt: self.rtt.srtt().unwrap_or(units::Dur::ZERO),
         };
-        crate::tso_defer::should_defer(&p)
+        (!crate::tso_defer::should_defer(&p)).then_some(tso_bytes)
     }
 
     /// Bytes written but not sent yet.

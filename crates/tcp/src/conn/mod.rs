@@ -176,6 +176,9 @@ impl Tcp {
         if cfg.loss_response == crate::LossResponse::Ns3 {
             sb.keep_retransmissions_when_sacked();
         }
+        if cfg.packet_window {
+            sb.count_packets(mss as u64);
+        }
         Tcp {
             cfg: Arc::clone(cfg),
             state,

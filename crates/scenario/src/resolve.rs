@@ -364,6 +364,9 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(p) = spec.packet_window {
         c.packet_window = p;
     }
+    if let Some(a) = spec.ack_pushed {
+        c.ack_pushed = a;
+    }
     if let Some(t) = spec.timestamps {
         c.timestamps = t;
     }

@@ -281,6 +281,7 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
         "partial_ack_timer = \"first\"",
         "ooo_shrinks_window = false",
         "packet_window = false",
+        "ack_pushed = false",
     ] {
         assert!(filled.contains(want), "{want} missing from\n{filled}");
     }
@@ -302,6 +303,7 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
         "partial_ack_timer",
         "ooo_shrinks_window",
         "packet_window",
+        "ack_pushed",
     ] {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }

@@ -63,6 +63,7 @@ impl Tcp {
         }
         self.rcv.set_quickack(self.cfg.quickack);
         self.rcv.set_ack_bytes(self.cfg.ack_bytes);
+        self.rcv.set_ack_pushed(self.cfg.ack_pushed);
         self.rcv.set_ooo_shrinks_window(self.cfg.ooo_shrinks_window);
         if self.cfg.rcv_buf_auto {
             self.rcv.set_autotuning(self.cfg.rcv_buf_initial);
@@ -294,7 +295,7 @@ impl Tcp {
             let ms = Self::tsval(now).wrapping_sub(tsecr);
             self.rcv.rtt_from_echo(tsecr, Dur::from_millis(ms as u64));
         }
-        let rx = self.rcv.on_segment(now, seg.seq, seg.len, fin);
+        let rx = self.rcv.on_segment(now, seg.seq, seg.len, seg.flags.contains(Flags::PSH), fin);
         n.delivered += rx.delivered;
         if rx.fin {
             n.peer_fin = true;

@@ -487,7 +487,7 @@ impl Tcp {
         }
         self.clock = now;
         if self.rcv.delack_deadline().is_some_and(|t| t <= now) {
-            self.rcv.force_ack();
+            self.rcv.on_delack_timer();
             self.flush_ack(now, out);
         }
         if let Some((_, kind)) = self.xmit().filter(|&(t, _)| t <= now) {

@@ -246,6 +246,9 @@ impl Tcp {
         seg.ecn = ecn;
         out.push(seg);
         self.rcv.on_ack_sent();
+        if len > 0 {
+            self.rcv.on_data_sent(now);
+        }
         self.stats.segs_sent += 1;
         self.stats.data_segs_sent += (len > 0) as u64;
         self.stats.bytes_sent += len;

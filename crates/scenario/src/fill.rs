@@ -54,6 +54,8 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         rack: (c.rack != linux.rack).then_some(c.rack),
         tlp: (c.tlp != linux.tlp).then_some(c.tlp),
         tso_defer: (c.tso_defer != linux.tso_defer).then_some(c.tso_defer),
+        packet_window: (c.packet_window != linux.packet_window).then_some(c.packet_window),
+        ack_pushed: (c.ack_pushed != linux.ack_pushed).then_some(c.ack_pushed),
         rto_estimator: (c.rto_estimator != linux.rto_estimator).then_some(match c.rto_estimator {
             RtoEstimator::Linux => RtoEstimatorSpec::Linux,
             RtoEstimator::Rfc6298 => RtoEstimatorSpec::Rfc6298,

@@ -361,6 +361,12 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     if let Some(d) = spec.tso_defer {
         c.tso_defer = d;
     }
+    if let Some(p) = spec.packet_window {
+        c.packet_window = p;
+    }
+    if let Some(a) = spec.ack_pushed {
+        c.ack_pushed = a;
+    }
     if let Some(t) = spec.timestamps {
         c.timestamps = t;
     }

@@ -170,6 +170,13 @@ pub struct TcpSpec {
     /// Linux's TSO deferral (default true); false: every segment as soon as the windows allow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tso_defer: Option<bool>,
+    /// The window counts packets, as Linux's (default true); false: bytes (RFC 5681).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_window: Option<bool>,
+    /// The end of a write ACKed once the application has read it, as Linux
+    /// does (default true); false: the delayed-ACK rule alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_pushed: Option<bool>,
     /// Delayed ACKs: acknowledge every N full segments (1 = no delay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_every: Option<u32>,
@@ -229,6 +236,8 @@ impl TcpSpec {
             byte_counting: self.byte_counting.or(base.byte_counting),
             hystart: self.hystart.or(base.hystart),
             tso_defer: self.tso_defer.or(base.tso_defer),
+            packet_window: self.packet_window.or(base.packet_window),
+            ack_pushed: self.ack_pushed.or(base.ack_pushed),
             timestamps: self.timestamps.or(base.timestamps),
             quickack: self.quickack.or(base.quickack),
             ack_every: self.ack_every.or(base.ack_every),

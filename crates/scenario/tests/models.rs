@@ -280,6 +280,8 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
         "loss_response = \"ns2\"",
         "partial_ack_timer = \"first\"",
         "ooo_shrinks_window = false",
+        "packet_window = false",
+        "ack_pushed = false",
     ] {
         assert!(filled.contains(want), "{want} missing from\n{filled}");
     }
@@ -290,9 +292,19 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
     let (s, r) =
         ScenarioFile::parse("s.toml", Path::new("."), &format!("{BASE}[[background]]\nmodel = \"greedy\"\n")).unwrap().resolved(None, None).unwrap();
     let linux = scenario::to_toml(&scenario::with_defaults(&s, &r));
-    for absent in
-        ["limited_transmit", "idle_restart", "rack", "tlp", "rto_estimator", "rto_tick", "loss_response", "partial_ack_timer", "ooo_shrinks_window"]
-    {
+    for absent in [
+        "limited_transmit",
+        "idle_restart",
+        "rack",
+        "tlp",
+        "rto_estimator",
+        "rto_tick",
+        "loss_response",
+        "partial_ack_timer",
+        "ooo_shrinks_window",
+        "packet_window",
+        "ack_pushed",
+    ] {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }
 }

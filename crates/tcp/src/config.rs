@@ -160,6 +160,20 @@ pub struct TcpConfig {
     /// per ACK. Off: each segment goes as soon as the windows allow, as
     /// ns-2 and ns-3 send.
     pub tso_defer: bool,
+    /// The window counts segments, as Linux's `snd_cwnd` and
+    /// `tcp_packets_in_flight` do: every segment in flight takes one MSS of
+    /// cwnd whatever its length, and growth counts the segments delivered.
+    /// Off: bytes (RFC 5681), as ns-2's and ns-3's flavours keep it here. The
+    /// two differ only for segments shorter than the MSS, such as those of an
+    /// application writing less than a segment at a time.
+    pub packet_window: bool,
+    /// The receiver ACKs at once, once the application has read it, a
+    /// segment that ends a write: one with PSH of exactly the sender's
+    /// segment size as measured here, or a shorter one (Linux's
+    /// `ICSK_ACK_PUSHED` and `tcp_cleanup_rbuf`, 6.6 and later and the
+    /// stable kernels back to 5.15), unless the connection is interactive.
+    /// Off: the delayed-ACK rule alone, as ns-2's and ns-3's receivers.
+    pub ack_pushed: bool,
     /// The RTO estimator, unless `rto_tick` is set.
     pub rto_estimator: RtoEstimator,
     /// `Some(tick)`: ns-2's coarse-clock estimator (`tcpTick_`) instead of
@@ -211,6 +225,8 @@ impl Default for TcpConfig {
             rack: true,
             tlp: true,
             tso_defer: true,
+            packet_window: true,
+            ack_pushed: true,
             rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,
@@ -253,6 +269,8 @@ impl TcpConfig {
             rack: false,
             tlp: false,
             tso_defer: false,
+            packet_window: false,
+            ack_pushed: false,
             ..TcpConfig::default()
         }
     }
@@ -293,6 +311,8 @@ impl TcpConfig {
             rack: false,
             tlp: false,
             tso_defer: false,
+            packet_window: false,
+            ack_pushed: false,
             rto_estimator: RtoEstimator::Rfc6298,
             ..TcpConfig::default()
         }

@@ -62,6 +62,7 @@ mod ecn;
 mod jiffies;
 mod ns3_recovery;
 mod rack;
+mod rcv_mss;
 mod rcv_space;
 mod recovery;
 mod recv;

@@ -32,9 +32,6 @@ const DEFAULT_RATIO: u8 = 1 << (RATIO_SCALE - 1);
 /// 1500-byte packet and as most NIC drivers' page-fragment buffers do:
 /// the buffer less its shared info, plus the `sk_buff` and shared info.
 pub const RCV_TRUESIZE: u32 = 2304;
-/// Linux's first guess at the peer's segment size (`TCP_MSS_DEFAULT`),
-/// before a segment is measured.
-const RCV_MSS_DEFAULT: u32 = 536;
 
 /// The window `space` bytes of buffer hold at `ratio`/256 (`tcp_win_from_space`).
 fn win_from_space(space: u64, ratio: u8) -> u64 {
@@ -56,8 +53,6 @@ pub(crate) fn initial_window(mss: u32, initial_buf: u64, max_buf: u64) -> u64 {
 #[derive(Clone, Debug)]
 pub(crate) struct RcvSpace {
     mss: u32,
-    /// The segment size last measured (`icsk_ack.rcv_mss`; an MSS fits 16 bits).
-    rcv_mss: u16,
     /// Window per buffer byte, in 1/256 (`scaling_ratio`).
     ratio: u8,
     /// The most the buffer may grow to (`tcp_rmem[2]`).
@@ -89,7 +84,6 @@ impl RcvSpace {
         let buf = initial_buf.min(max_buf);
         RcvSpace {
             mss,
-            rcv_mss: mss.min(RCV_MSS_DEFAULT) as u16,
             ratio: DEFAULT_RATIO,
             max_buf,
             buf,
@@ -121,11 +115,9 @@ impl RcvSpace {
         }
     }
 
-    /// An in-order segment of `len` bytes arrived: measures it, and opens
-    /// the window if there is room; true if it did, when Linux ACKs the
-    /// segment at once.
+    /// A segment of `len` bytes arrived: opens the window if there is room;
+    /// true if it did, when Linux ACKs the segment at once.
     pub fn grow(&mut self, len: u32, ooo_bytes: u64) -> bool {
-        self.measure(len);
         if len < GROW_MIN_LEN {
             return false;
         }
@@ -137,19 +129,14 @@ impl RcvSpace {
         true
     }
 
-    /// A segment of a new size, at least the last measured, sets the ratio
+    /// An in-order segment of a new size, at least the segment size
+    /// measured so far ([`crate::rcv_mss::RcvMss::measure`]), sets the ratio
     /// to its payload over its buffer's memory (`tcp_measure_rcv_mss`); the
     /// window may not then exceed what the buffer holds at that ratio.
-    fn measure(&mut self, len: u32) {
-        if len < self.rcv_mss as u32 {
-            return;
-        }
-        if len != self.rcv_mss as u32 {
-            let r = ((len as u64) << RATIO_SCALE) / RCV_TRUESIZE as u64;
-            self.ratio = r.clamp(1, u8::MAX as u64) as u8;
-            self.ssthresh = self.ssthresh.min(win_from_space(self.buf, self.ratio));
-        }
-        self.rcv_mss = len.min(self.mss).min(u16::MAX as u32) as u16;
+    pub fn remeasure(&mut self, len: u32) {
+        let r = ((len as u64) << RATIO_SCALE) / RCV_TRUESIZE as u64;
+        self.ratio = r.clamp(1, u8::MAX as u64) as u8;
+        self.ssthresh = self.ssthresh.min(win_from_space(self.buf, self.ratio));
     }
 
     /// The receiver's round-trip sample from a timestamp echo: `delta` since
@@ -266,6 +253,7 @@ mod tests {
         // memory, a ratio of 160/256, so the 128 KiB buffer holds 81,920
         // bytes of window, 16,760 more than the first 65,160: five
         // openings of two segments and a last of what is left.
+        s.remeasure(MSS);
         for i in 1..=5 {
             assert!(s.grow(MSS, 0));
             assert_eq!(s.window(0), 65_160 + i * 2 * MSS as u64);
@@ -286,16 +274,23 @@ mod tests {
     #[test]
     fn the_ratio_is_measured_on_each_larger_segment_size_and_never_on_a_smaller_one() {
         let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        let mut m = crate::rcv_mss::RcvMss::new(MSS, true);
+        let mut arrive = |s: &mut RcvSpace, len: u32| {
+            if m.measure(len, false) {
+                s.remeasure(len);
+            }
+            s.grow(len, 0);
+        };
         // Below Linux's first guess of 536 bytes nothing is measured.
-        s.grow(300, 0);
+        arrive(&mut s, 300);
         assert_eq!(s.ratio, DEFAULT_RATIO);
         // A 600-byte segment is: 600·256/2304.
-        s.grow(600, 0);
+        arrive(&mut s, 600);
         assert_eq!(s.ratio, 66);
         // So is a full-sized one, whose ratio then stays.
-        s.grow(MSS, 0);
+        arrive(&mut s, MSS);
         assert_eq!(s.ratio, 160);
-        s.grow(600, 0);
+        arrive(&mut s, 600);
         assert_eq!(s.ratio, 160);
         // At the lower ratio the window could not exceed what the buffer
         // held then; a buffer right-sized at 160/256 holds the window it
@@ -306,7 +301,7 @@ mod tests {
     #[test]
     fn right_sizing_grows_the_buffer_as_linux_does_in_slow_start() {
         let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
-        s.measure(MSS);
+        s.remeasure(MSS);
         // The first data starts the first measure.
         s.adjust(Time::ZERO, 0, 0);
         s.adjust(Time(100 * 1_000_000), 50_000, 0);
@@ -344,7 +339,7 @@ mod tests {
         // The first measure is the initial window's ten segments; the
         // 128 KiB buffer holds 56 segments of window.
         let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
-        s.measure(MSS);
+        s.remeasure(MSS);
         // Twice the measure and a hole of ten segments fit: nothing changes.
         s.out_of_order(10 * MSS as u64);
         assert_eq!(s.buf(), RCV_BUF_INITIAL);
@@ -353,7 +348,7 @@ mod tests {
         assert_eq!(s.buf(), space_from_win(80 * MSS as u64, s.ratio));
         // A read round trip counts what is still held the same way.
         let mut t = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
-        t.measure(MSS);
+        t.remeasure(MSS);
         t.rtt_from_echo(1, Dur::from_millis(45));
         t.adjust(Time::ZERO, 0, 0);
         t.adjust(Time(45 * 1_000_000), 20 * MSS as u64, 60 * MSS as u64);

@@ -7,6 +7,7 @@
 //! right edge never moves back, and data up to it is kept (Linux's
 //! `tcp_select_window` with `tcp_shrink_window` off, its default).
 
+use crate::rcv_mss::RcvMss;
 use crate::rcv_space::RcvSpace;
 use crate::segment::KeptBlocks;
 use crate::SackBlocks;
@@ -37,17 +38,23 @@ pub(crate) struct Receiver {
     auto_initial: Opt<u64>,
     /// Sorted, disjoint, non-adjacent `[start, end)` ranges above `rcv_nxt`.
     ooo: VecDeque<(u64, u64)>,
-    /// Delayed ACK: ACK at once when more than this many in-order bytes are unacknowledged.
-    ack_after: u64,
     /// When in-order data last arrived.
     last_data: Opt<Time>,
     delack_timeout: Dur,
     /// `TcpConfig::ack_bytes`, the bytes counted towards it, and whether
     /// the ACK now due is one of its own.
     ack_bytes: Opt<u64>,
-    /// Linux quick-ACK mode: data segments still to ACK at once.
-    quick: u32,
-    quick_max: u32,
+    /// Delayed ACK: ACK at once when more than this many in-order bytes are unacknowledged.
+    ack_after: u32,
+    /// Linux quick-ACK mode: data segments still to ACK at once (Linux's
+    /// count is at most 16).
+    quick: u16,
+    quick_max: u16,
+    /// The sender's segment size as measured here, the marks that ask for
+    /// an ACK once the application has read, and the interactive mode.
+    rcv_mss: RcvMss,
+    /// Whether those marks are heeded (`TcpConfig::ack_pushed`).
+    ack_pushed: bool,
     space: Option<RcvSpace>,
     rcv_nxt: u64,
     rcv_buf: u64,
@@ -89,6 +96,8 @@ impl Receiver {
             delack_at: Opt::NONE,
             delack_timeout,
             max_blocks: SackBlocks::MAX as u8,
+            rcv_mss: RcvMss::new(0, false),
+            ack_pushed: false,
             quick: 0,
             quick_max: 0,
             last_data: Opt::NONE,
@@ -125,14 +134,37 @@ impl Receiver {
     /// data (Linux: longer than the RTO), so short transfers and the first
     /// round trips after a pause are not slowed by delayed ACKs.
     pub fn set_quickack(&mut self, n: u32) {
-        self.quick_max = n;
+        self.quick_max = n.min(u16::MAX as u32) as u16;
     }
 
     /// ACK at least the next `n` data segments at once (Linux
     /// `tcp_enter_quickack_mode`, as for a CE mark: the sender may be down to
     /// a very small window).
     pub fn enter_quickack(&mut self, n: u32) {
-        self.quick = self.quick.max(n);
+        self.quick = self.quick.max(n.min(u16::MAX as u32) as u16);
+    }
+
+    /// ACK at once the segment that ends a write, once the application has
+    /// read it (`TcpConfig::ack_pushed`; call before `start`).
+    pub fn set_ack_pushed(&mut self, on: bool) {
+        self.ack_pushed = on;
+    }
+
+    /// Data of ours went out at `now`: within the delayed-ACK timeout of data
+    /// arriving, the connection is interactive (Linux `tcp_event_data_sent`,
+    /// `tcp_pingpong_thresh` 1).
+    pub fn on_data_sent(&mut self, now: Time) {
+        if self.last_data.get().is_some_and(|t| now.saturating_since(t) < self.delack_timeout) {
+            self.rcv_mss.set_pingpong(true);
+        }
+    }
+
+    /// The delayed-ACK timer fired: an interactive connection missed its
+    /// piggybacked ACK and is no longer taken as interactive (Linux
+    /// `tcp_delack_timer_handler`).
+    pub fn on_delack_timer(&mut self) {
+        self.rcv_mss.set_pingpong(false);
+        self.ack_now = true;
     }
 
     /// ACK once per `n` bytes on average (`TcpConfig::ack_bytes`).
@@ -152,7 +184,8 @@ impl Receiver {
     /// (Linux: ACK once more than one full segment is pending when ack_every = 2).
     pub fn start(&mut self, peer_isn: u64, mss: u32, ack_every: u32, sack: bool, timestamps: bool) {
         self.rcv_nxt = peer_isn + 1;
-        self.ack_after = ack_every.saturating_sub(1) as u64 * mss as u64;
+        self.ack_after = ack_every.saturating_sub(1).saturating_mul(mss);
+        self.rcv_mss = RcvMss::new(mss, timestamps);
         self.sack_enabled = sack;
         // 40 option bytes: 12 go to the timestamps, leaving room for 3 blocks.
         self.max_blocks = if timestamps { 3 } else { SackBlocks::MAX as u8 };
@@ -211,6 +244,7 @@ impl Receiver {
         self.unacked = 0;
         self.ack_now = false;
         self.delack_at = Opt::NONE;
+        self.rcv_mss.on_ack_sent();
         self.right_edge = self.right_edge.max(self.rcv_nxt + self.window());
     }
     /// Is `seq` acceptable for a RST (RFC 793 window check)?
@@ -218,8 +252,8 @@ impl Receiver {
         seq >= self.rcv_nxt && seq < self.rcv_nxt + self.window().max(1)
     }
 
-    /// Process the payload `[seq, seq+len)` and a FIN flag.
-    pub fn on_segment(&mut self, now: Time, seq: u64, len: u32, fin: bool) -> Rx {
+    /// Process the payload `[seq, seq+len)`, its PSH flag and a FIN flag.
+    pub fn on_segment(&mut self, now: Time, seq: u64, len: u32, psh: bool, fin: bool) -> Rx {
         let mut rx = Rx::default();
         // Nothing beyond what the buffer can hold is kept (the sender respects the
         // window, so this only trims misbehaviour).
@@ -273,7 +307,11 @@ impl Receiver {
             // application read, which right-sizes the buffer.
             let mut opened = false;
             let span = self.ooo_span();
+            let resized = self.rcv_mss.measure(len, psh);
             if let Some(sp) = &mut self.space {
+                if resized {
+                    sp.remeasure(len);
+                }
                 opened = sp.grow(len, self.ooo_bytes);
                 if !sp.timestamped() {
                     sp.rtt_from_window(now, self.rcv_nxt, self.right_edge.saturating_sub(start));
@@ -299,9 +337,12 @@ impl Receiver {
                     // Opening the window sets quick-ACK's low bit (Linux
                     // `icsk_ack.quick |= 1`): the ACK it sends costs the
                     // count nothing while the count is even.
-                    self.quick = (self.quick | opened as u32).saturating_sub(1);
+                    self.quick = (self.quick | opened as u16).saturating_sub(1);
                     self.ack_now = true;
-                } else if self.unacked > self.ack_after {
+                } else if self.unacked > self.ack_after as u64 {
+                    self.ack_now = true;
+                } else if self.ack_pushed && self.ooo.is_empty() && self.rcv_mss.ack_on_read() {
+                    // The application reads everything at once (Linux `tcp_cleanup_rbuf`).
                     self.ack_now = true;
                 } else if self.delack_at.is_none() {
                     self.delack_at = Opt::some(now + self.delack_timeout);
@@ -412,7 +453,7 @@ mod tests {
     #[test]
     fn what_only_arriving_data_touches_leads_the_receiver() {
         use std::mem::offset_of;
-        let data_only = offset_of!(Receiver, quick_max) + 4;
+        let data_only = offset_of!(Receiver, ack_pushed) + 1;
         assert!(data_only <= offset_of!(Receiver, space));
         assert!(offset_of!(Receiver, space) < offset_of!(Receiver, rcv_nxt));
         assert!(data_only >= 64, "a sender's ACK skips at least a cache line of it");
@@ -433,7 +474,7 @@ mod tests {
         // RFC 2018 §5 case 2 style: first segment lost, the rest arrive.
         let mut r = rx();
         for i in 1..4u64 {
-            let rx = r.on_segment(Time::ZERO, 1 + i * 500, 500, false);
+            let rx = r.on_segment(Time::ZERO, 1 + i * 500, 500, false, false);
             assert_eq!(rx.delivered, 0);
             assert!(r.ack_due());
             assert_eq!(blocks(&r), vec![(501, 1 + (i + 1) * 500)]);
@@ -441,7 +482,7 @@ mod tests {
         }
         // Out-of-order bytes fill the buffer but the offered edge stays.
         assert_eq!(r.window(), 1 << 20);
-        let rx = r.on_segment(Time::ZERO, 1, 500, false);
+        let rx = r.on_segment(Time::ZERO, 1, 500, false, false);
         assert_eq!(rx.delivered, 2000);
         assert_eq!(r.rcv_nxt(), 2001);
         assert!(r.ack_due(), "hole fill must be acked at once");
@@ -454,22 +495,22 @@ mod tests {
         // Segments of 500 from seq 1; segments 1, 3, 5 (0-based even) are dropped.
         let mut r = rx();
         let s = |i: u64| 1 + i * 500;
-        r.on_segment(Time::ZERO, s(1), 500, false);
+        r.on_segment(Time::ZERO, s(1), 500, false, false);
         assert_eq!(blocks(&r), vec![(s(1), s(2))]);
-        r.on_segment(Time::ZERO, s(3), 500, false);
+        r.on_segment(Time::ZERO, s(3), 500, false, false);
         assert_eq!(blocks(&r), vec![(s(3), s(4)), (s(1), s(2))]);
-        r.on_segment(Time::ZERO, s(5), 500, false);
+        r.on_segment(Time::ZERO, s(5), 500, false, false);
         assert_eq!(blocks(&r), vec![(s(5), s(6)), (s(3), s(4)), (s(1), s(2))]);
         // Segment 4 fills between blocks 3 and 5: merged block first, stale subsets dropped.
-        r.on_segment(Time::ZERO, s(4), 500, false);
+        r.on_segment(Time::ZERO, s(4), 500, false, false);
         assert_eq!(blocks(&r), vec![(s(3), s(6)), (s(1), s(2))]);
         // An older block becoming most recent moves to the front.
-        r.on_segment(Time::ZERO, s(7), 500, false);
+        r.on_segment(Time::ZERO, s(7), 500, false, false);
         assert_eq!(blocks(&r), vec![(s(7), s(8)), (s(3), s(6)), (s(1), s(2))]);
-        r.on_segment(Time::ZERO, s(1), 500, false); // duplicate of a SACKed segment
+        r.on_segment(Time::ZERO, s(1), 500, false, false); // duplicate of a SACKed segment
         assert_eq!(blocks(&r), vec![(s(1), s(2)), (s(7), s(8)), (s(3), s(6))]);
         // In-order segment 0 delivers 0..2 and drops the delivered block.
-        let d = r.on_segment(Time::ZERO, s(0), 500, false);
+        let d = r.on_segment(Time::ZERO, s(0), 500, false, false);
         assert_eq!(d.delivered, 1000);
         assert_eq!(blocks(&r), vec![(s(7), s(8)), (s(3), s(6))]);
         assert_eq!(r.ooo_ranges(), vec![(s(3), s(6)), (s(7), s(8))]);
@@ -480,15 +521,15 @@ mod tests {
         let mut r = rx();
         let s = |i: u64| 1 + i * 500;
         for i in [1, 3, 5, 7, 9] {
-            r.on_segment(Time::ZERO, s(i), 500, false);
+            r.on_segment(Time::ZERO, s(i), 500, false, false);
         }
         assert_eq!(blocks(&r), vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6)), (s(3), s(4))]);
         // Filling the first hole delivers up to s(2); the unlisted block (s1) is gone, and
         // the list keeps the recent ones (there are exactly 4 ranges left).
-        r.on_segment(Time::ZERO, s(0), 500, false);
+        r.on_segment(Time::ZERO, s(0), 500, false, false);
         assert_eq!(r.rcv_nxt(), s(2));
         assert_eq!(blocks(&r), vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6)), (s(3), s(4))]);
-        r.on_segment(Time::ZERO, s(2), 500, false);
+        r.on_segment(Time::ZERO, s(2), 500, false, false);
         assert_eq!(blocks(&r), vec![(s(9), s(10)), (s(7), s(8)), (s(5), s(6))]);
     }
 
@@ -496,15 +537,15 @@ mod tests {
     fn delayed_ack_every_second_full_segment_or_timer() {
         let mut r = rx();
         let t = Time(1_000);
-        r.on_segment(t, 1, 500, false);
+        r.on_segment(t, 1, 500, false, false);
         assert!(!r.ack_due());
         assert_eq!(r.delack_deadline(), Some(t + Dur::from_millis(40)));
-        r.on_segment(t + Dur(5), 501, 500, false);
+        r.on_segment(t + Dur(5), 501, 500, false, false);
         assert!(r.ack_due());
         r.on_ack_sent();
         assert_eq!(r.delack_deadline(), None);
         // A short segment alone waits for the timer.
-        r.on_segment(t, 1001, 100, false);
+        r.on_segment(t, 1001, 100, false, false);
         assert!(!r.ack_due());
         assert!(r.delack_deadline().is_some());
     }
@@ -513,7 +554,7 @@ mod tests {
     fn ack_every_one_acks_everything() {
         let mut r = Receiver::new(1 << 20, Dur::from_millis(40));
         r.start(0, 500, 1, false, false);
-        r.on_segment(Time::ZERO, 1, 10, false);
+        r.on_segment(Time::ZERO, 1, 10, false, false);
         assert!(r.ack_due());
         assert!(r.sack_blocks().is_empty());
     }
@@ -521,23 +562,23 @@ mod tests {
     #[test]
     fn duplicates_are_acked_and_fin_in_order_only() {
         let mut r = rx();
-        r.on_segment(Time::ZERO, 1, 500, false);
+        r.on_segment(Time::ZERO, 1, 500, false, false);
         r.on_ack_sent();
-        r.on_segment(Time::ZERO, 1, 500, false);
+        r.on_segment(Time::ZERO, 1, 500, false, false);
         assert!(r.ack_due(), "old duplicate");
         r.on_ack_sent();
         // FIN arrives before the data preceding it.
-        let a = r.on_segment(Time::ZERO, 1001, 200, true);
+        let a = r.on_segment(Time::ZERO, 1001, 200, false, true);
         assert!(!a.fin && r.ack_due());
         assert_eq!(r.rcv_nxt(), 501);
-        let b = r.on_segment(Time::ZERO, 501, 500, false);
+        let b = r.on_segment(Time::ZERO, 501, 500, false, false);
         assert!(b.fin);
         assert_eq!(b.delivered, 700);
         assert_eq!(r.rcv_nxt(), 1202, "FIN consumes one sequence number");
         assert!(r.fin_received());
         // Retransmitted FIN: duplicate, acked, not reported again.
         r.on_ack_sent();
-        let c = r.on_segment(Time::ZERO, 1001, 200, true);
+        let c = r.on_segment(Time::ZERO, 1001, 200, false, true);
         assert!(!c.fin && r.ack_due());
     }
 
@@ -553,16 +594,16 @@ mod tests {
         r.on_ack_sent();
         assert_eq!(r.window(), 2000);
         for i in 1..4u64 {
-            r.on_segment(Time::ZERO, 1 + i * 500, 500, false);
+            r.on_segment(Time::ZERO, 1 + i * 500, 500, false, false);
             r.on_ack_sent();
             // The window the next ACK offers: to the same right edge.
             assert_eq!(r.rcv_nxt() + r.window(), 2001);
         }
         assert_eq!(r.ooo_ranges(), vec![(501, 2001)]);
         // Beyond the edge: trimmed.
-        r.on_segment(Time::ZERO, 2001, 500, false);
+        r.on_segment(Time::ZERO, 2001, 500, false, false);
         assert_eq!(r.ooo_ranges(), vec![(501, 2001)]);
-        let d = r.on_segment(Time::ZERO, 1, 500, false);
+        let d = r.on_segment(Time::ZERO, 1, 500, false, false);
         assert_eq!(d.delivered, 2000);
         r.on_ack_sent();
         assert_eq!(r.rcv_nxt() + r.window(), 4001);
@@ -578,14 +619,14 @@ mod tests {
             r.start(0, 960, 1, false, false);
             r.on_ack_sent();
             for i in [1, 2, 4] {
-                r.on_segment(Time::ZERO, 1 + i * 960, 960, false);
+                r.on_segment(Time::ZERO, 1 + i * 960, 960, false, false);
                 assert_eq!(r.rcv_nxt() + r.window(), 1 + 19_200, "ooo_shrinks_window {shrinks}");
                 r.on_ack_sent();
             }
             // Segment 0 fills the first hole; segment 4 is still held. Linux's buffer
             // holds it, so the window leaves it out; ns-3's receiver offers the whole
             // buffer from rcv_nxt.
-            r.on_segment(Time::ZERO, 1, 960, false);
+            r.on_segment(Time::ZERO, 1, 960, false, false);
             assert_eq!((r.rcv_nxt(), r.window()), (1 + 3 * 960, want), "ooo_shrinks_window {shrinks}");
         }
     }
@@ -604,12 +645,12 @@ mod tests {
         let edge = r.rcv_nxt() + r.window();
         assert_eq!(edge, 1 + 20 * mss);
         for i in 1..20 {
-            r.on_segment(Time::ZERO, 1 + i * mss, mss as u32, false);
+            r.on_segment(Time::ZERO, 1 + i * mss, mss as u32, false, false);
             assert_eq!(r.rcv_nxt() + r.window(), edge, "after segment {i} the right edge stays");
             r.on_ack_sent();
         }
         assert_eq!(r.ooo_ranges(), vec![(1 + mss, edge)]);
-        let d = r.on_segment(Time::ZERO, 1, mss as u32, false);
+        let d = r.on_segment(Time::ZERO, 1, mss as u32, false, false);
         assert_eq!(d.delivered, 20 * mss);
         assert_eq!(r.window(), 20 * mss, "an empty buffer offers all of it again");
     }
@@ -617,12 +658,12 @@ mod tests {
     #[test]
     fn overlapping_segments_merge() {
         let mut r = rx();
-        r.on_segment(Time::ZERO, 1001, 500, false);
-        r.on_segment(Time::ZERO, 2001, 500, false);
-        r.on_segment(Time::ZERO, 1201, 1000, false); // bridges both
+        r.on_segment(Time::ZERO, 1001, 500, false, false);
+        r.on_segment(Time::ZERO, 2001, 500, false, false);
+        r.on_segment(Time::ZERO, 1201, 1000, false, false); // bridges both
         assert_eq!(r.ooo_ranges(), vec![(1001, 2501)]);
         assert_eq!(r.window(), 1 << 20);
-        let d = r.on_segment(Time::ZERO, 1, 1100, false); // overlaps the range start
+        let d = r.on_segment(Time::ZERO, 1, 1100, false, false); // overlaps the range start
         assert_eq!(d.delivered, 2500);
         assert!(r.ooo_ranges().is_empty());
     }

@@ -5,6 +5,8 @@
 //! `pipe = outstanding - sacked - lost + retransmitted_in_flight`.
 //! A lost segment that was retransmitted counts once (its retransmission), a segment
 //! retransmitted without being deemed lost (NextSeg rule 3) counts twice, as in RFC 6675.
+//! The same totals are kept in segments, for a window counted in packets as Linux
+//! counts it (`tcp_packets_in_flight`): there `pipe` is segments × MSS.
 //!
 //! Lost segments always form a prefix of the unSACKed segments (every marking rule marks
 //! from the front), which lets both loss marking and NextSeg run from cursors that only
@@ -101,14 +103,17 @@ pub(crate) struct Scoreboard {
     lost: u64,
     retrans: u64,
     high_sacked: u64,
-    sacked_segs: u64,
+    /// Segment counts (a window's segments fit 32 bits).
+    sacked_segs: u32,
+    lost_segs: u32,
+    retrans_segs: u32,
+    above_segs: u32,
     /// HighRxt-like cursor: segments below it are SACKed or already retransmitted.
     rxt_cur: u64,
     /// IsLost marking: every unSACKed segment below `lost_cur` is marked lost, and
     /// `above_*` count SACKed bytes/segments at or above it.
     lost_cur: u64,
     above_bytes: u64,
-    above_segs: u64,
     /// Blocks of the previous ACK: ranges inside them are already marked, so a growing
     /// block costs only its new part (Linux's recv_sack_cache).
     sack_cache: KeptBlocks,
@@ -120,6 +125,9 @@ pub(crate) struct Scoreboard {
     /// A SACKed segment keeps its retransmission in `pipe` until it is acknowledged
     /// (ns-3's `TcpTxBuffer::Update` leaves `m_retrans` set); RFC 6675 drops it.
     sacked_keeps_retrans: bool,
+    /// Non-zero: the window is counted in segments of this size (see
+    /// [`Scoreboard::count_packets`]; an MSS fits 16 bits).
+    packet_mss: u16,
     #[cfg(test)]
     visits: u64,
 }
@@ -134,6 +142,8 @@ impl Scoreboard {
             sacked_segs: 0,
             lost: 0,
             retrans: 0,
+            lost_segs: 0,
+            retrans_segs: 0,
             high_sacked: start,
             rxt_cur: start,
             lost_cur: start,
@@ -143,6 +153,7 @@ impl Scoreboard {
             rtx_fifo: VecDeque::new(),
             tx: 0,
             sacked_keeps_retrans: false,
+            packet_mss: 0,
             #[cfg(test)]
             visits: 0,
         }
@@ -167,9 +178,52 @@ impl Scoreboard {
     pub fn outstanding(&self) -> u64 {
         self.nxt - self.una
     }
+    /// Linux counts the window in packets: from now on every segment in flight
+    /// counts as `mss` bytes in `pipe`, whatever its length (`tcp_skb_pcount` is 1
+    /// for a segment no longer than the MSS), and so in what is delivered.
+    pub fn count_packets(&mut self, mss: u64) {
+        self.packet_mss = mss.min(u16::MAX as u64) as u16;
+    }
+
+    /// What a segment of `len` bytes of sequence space takes of the window.
+    #[inline]
+    pub fn charge(&self, len: u64) -> u64 {
+        let mss = self.packet_mss as u64;
+        if mss == 0 {
+            len
+        } else {
+            len.div_ceil(mss).max(1) * mss
+        }
+    }
+
     #[inline]
     pub fn pipe(&self) -> u64 {
-        self.outstanding() - self.sacked - self.lost + self.retrans
+        if self.packet_mss == 0 {
+            self.outstanding() - self.sacked - self.lost + self.retrans
+        } else {
+            (self.q.len() as u64 - self.sacked_segs as u64 - self.lost_segs as u64 + self.retrans_segs as u64) * self.packet_mss as u64
+        }
+    }
+
+    /// FlightSize in the window's units (Linux's `packets_out` when it counts packets).
+    #[inline]
+    pub fn flight(&self) -> u64 {
+        if self.packet_mss == 0 {
+            self.outstanding()
+        } else {
+            self.q.len() as u64 * self.packet_mss as u64
+        }
+    }
+
+    /// Outstanding data not SACKed, in the window's units: what an ACK delivers is the
+    /// drop in it (RFC 6937 DeliveredData; Linux's `acked_sacked` in packets).
+    #[inline]
+    pub fn undelivered(&self) -> u64 {
+        if self.packet_mss == 0 {
+            self.outstanding() - self.sacked
+        } else {
+            (self.q.len() as u64 - self.sacked_segs as u64) * self.packet_mss as u64
+        }
     }
     #[inline]
     pub fn sacked(&self) -> u64 {
@@ -186,7 +240,7 @@ impl Scoreboard {
     /// SACKed segments (Linux's `sacked_out`).
     #[inline]
     pub fn sacked_segs(&self) -> u64 {
-        self.sacked_segs
+        self.sacked_segs as u64
     }
     /// Linux's Disorder state: something SACKed or a retransmission in flight, or the
     /// oldest segment was retransmitted (`tcp_left_out`, `tcp_any_retrans_done`).
@@ -300,13 +354,15 @@ impl Scoreboard {
     fn forget(&mut self, flags: u8, len: u64, whole: bool) {
         if flags & SACKED != 0 {
             self.sacked -= len;
-            self.sacked_segs -= whole as u64;
+            self.sacked_segs -= whole as u32;
         }
         if flags & LOST != 0 {
             self.lost -= len;
+            self.lost_segs -= whole as u32;
         }
         if flags & RETRANS != 0 {
             self.retrans -= len;
+            self.retrans_segs -= whole as u32;
         }
     }
 
@@ -374,10 +430,12 @@ impl Scoreboard {
         let len = s.len();
         if s.has(LOST) {
             self.lost -= len;
+            self.lost_segs -= 1;
         }
         let keep = if self.sacked_keeps_retrans { RETRANS } else { 0 };
         if s.has(RETRANS) && keep == 0 {
             self.retrans -= len;
+            self.retrans_segs -= 1;
         }
         s.flags = (s.flags | SACKED) & !(LOST | RETRANS) | (s.flags & keep);
         self.sacked += len;
@@ -400,12 +458,13 @@ impl Scoreboard {
                 self.above_bytes -= len;
                 self.above_segs -= 1;
             } else {
-                if self.above_segs < dupthresh as u64 && self.above_bytes <= thresh_bytes {
+                if self.above_segs < dupthresh && self.above_bytes <= thresh_bytes {
                     break;
                 }
                 if !s.has(LOST) {
                     s.flags |= LOST;
                     self.lost += len;
+                    self.lost_segs += 1;
                 }
             }
             self.lost_cur = s.end;
@@ -419,6 +478,7 @@ impl Scoreboard {
             if !s.has(SACKED | LOST) {
                 s.flags |= LOST;
                 self.lost += s.len();
+                self.lost_segs += 1;
             }
         }
     }
@@ -483,9 +543,11 @@ impl Scoreboard {
         let len = s.len();
         if s.has(RETRANS) {
             self.retrans -= len;
+            self.retrans_segs -= 1;
         }
         if !s.has(LOST) {
             self.lost += len;
+            self.lost_segs += 1;
         }
         s.flags = (s.flags | LOST) & !RETRANS;
         self.rxt_cur = self.una;
@@ -512,15 +574,18 @@ impl Scoreboard {
             if s.has(SACKED) {
                 if s.has(RETRANS) {
                     self.retrans -= s.len(); // ns-3's accounting kept it (sacked_keeps_retrans)
+                    self.retrans_segs -= 1;
                     s.flags &= !RETRANS;
                 }
                 continue;
             }
             if !s.has(LOST) {
                 self.lost += s.len();
+                self.lost_segs += 1;
             }
             if s.has(RETRANS) {
                 self.retrans -= s.len();
+                self.retrans_segs -= 1;
             }
             s.flags = (s.flags | LOST) & !RETRANS;
         }
@@ -570,6 +635,7 @@ impl Scoreboard {
                 let s = &mut self.q[i];
                 s.flags |= LOST;
                 self.lost += s.len();
+                self.lost_segs += 1;
             }
             self.pass_lost_cursor(i);
             i += 1;
@@ -617,8 +683,10 @@ impl Scoreboard {
         let s = &mut self.q[i];
         let (len, start) = (s.len(), s.start);
         self.retrans -= len;
+        self.retrans_segs -= 1;
         if !s.has(LOST) {
             self.lost += len;
+            self.lost_segs += 1;
         }
         s.flags = (s.flags | LOST) & !RETRANS;
         self.rxt_cur = self.rxt_cur.min(start);
@@ -654,6 +722,7 @@ impl Scoreboard {
         s.order = order;
         let start = s.start;
         self.retrans += s.len();
+        self.retrans_segs += 1;
         self.rxt_cur = self.rxt_cur.max(s.end);
         self.rtx_fifo.push_back(Rtx { start, order, mark: self.nxt });
     }
@@ -671,22 +740,27 @@ impl Scoreboard {
     #[cfg(test)]
     fn check(&self) {
         let (mut sacked, mut lost, mut retrans) = (0, 0, 0);
+        let mut segs = [0; 3];
         let mut at = self.una;
         for s in &self.q {
             assert_eq!(s.start, at, "queue must tile [una, nxt)");
             at = s.end;
             if s.has(SACKED) {
                 sacked += s.len();
+                segs[0] += 1;
             }
             if s.has(LOST) {
                 lost += s.len();
+                segs[1] += 1;
             }
             if s.has(RETRANS) {
                 retrans += s.len();
+                segs[2] += 1;
             }
         }
         assert_eq!(at, self.nxt);
         assert_eq!((sacked, lost, retrans), (self.sacked, self.lost, self.retrans));
+        assert_eq!(segs, [self.sacked_segs, self.lost_segs, self.retrans_segs]);
     }
 }
 
@@ -740,6 +814,34 @@ mod tests {
         let n = b.apply_sack_t(&SackBlocks::from_slice(blocks));
         b.check();
         n.bytes
+    }
+
+    #[test]
+    fn a_window_in_packets_counts_every_segment_as_one_mss() {
+        // Linux's tcp_packets_in_flight: ten segments of 60 bytes are ten packets,
+        // so with an MSS of M they take what ten full segments take in bytes.
+        let mut b = Scoreboard::new(1);
+        for i in 0..10 {
+            b.on_send(1 + i * 60, 1 + (i + 1) * 60, Time(i), false);
+        }
+        let bytes = b.clone();
+        b.count_packets(M);
+        assert_eq!((bytes.pipe(), b.pipe()), (600, 10 * M));
+        assert_eq!((b.flight(), b.undelivered()), (10 * M, 10 * M));
+        assert_eq!((b.charge(60), b.charge(M), b.charge(1)), (M, M, M), "a short segment or a bare FIN is one packet");
+        // Two SACKed, the first lost and resent, then a cumulative ACK of three.
+        assert_eq!(b.apply_sack_t(&SackBlocks::from_slice(&[(301, 421)])).bytes, 120);
+        assert_eq!((b.pipe(), b.undelivered()), (8 * M, 8 * M));
+        b.mark_head_lost();
+        assert_eq!(b.pipe(), 7 * M);
+        b.mark_retransmitted(0, Time(20));
+        assert_eq!(b.pipe(), 8 * M, "lost and resent counts once");
+        b.check();
+        b.ack_t(181);
+        assert_eq!((b.pipe(), b.undelivered(), b.flight()), (5 * M, 5 * M, 7 * M));
+        b.mark_all_lost();
+        assert_eq!(b.pipe(), 0);
+        b.check();
     }
 
     #[test]

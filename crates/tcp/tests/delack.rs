@@ -41,17 +41,59 @@ fn ack_bytes_reproduces_a_fractional_ack_frequency() {
 }
 
 #[test]
-fn lone_segment_is_acked_after_delack_timeout() {
+fn lone_segment_is_acked_after_delack_timeout_or_once_read() {
+    // By the delayed-ACK rule alone, after the timer; Linux ACKs a segment
+    // that ends a write (PSH) as soon as the application has read it, unless
+    // the connection is interactive.
+    for (pushed, delay) in [(false, ms(40)), (true, Dur::ZERO)] {
+        let c = TcpConfig { ack_pushed: pushed, ..cfg(Algorithm::Cubic, true) };
+        let mut net = Net::new(c.clone(), c, ms(10));
+        net.start();
+        net.run_until(Time::from_secs_f64(0.5));
+        let sent_at = net.now;
+        net.app_write(Side::A, 100);
+        net.run(Time::from_secs_f64(2.0));
+        let acks: Vec<Time> = net.sent_by(Side::B).filter(|w| w.t > sent_at).map(|w| w.t).collect();
+        assert_eq!(acks, vec![sent_at + ms(10) + delay], "ack_pushed {pushed}");
+        // The sender took an RTT sample that includes the ACK delay, if any.
+        assert!(pushed || net.a().srtt().unwrap() > ms(20));
+    }
+}
+
+#[test]
+fn the_end_of_a_write_is_acked_once_read_unless_the_connection_is_interactive() {
+    // A stream of 700-byte writes, one every 5 ms: once the size is measured
+    // each segment is exactly it and carries PSH, so each is ACKed, where the
+    // delayed-ACK rule alone ACKs every second (1400 bytes > one 1000-byte MSS).
+    for (pushed, per_ack) in [(true, 1.0), (false, 2.0)] {
+        let c = TcpConfig { ack_pushed: pushed, ..cfg(Algorithm::Cubic, true) };
+        let mut net = Net::new(c.clone(), c, ms(10));
+        net.start();
+        net.run_until(Time::from_secs_f64(0.5));
+        let from = net.now;
+        for k in 0..100 {
+            net.run_until(from + ms(5 * k));
+            net.app_write(Side::A, 700);
+        }
+        net.run(from + ms(600));
+        let acks = net.sent_by(Side::B).filter(|w| w.t > from).count() as f64;
+        assert!((100.0 / acks - per_ack).abs() < 0.05, "ack_pushed {pushed}: {acks} ACKs for 100 segments");
+    }
+    // The receiver answering each segment with data of its own within the
+    // delayed-ACK timeout is interactive: its ACKs ride on its data, not ahead of it.
     let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10));
     net.start();
     net.run_until(Time::from_secs_f64(0.5));
-    let sent_at = net.now;
-    net.app_write(Side::A, 100);
-    net.run(Time::from_secs_f64(2.0));
-    let acks: Vec<Time> = net.sent_by(Side::B).filter(|w| w.t > sent_at).map(|w| w.t).collect();
-    assert_eq!(acks, vec![sent_at + ms(10) + ms(40)]);
-    // The sender took an RTT sample that includes the ACK delay.
-    assert!(net.a().srtt().unwrap() > ms(20));
+    let from = net.now;
+    for k in 0..20 {
+        net.run_until(from + ms(50 * k));
+        net.app_write(Side::A, 100);
+        net.run_until(from + ms(50 * k + 15));
+        net.app_write(Side::B, 100);
+    }
+    net.run(from + ms(1100));
+    let pure = net.sent_by(Side::B).filter(|w| w.t > from + ms(200) && w.seg.len == 0).count();
+    assert_eq!(pure, 0, "B's ACKs ride on its replies once it is interactive");
 }
 
 #[test]

@@ -63,6 +63,30 @@ fn app_limited_sender_does_not_grow_cwnd() {
 }
 
 #[test]
+fn short_segments_each_take_a_packet_of_the_window() {
+    // An application writing 400 bytes at a time, faster than the path: Linux
+    // counts cwnd in packets, so the initial window of ten sends ten 400-byte
+    // segments; a window of bytes sends 25 (10 × 1000 / 400), as ns-2's and
+    // ns-3's flavours keep it.
+    for (packets, segs) in [(true, 10), (false, 25)] {
+        let c = TcpConfig { packet_window: packets, ..cfg(Algorithm::Cubic, true) };
+        let mut net = Net::new(c.clone(), c, ms(10));
+        net.start();
+        net.run_until(Time::from_secs_f64(0.1));
+        for _ in 0..40 {
+            net.app_write(Side::A, 400);
+        }
+        net.run_until(net.now + ms(15)); // before the first ACK is back
+        let sent: Vec<u32> = net.data_by(Side::A).map(|w| w.seg.len).collect();
+        assert_eq!(sent, vec![400; segs], "window in packets: {packets}");
+        // Once the window is in use the backlog leaves in full segments, so a
+        // window of packets carries more bytes when the writer has fallen behind.
+        net.run_until(net.now + ms(10));
+        assert!(net.data_by(Side::A).skip(segs).all(|w| w.seg.len == MSS as u32), "window in packets: {packets}");
+    }
+}
+
+#[test]
 fn idle_connection_restarts_as_linux_does() {
     // Linux (tcp_cwnd_restart): after more than an RTO without sending, cwnd
     // halves once per further RTO of idleness, to no less than the initial

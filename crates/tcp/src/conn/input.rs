@@ -55,11 +55,15 @@ impl Tcp {
         // carry 12 bytes less (Linux's 1448 for an MSS of 1460).
         let opts = if self.ts_ok { super::TIMESTAMP_OPTION as u32 } else { 0 };
         self.mss = self.cfg.mss.min(peer_mss).saturating_sub(opts).max(1);
+        if self.cfg.packet_window {
+            self.sb.count_packets(self.mss as u64);
+        }
         if let Some((tsval, _)) = syn.ts {
             self.ts_recent = tsval;
         }
         self.rcv.set_quickack(self.cfg.quickack);
         self.rcv.set_ack_bytes(self.cfg.ack_bytes);
+        self.rcv.set_ack_pushed(self.cfg.ack_pushed);
         self.rcv.set_ooo_shrinks_window(self.cfg.ooo_shrinks_window);
         if self.cfg.rcv_buf_auto {
             self.rcv.set_autotuning(self.cfg.rcv_buf_initial);
@@ -149,7 +153,7 @@ impl Tcp {
             self.snd_wl2 = ack;
         }
         let sack = self.rec.uses_sack();
-        let sacked_before = self.sb.sacked();
+        let undelivered_before = self.sb.undelivered();
         let prior_fack = self.sb.high_sacked();
         let sacked = if sack && !seg.sack.is_empty() { self.sb.apply_sack(&seg.sack, &mut self.rack, now) } else { Sacked::default() };
         let newly_sacked = sacked.bytes;
@@ -205,7 +209,7 @@ impl Tcp {
         let info = AckInfo {
             acked,
             dup,
-            delivered: (acked + self.sb.sacked()).saturating_sub(sacked_before),
+            delivered: undelivered_before.saturating_sub(self.sb.undelivered()),
             newly_lost: self.sb.lost() > lost_before,
             cwnd_limited: self.usage.allows_growth(&self.w),
             ece,
@@ -291,7 +295,7 @@ impl Tcp {
             let ms = Self::tsval(now).wrapping_sub(tsecr);
             self.rcv.rtt_from_echo(tsecr, Dur::from_millis(ms as u64));
         }
-        let rx = self.rcv.on_segment(now, seg.seq, seg.len, fin);
+        let rx = self.rcv.on_segment(now, seg.seq, seg.len, seg.flags.contains(Flags::PSH), fin);
         n.delivered += rx.delivered;
         if rx.fin {
             n.peer_fin = true;

@@ -176,6 +176,9 @@ impl Tcp {
         if cfg.loss_response == crate::LossResponse::Ns3 {
             sb.keep_retransmissions_when_sacked();
         }
+        if cfg.packet_window {
+            sb.count_packets(mss as u64);
+        }
         Tcp {
             cfg: Arc::clone(cfg),
             state,
@@ -467,7 +470,7 @@ impl Tcp {
         }
         self.clock = now;
         if self.rcv.delack_deadline().is_some_and(|t| t <= now) {
-            self.rcv.force_ack();
+            self.rcv.on_delack_timer();
             self.flush_ack(now, out);
         }
         if let Some((_, kind)) = self.xmit().filter(|&(t, _)| t <= now) {

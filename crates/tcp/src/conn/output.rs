@@ -31,7 +31,7 @@ impl Tcp {
             let cand = if self.sb.lost() > 0 || rule3 { self.sb.next_candidate() } else { None };
             // 1. Data deemed lost.
             if let Some(c) = cand.filter(|c| c.lost && self.rec.resends_lost_at(c.start, &self.sb)) {
-                if room < c.len.min(mss) {
+                if room < self.sb.charge(c.len.min(mss)) {
                     cwnd_limited = true;
                     break;
                 }
@@ -45,7 +45,7 @@ impl Tcp {
                 let want = avail.min(mss);
                 let len = want.min(self.rwnd_room());
                 if len > 0 && (len == want || self.sb.outstanding() == 0) {
-                    if room < len {
+                    if room < self.sb.charge(len) {
                         cwnd_limited = true;
                         break;
                     }
@@ -64,7 +64,7 @@ impl Tcp {
                     continue;
                 }
             } else if self.fin_queued && !self.fin_sent {
-                if room == 0 {
+                if room < self.sb.charge(1) {
                     cwnd_limited = true;
                     break;
                 }
@@ -74,7 +74,7 @@ impl Tcp {
             }
             // 3. RFC 6675 NextSeg rule 3: unSACKed data below the highest SACK.
             if let Some(c) = cand.filter(|c| rule3 && c.start < self.sb.high_sacked() && self.rec.rule3_with_unsent(avail)) {
-                if room < c.len.min(mss) {
+                if room < self.sb.charge(c.len.min(mss)) {
                     cwnd_limited = true;
                     break;
                 }
@@ -194,9 +194,9 @@ impl Tcp {
         }
     }
 
-    /// Linux tcp_cwnd_validate, in bytes.
+    /// Linux tcp_cwnd_validate, in the window's units.
     pub(super) fn validate_cwnd(&mut self, limited: bool) {
-        let out = self.sb.outstanding();
+        let out = self.sb.flight();
         let u = &mut self.usage;
         if self.sb.una() >= u.until || limited || (!u.limited && out > u.max_out) {
             u.limited = limited;
@@ -214,7 +214,7 @@ impl Tcp {
         self.sb.on_send(seq, end, now, fin);
         self.rtt.on_send(now, end);
         self.fin_sent |= fin;
-        self.rec.on_sent(end - seq);
+        self.rec.on_sent(self.sb.charge(end - seq));
         self.emit_data(now, seq, len, fin, false, out);
     }
 
@@ -226,7 +226,7 @@ impl Tcp {
             // oldest segment, unless RACK's reordering timer is running.
             self.arm(now, self.rtt.rto(), Xmit::Retransmit);
         }
-        self.rec.on_sent(end - start);
+        self.rec.on_sent(self.sb.charge(end - start));
         let len = end - start - fin as u64;
         self.stats.retransmits += 1;
         self.stats.retrans_bytes += len;
@@ -246,6 +246,9 @@ impl Tcp {
         seg.ecn = ecn;
         out.push(seg);
         self.rcv.on_ack_sent();
+        if len > 0 {
+            self.rcv.on_data_sent(now);
+        }
         self.stats.segs_sent += 1;
         self.stats.data_segs_sent += (len > 0) as u64;
         self.stats.bytes_sent += len;

@@ -392,23 +392,6 @@ impl Tcp {
     }
 
     pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>) -> Notify {
-        let n = self.on_segment_inner(now, seg, out);
-        if seg.len == 0 && self.sb.nxt() > 20_000 && std::env::var_os("UT_PROBE").is_some() {
-            eprintln!(
-                "PROBE {} id={:p} ack={} nxt={} cwnd={} ssth={} srtt={}",
-                now.0,
-                self as *const _,
-                seg.ack,
-                self.sb.nxt(),
-                self.cwnd(),
-                self.ssthresh(),
-                self.srtt().map_or(0, |d| d.0)
-            );
-        }
-        n
-    }
-
-    fn on_segment_inner(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>) -> Notify {
         let mut n = Notify::default();
         if self.state == State::Closed {
             return n;

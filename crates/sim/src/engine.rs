@@ -10,15 +10,19 @@
 //! Here events wait unsorted in a wheel of buckets (a calendar queue), and
 //! those beyond the wheel's span in a second heap. When the events reached
 //! run out, the next bucket is sorted, whole, and its events leave in turn;
-//! the few pushed into it after that wait in a small heap beside it. Since
-//! every event reached is earlier than every event outside, events leave
-//! in exactly the (time, sequence) order one heap would give.
+//! those pushed into it after that (a packet crossing a short path) wait
+//! beside it, sorted latest first: one goes in behind the events due before
+//! it, which the vector's end holds, so it moves only those due sooner
+//! still, and the next leaves from the end. Since every event reached is
+//! earlier than every event outside, events leave in exactly the (time,
+//! sequence) order one heap would give.
 //!
-//! Only the heaps keep sequence numbers. A bucket's events are in sequence
-//! order as pushed (the far heap hands over all of a bucket's before any
-//! is pushed to it directly), so a stable sort by time orders them; and
-//! an event pushed into a bucket already sorted is later in sequence than
-//! all of them, so it goes first only if its time is earlier. The wheel's
+//! Only the far heap keeps sequence numbers. A bucket's events are in
+//! sequence order as pushed (the far heap hands over all of a bucket's
+//! before any is pushed to it directly), so a stable sort by time orders
+//! them; and an event pushed into a bucket already sorted is later in
+//! sequence than all of them, so it goes first only if its time is
+//! earlier. The wheel's
 //! entries, which every event passes through, are a third smaller.
 
 use std::cmp::Ordering;
@@ -92,8 +96,10 @@ pub struct EventQueue {
     /// The events of the buckets already reached, sorted: the next is `run[head]`.
     run: Vec<Near>,
     head: usize,
-    /// Events pushed into a bucket already reached, after it was sorted.
-    late: BinaryHeap<Entry>,
+    /// Events pushed into a bucket already reached, after it was sorted:
+    /// latest first, and among equal times the last pushed first (the
+    /// order of their pushes is their sequence), so the next is the last.
+    late: Vec<Near>,
     /// Events of buckets `next .. next + BUCKETS`, bucket b at b % BUCKETS, unsorted.
     wheel: Vec<Vec<Near>>,
     in_wheel: usize,
@@ -119,7 +125,7 @@ impl Default for EventQueue {
         EventQueue {
             run: Vec::new(),
             head: 0,
-            late: BinaryHeap::new(),
+            late: Vec::new(),
             wheel: (0..BUCKETS).map(|_| Vec::new()).collect(),
             in_wheel: 0,
             far: BinaryHeap::new(),
@@ -137,7 +143,10 @@ impl EventQueue {
         self.seq += 1;
         let b = at.0 >> BUCKET_SHIFT;
         if b < self.next {
-            self.late.push(Entry { time: at.0, seq: self.seq, ev });
+            // Latest first: it leaves after every late event due at its
+            // time or before (those were pushed before it).
+            let i = self.late.partition_point(|l| l.time > at.0);
+            self.late.insert(i, Near { time: at.0, ev });
         } else if b < self.next + BUCKETS {
             let v = &mut self.wheel[(b % BUCKETS) as usize];
             if v.len() == v.capacity() && b < self.next + SPARE_REACH {
@@ -163,13 +172,13 @@ impl EventQueue {
             self.refill();
         }
         // A late event is later in sequence than every one in `run`.
-        let e = match (self.run.get(self.head), self.late.peek()) {
-            (Some(r), Some(l)) if l.time < r.time => self.late.pop().map(Near::from),
+        let e = match (self.run.get(self.head), self.late.last()) {
+            (Some(r), Some(l)) if l.time < r.time => self.late.pop(),
             (Some(r), _) => {
                 self.head += 1;
                 Some(*r)
             }
-            (None, _) => self.late.pop().map(Near::from),
+            (None, _) => self.late.pop(),
         };
         e.map(|e| (Time(e.time), e.ev))
     }

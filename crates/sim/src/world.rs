@@ -589,6 +589,10 @@ impl World {
             pc.marks.pop_front();
             self.pending.push_back((app, Event::Message { conn: me, msg }));
         }
+        if pc.marks.is_empty() {
+            // An idle connection keeps no storage for marks.
+            pc.marks = VecDeque::new();
+        }
         let next = pc.marks.front().map(|m| m.0);
         self.conn(idx).next_mark = next.into();
     }

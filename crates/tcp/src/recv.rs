@@ -301,6 +301,10 @@ impl Receiver {
                 self.ooo_bytes -= e - s;
                 self.ooo.pop_front();
             }
+            if filled_hole && self.ooo.is_empty() {
+                // No storage kept for holes once they are filled.
+                self.ooo = VecDeque::new();
+            }
             rx.delivered = self.rcv_nxt - start;
             // Linux opens the window on in-order data and ACKs at once
             // while it does (tcp_grow_window's quick ACK), then lets the
@@ -488,6 +492,7 @@ mod tests {
         assert!(r.ack_due(), "hole fill must be acked at once");
         assert!(blocks(&r).is_empty());
         assert_eq!(r.window(), 1 << 20);
+        assert_eq!(r.ooo.capacity(), 0, "a filled hole keeps no storage");
     }
 
     #[test]

@@ -345,6 +345,12 @@ impl Scoreboard {
         while self.rtx_fifo.front().is_some_and(|r| r.mark <= ack) {
             self.rtx_fifo.pop_front();
         }
+        // A connection with nothing in flight keeps no storage for it: most
+        // of thousands of open connections are idle between messages.
+        if self.q.is_empty() {
+            self.q = VecDeque::new();
+            self.rtx_fifo = VecDeque::new();
+        }
         if rtx_acked {
             (rtt_from, first) = (None, None);
         }
@@ -1058,6 +1064,16 @@ mod tests {
         b.on_send(seq(3), seq(3) + 1, Time(7), true);
         assert_eq!(b.seg(3), (seq(3), seq(3) + 1, true));
     }
+    #[test]
+    fn a_board_with_nothing_in_flight_keeps_no_storage() {
+        let mut b = board(3);
+        b.ack_t(seq(2));
+        assert!(b.q.capacity() > 0, "a segment still in flight keeps the queue");
+        b.ack_t(seq(3));
+        assert_eq!(b.q.capacity(), 0);
+        b.check();
+    }
+
     /// `n` segments of M bytes from seq 1, segment i sent at i ms.
     fn board_ms(n: u64) -> Scoreboard {
         let mut b = Scoreboard::new(1);

@@ -121,6 +121,11 @@ def test_the_quickstarts_no_background_and_cbr_udp_cases_run_in_the_emulator(tmp
         # The core runs at real-time priority: even beside busy programs it
         # lets packets go well within a millisecond of their time.
         assert engine["lateness_us"]["p99"] < 1000
+        # The core measured its own overhead before time zero and takes off
+        # its low quantile: some microseconds, well under a millisecond.
+        overhead = engine["overhead_us"]
+        assert overhead["probes"] >= 90, overhead
+        assert 0 < overhead["correction"] == overhead["p10"] <= overhead["p50"] < 1000, overhead
         assert (out / case / "series" / "bottleneck.parquet").exists()
         assert "engine = \"emu\"" in (out / case / "scenario.toml").read_text()
     nbg = json.loads((out / "nbg" / "summary.json").read_text())

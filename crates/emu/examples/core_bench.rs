@@ -2,8 +2,10 @@
 //! between two namespaces (root). Prints one JSON object.
 //!
 //! - delay: sparse UDP probes across a 100 Mbit/s, 20 ms link: one-way
-//!   delay error against the configured delay and serialisation, and the
-//!   core's own lateness;
+//!   delay error against the configured delay and serialisation, where it
+//!   goes (to the core's read, the core's lateness, from the departure to
+//!   the arrival stamp), with the core's own overhead left in (`raw`) and
+//!   taken out as a run does (`corrected`);
 //! - rate: the same link kept busy by a UDP flood and by one TCP (cubic)
 //!   transfer: the rate packets leave at against 100 Mbit/s;
 //! - capacity: a 10 Gbit/s, 1 ms link offered rising UDP loads of
@@ -15,7 +17,7 @@
 //! jobs on the machine do not break the sender's pacing into bursts no
 //! link would deliver.
 //!
-//! Usage: core_bench [--quick]
+//! Usage: core_bench [--quick] [--delay (the delay measurement alone)]
 
 use emu::testbed::Testbed;
 use emu::Network;
@@ -85,9 +87,31 @@ fn send_paced(tx: &UdpSocket, to: SocketAddr, n: usize, size: usize, mbps: f64) 
     }
 }
 
-fn delay(quick: bool) -> serde_json::Value {
+/// Each probe's send stamp and the instant it reached the end of the
+/// bottleneck, from the core: when the core read it follows (the paths'
+/// times before that end are exact).
+#[derive(Clone, Default)]
+struct Reads(std::sync::Arc<std::sync::Mutex<Vec<(u64, u64)>>>);
+
+impl emu::core::Observer for Reads {
+    fn arrived(&mut self, _monitor: u8, at: units::Time, ip: &[u8]) {
+        // A probe's payload follows 20 bytes of IPv4 and 8 of UDP.
+        if let Some(p) = ip.get(28..36) {
+            self.0.lock().unwrap().push((u64::from_le_bytes(p.try_into().unwrap()), at.0));
+        }
+    }
+    fn finish(self: Box<Self>) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The delay measurement, with the core's overhead taken out if `corrected`.
+fn delay(quick: bool, corrected: bool) -> serde_json::Value {
     let mut r = rig(100, 20, 1000);
+    let overhead = if corrected { Some(r.calibrate().unwrap()) } else { None };
     let n = if quick { 500 } else { 2000 };
+    let reads = Reads::default();
+    r.core.observer = Some(Box::new(reads.clone()));
     let got = with_core(&mut r, |net, left, right| {
         let (tx, rx) = (udp(net, 0, left, 0), udp(net, 1, right, 9000));
         std::thread::scope(|s| {
@@ -105,11 +129,30 @@ fn delay(quick: bool) -> serde_json::Value {
     let expected = 20e-3 + 16e-6;
     let mut err: Vec<f64> = got.iter().map(|(s, r, _)| (r - s) as f64 * 1e-9 - expected).collect();
     let mut read_err: Vec<f64> = got.iter().map(|(s, _, r)| (r - s) as f64 * 1e-9 - expected).collect();
+    // Where the error goes: the sender's kernel to the core's read (the
+    // end of the bottleneck less its 20 ms and 16 us, the access link's
+    // 16 ns aside), and from the departure (the read plus the path) to
+    // the receiving kernel's stamp: the core's lateness, its write, and
+    // the receiving stack up to the stamp.
+    // The bottleneck hands each probe on earlier by the correction.
+    let (origin, taken) = (r.origin_ns, r.core.correction().0);
+    let ends: std::collections::HashMap<u64, u64> = reads.0.lock().unwrap().iter().map(|&(s, at)| (s, origin + at)).collect();
+    let (mut to_read, mut after_departure) = (Vec::new(), Vec::new());
+    for (s, arrived, _) in &got {
+        if let Some(&end) = ends.get(s) {
+            to_read.push((end + taken) as f64 * 1e-9 - 20_016e-6 - *s as f64 * 1e-9);
+            after_departure.push((*arrived as f64 - end as f64) * 1e-9);
+        }
+    }
     let late = &r.core.stats.lateness;
     serde_json::json!({
         "link": "100 Mbit/s, 20 ms",
+        "overhead_taken_out_us": overhead.map(|o| o.correction().0 as f64 / 1e3),
+        "overhead_measured_us": overhead.map(|o| serde_json::json!({ "p10": o.p10_ns as f64 / 1e3, "p50": o.p50_ns as f64 / 1e3, "p99": o.p99_ns as f64 / 1e3 })),
+        "send_to_core_read_us": { "p50": quantile(&mut to_read, 0.5) * 1e6, "p99": quantile(&mut to_read, 0.99) * 1e6 },
+        "departure_to_arrival_stamp_us": { "p50": quantile(&mut after_departure, 0.5) * 1e6, "p99": quantile(&mut after_departure, 0.99) * 1e6 },
         "probes": n, "received": got.len(),
-        "delay_error_us": { "p50": quantile(&mut err, 0.5) * 1e6, "p99": quantile(&mut err, 0.99) * 1e6 },
+        "delay_error_us": { "min": quantile(&mut err, 0.0) * 1e6, "p50": quantile(&mut err, 0.5) * 1e6, "p99": quantile(&mut err, 0.99) * 1e6 },
         "delay_error_at_read_us": { "p50": quantile(&mut read_err, 0.5) * 1e6, "p99": quantile(&mut read_err, 0.99) * 1e6 },
         "core_lateness_us": { "p50": late.quantile_ns(0.5).unwrap_or(0) as f64 / 1e3, "p99": late.quantile_ns(0.99).unwrap_or(0) as f64 / 1e3 },
     })
@@ -221,14 +264,25 @@ fn main() {
         return;
     }
     let quick = std::env::args().any(|a| a == "--quick");
+    let delay_only = std::env::args().any(|a| a == "--delay");
     // Threads spawned from here inherit it.
     let load_priority = match emu::sys::set_realtime(40) {
         Ok(()) => "SCHED_FIFO 40".to_string(),
         Err(e) => format!("ordinary ({e})"),
     };
+    if delay_only {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "load_priority": load_priority, "delay": { "raw": delay(quick, false), "corrected": delay(quick, true) } })
+            )
+            .unwrap()
+        );
+        return;
+    }
     let out = serde_json::json!({
         "load_priority": load_priority,
-        "delay": delay(quick),
+        "delay": { "raw": delay(quick, false), "corrected": delay(quick, true) },
         "rate_udp": rate_udp(quick),
         "rate_tcp": rate_tcp(quick),
         "capacity": capacity(quick),

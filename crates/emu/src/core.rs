@@ -7,11 +7,14 @@
 //! path or an element, a path's wake-up) is handled at the instant it was
 //! scheduled for, before anything read later. So the elements compute
 //! exactly what they compute in the simulator, and only the final write
-//! can be late: the core measures by how much ([`Lateness`]).
+//! can be late: the core measures by how much ([`Lateness`]). What the
+//! core itself adds to every crossing (reading, writing, waking) it
+//! measures at start-up and takes off each packet's route ([`Advance`]).
 
 use crate::flows::Flows;
 use crate::lateness::Lateness;
 use crate::network::Network;
+use crate::overhead::{Advance, Overhead};
 use crate::sys;
 use net::fabric::{Fabric, HostId, Next};
 use net::monitor::Monitor;
@@ -90,6 +93,8 @@ struct Buf {
     meta: Packet,
     /// Its TCP header, if it is a TCP segment.
     tcp: Option<wire::TcpInfo>,
+    /// Whether no path has taken the core's overhead off it yet.
+    owes: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -130,6 +135,9 @@ pub struct Core {
     cfg: CoreConfig,
     /// CLOCK_MONOTONIC at the core's time zero.
     origin_ns: u64,
+    /// The core's own one-way overhead, as measured, and its removal.
+    pub overhead: Overhead,
+    advance: Advance,
 }
 
 impl Core {
@@ -139,6 +147,7 @@ impl Core {
     pub fn new(fabric: Fabric, hosts: &[(IpAddr, u32)], cfg: CoreConfig, origin_ns: u64) -> Core {
         assert_eq!(hosts.len(), fabric.hosts.len(), "one address per host of the fabric");
         let wake_at = vec![None; fabric.paths.len()];
+        let advance = Advance::new(Dur::ZERO, &fabric.specs);
         Core {
             hosts: hosts.iter().enumerate().map(|(i, (a, _))| (*a, i as HostId)).collect(),
             host_space: hosts.iter().map(|h| h.1).collect(),
@@ -156,7 +165,21 @@ impl Core {
             stats: CoreStats::default(),
             cfg,
             origin_ns,
+            overhead: Overhead::default(),
+            advance,
         }
+    }
+
+    /// Takes `overhead` (measured by [`crate::overhead::calibrate`]) off
+    /// every packet's route from now on.
+    pub fn set_overhead(&mut self, overhead: Overhead) {
+        self.advance = Advance::new(overhead.correction(), &self.fabric.specs);
+        self.overhead = overhead;
+    }
+
+    /// What the core takes off each packet's route.
+    pub fn correction(&self) -> Dur {
+        self.advance.by()
     }
 
     pub fn fabric(&self) -> &Fabric {
@@ -310,7 +333,7 @@ impl Core {
             Some(i) => i,
             None => {
                 let meta = Packet::new(0, 0);
-                self.bufs.push(Buf { data: Box::new([0; BUF_LEN]), len: 0, src: 0, dst: 0, meta, tcp: None });
+                self.bufs.push(Buf { data: Box::new([0; BUF_LEN]), len: 0, src: 0, dst: 0, meta, tcp: None, owes: false });
                 (self.bufs.len() - 1) as u32
             }
         }
@@ -344,13 +367,17 @@ impl Core {
         b.src = src;
         b.dst = dst;
         b.meta = m;
+        b.owes = true;
         true
     }
 
     /// Does what the fabric says comes next for buffer `buf` at `now`.
     fn next(&mut self, now: Time, buf: u32, next: Next) {
         match next {
-            Next::Arrive { path, at } => self.push(at, Ev::Arrive { path, buf }),
+            Next::Arrive { path, at } => {
+                let at = self.advance.end_of_path(path, now, at, &mut self.bufs[buf as usize].owes);
+                self.push(at, Ev::Arrive { path, buf })
+            }
             Next::Resume { path, stage, at } => self.push(at, Ev::Resume { path, buf, stage }),
             Next::Held { path } => self.rearm(now, path),
             Next::Dropped { path, reason, at } => {

@@ -17,6 +17,7 @@ pub mod flows;
 pub mod lateness;
 pub mod netns;
 pub mod network;
+pub mod overhead;
 pub mod programs;
 pub mod run;
 pub mod settings;

@@ -7,6 +7,7 @@ use crate::capture::Capture;
 use crate::core::{Core, CoreConfig};
 use crate::flows::{Flows, Transfer};
 use crate::network::{Network, SpacePlan};
+use crate::overhead::{self, Overhead};
 use crate::programs::{self, Ended, Shell};
 use crate::settings::{self, Linux};
 use crate::sockets::{SocketHost, SocketOptions, SocketStats, Sockets};
@@ -179,9 +180,11 @@ fn run(
     rundir::begin(dir, scenario_toml)?;
     let net = Network::create(&space_plans(&builder)).map_err(|e| RunError::Engine(format!("cannot make the emulated network: {e}")))?;
     let Builder { fabric, hosts, owners: makers, not_applied, .. } = builder;
+    let overhead = measure_overhead(&net, &hosts)?;
     let origin = sys::monotonic_ns();
     let pcap = dir.join("bottleneck.pcap");
     let mut core = make_core(r, fabric, &hosts, !commands.is_empty(), &pcap, origin)?;
+    core.set_overhead(overhead);
     let socket_hosts = hosts.iter().map(|h| SocketHost { addr: h.addr, space: h.space, options: options(&h.linux) }).collect();
     let mut sockets = Sockets::new(&net, socket_hosts, origin).map_err(|e| RunError::Engine(format!("cannot open the hosts' sockets: {e}")))?;
     let ns_of = |h: u32| net.spaces[hosts[h as usize].space as usize].ns.name().to_string();
@@ -275,6 +278,15 @@ fn plan(r: &Resolved, shell: Option<&Shell>) -> Result<Planned, RunError> {
         b.own_space(c.client);
     }
     Ok(Planned { builder: b, apps, names, commands })
+}
+
+/// The core's one-way overhead, measured between the first host and the
+/// first host of another namespace (none with a single namespace).
+fn measure_overhead(net: &Network, hosts: &[Host]) -> Result<Overhead, RunError> {
+    let Some(a) = hosts.first() else { return Ok(Overhead::default()) };
+    let Some(b) = hosts.iter().find(|h| h.space != a.space) else { return Ok(Overhead::default()) };
+    overhead::calibrate(net, (a.addr, a.space), (b.addr, b.space), CoreConfig::default())
+        .map_err(|e| RunError::Engine(format!("cannot measure the core's own overhead: {e}")))
 }
 
 /// The core for `hosts`: the bottleneck's series, per-connection records
@@ -419,6 +431,14 @@ fn command_report(name: &str, transfers: &[&Transfer], ended: &[Option<Ended>; 2
     }
 }
 
+/// The core's own one-way overhead as start-up measured it, and what it
+/// takes off each packet's route.
+fn overhead_section(core: &Core) -> Value {
+    let o = &core.overhead;
+    let us = |ns: u64| ns as f64 / 1e3;
+    json!({ "probes": o.probes, "p10": us(o.p10_ns), "p50": us(o.p50_ns), "p99": us(o.p99_ns), "correction": us(core.correction().0) })
+}
+
 /// The emulator's section of the summary: how faithfully it ran.
 fn engine_section(core: &Core, hosts: &[Host], sockets: &SocketStats, tun_dropped: u64, wall_s: f64) -> Value {
     let s = &core.stats;
@@ -438,6 +458,7 @@ fn engine_section(core: &Core, hosts: &[Host], sockets: &SocketStats, tun_droppe
             "p50": us(0.5), "p99": us(0.99), "max": late.max_ns() as f64 / 1e3, "count": late.count(),
             "histogram": bins, "over_10ms": over,
         },
+        "overhead_us": overhead_section(core),
         "core_cpu_share": if wall_s > 0.0 { s.cpu_ns as f64 * 1e-9 / wall_s } else { 0.0 },
         "stray_datagrams": sockets.stray_datagrams,
         "lost_before_link": core.fabric().losses.before_link,

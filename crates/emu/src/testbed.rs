@@ -48,6 +48,14 @@ impl Testbed {
         Ok(Testbed { net, core, left, right, origin_ns })
     }
 
+    /// Measures the core's one-way overhead between the two hosts and
+    /// takes it off their paths from then on.
+    pub fn calibrate(&mut self) -> io::Result<crate::overhead::Overhead> {
+        let o = crate::overhead::calibrate(&self.net, (self.left, 0), (self.right, 1), CoreConfig::default())?;
+        self.core.set_overhead(o);
+        Ok(o)
+    }
+
     /// Runs `load` here while the core forwards on another thread; what
     /// `load` returned, or the core's error.
     pub fn with_core<T: Send>(&mut self, load: impl FnOnce(&Network) -> T + Send) -> io::Result<T> {

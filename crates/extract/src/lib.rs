@@ -84,6 +84,7 @@ mod stalls;
 mod stream;
 mod tcpflow;
 mod udp;
+mod window_unit;
 
 pub use damage::TraceDamage;
 pub use direction::{direction, side_name, DirPacket, DirectionPackets};

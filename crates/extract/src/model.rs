@@ -194,6 +194,7 @@ fn host_params(hosts: &[Host], nets: &[HostNet], side_of: &[Side], order: &[usiz
                 initial_window: n.initial_window,
                 growth_per_byte: n.growth_per_byte,
                 growth_rounds: n.growth_rounds,
+                packet_window: n.packet_window,
                 rcv_window: n.rcv_window,
                 timestamps: n.timestamps,
                 sack: n.sack,

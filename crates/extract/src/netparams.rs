@@ -100,6 +100,9 @@ pub(crate) struct NetAcc {
     pub handshake_retx: u64,
     /// Its connections' slow-start rounds, pooled (`growth`).
     pub growth: Growth,
+    /// The most segments a flight of its short segments held beyond those
+    /// its receivers had acknowledged (`window_unit`).
+    pub flight_over_acked: u32,
 }
 
 /// The rate at which a segment of `payload` bytes (with 40 bytes of
@@ -143,6 +146,9 @@ pub(crate) struct HostNet {
     /// the bytes acknowledged (`growth`); and the pairs of rounds read.
     pub growth_per_byte: Option<f64>,
     pub growth_rounds: u64,
+    /// False where its flights of short segments held more than a window
+    /// counting packets could (`window_unit`): it counts bytes.
+    pub packet_window: Option<bool>,
     /// The 90th percentile of the windows it advertised while receiving.
     pub rcv_window: Option<u64>,
     /// Whether most of its SYNs offered timestamps and SACK.
@@ -300,6 +306,10 @@ impl NetAcc {
         // Bytes, which receive offload does not change: a capture on the
         // receiving host shows merged segments but every ACK it sent.
         let ack_delay_s = ack_delay(self.ack_holds.items(), p5);
+        let initial_window = {
+            let w = sorted(self.iw.items().iter().map(|&n| n as f64));
+            (!w.is_empty()).then(|| percentile(&w, 50.0) as u32)
+        };
         let bytes_per_ack = (self.segs_received >= ACK_MIN).then(|| self.bytes_per_ack(p5.filter(|_| ack_delay_s.is_some()), mss));
         HostNet {
             rtt_s,
@@ -320,10 +330,8 @@ impl NetAcc {
                 let w = sorted(self.windows.items().iter().map(|&n| n as f64));
                 (w.len() >= ACK_MIN as usize).then(|| percentile(&w, 90.0) as u64)
             },
-            initial_window: {
-                let w = sorted(self.iw.items().iter().map(|&n| n as f64));
-                (!w.is_empty()).then(|| percentile(&w, 50.0) as u32)
-            },
+            initial_window,
+            packet_window: crate::window_unit::packet_window(self.flight_over_acked, initial_window),
             growth_per_byte: self.growth.per_byte(),
             growth_rounds: self.growth.pairs,
             timestamps: (self.syns > 0).then_some(2 * self.syns_ts >= self.syns),

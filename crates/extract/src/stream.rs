@@ -183,6 +183,8 @@ pub(crate) struct Dir {
     pub recent: Recent,
     /// Its flights' slow-start rounds (`growth`).
     pub rounds: crate::growth::Rounds,
+    /// Its segments awaiting acknowledgement, counted (`window_unit`).
+    pub outstanding: crate::window_unit::Outstanding,
 }
 
 /// A receiver's run of loss reports (duplicate and selective ACKs) until

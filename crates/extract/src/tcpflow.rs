@@ -799,6 +799,7 @@ fn ack(c: &mut Conn, s: &Packet, cx: &mut Ctx) {
         fl.acked_at = Some(s.t);
     }
     od.rounds.ack(s.t, od.acked, a);
+    od.outstanding.ack(a);
     if a > od.acked {
         od.acked = a;
         od.acked_t = s.t;
@@ -1017,6 +1018,7 @@ fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s
         c.overlaps += 1;
     }
     slow_start_round(dd, &c.hs, s0, e0, s, cx);
+    flight_count(dd, c.hs.mss[o], s0 > g0 || s0 < floor, e0, s, cx);
     if let Some(n) = first_flight(dd, t, s0, e0, c.hs.rtts(s.d), c.hs.mss[o]) {
         cx.hosts.get(s.from).net.initial_window(n, cx.rh);
     }
@@ -1059,6 +1061,21 @@ fn slow_start_round(dd: &mut Dir, hs: &Handshake, s0: i64, e0: i64, s: &Packet, 
     let fresh = dd.from_syn && dd.data_hi.is_none_or(|h| dd.acked >= h);
     if let Some(p) = dd.rounds.segment(s.t, s0, e0, fresh, k) {
         cx.hosts.get(s.from).net.growth.add(p);
+    }
+}
+
+/// A new segment, for whether its sender's window counts packets
+/// (`window_unit`): read from the stream's start (its SYN seen), with the
+/// receiver's MSS, until a loss or a segment the capture missed (`gap`:
+/// this one skips bytes or resends some).
+fn flight_count(dd: &mut Dir, mss: Option<u16>, gap: bool, e0: i64, s: &Packet, cx: &mut Ctx) {
+    let Some(mss) = mss.filter(|_| dd.from_syn && dd.loss_at.is_none() && !gap) else {
+        dd.outstanding.stop();
+        return;
+    };
+    if let Some(n) = dd.outstanding.segment(e0, mss as u32) {
+        let net = &mut cx.hosts.get(s.from).net;
+        net.flight_over_acked = net.flight_over_acked.max(n);
     }
 }
 

@@ -1017,6 +1017,40 @@ fn slow_start_rounds_tell_growth_per_ack_from_byte_counting() {
 }
 
 #[test]
+fn more_short_segments_in_flight_than_a_window_of_packets_holds_read_as_bytes() {
+    // A server beside the capture, its client 40 ms away: two flights of
+    // `n` segments of `len` bytes, each segment ACKed a round trip later.
+    let verdict = |n: u32, len: u32| {
+        let mut x = Synth::ethernet();
+        let mut c = Conv::new(client(), server(), 1000, 5000);
+        c.handshake(&mut x, 1.0, 0.0002, 0.040);
+        c.data(&mut x, 1.0403, true, 300);
+        let base = c.sseq;
+        let end = |k: u32| base.wrapping_add(k * len);
+        let mut t = 1.041;
+        for round in 0..2 {
+            for i in 0..n {
+                x.tcp(t + i as f64 * 1e-5, server(), client(), end(round * n + i), c.cseq, ACK, len, None);
+            }
+            t += 0.040;
+            for i in 1..=n {
+                x.tcp(t + i as f64 * 1e-5, client(), server(), c.cseq, end(round * n + i), ACK, 0, None);
+            }
+            t += 0.001;
+        }
+        c.sseq = end(2 * n);
+        c.close(&mut x, t + 0.1, 0.01);
+        let (m, _, _) = run(x, &ExtractOptions::default());
+        m.hosts.iter().find(|h| h.addr == "93.184.216.34").unwrap().packet_window
+    };
+    // 20 small writes at once: past 10 packets and a probe, within the bytes.
+    assert_eq!(verdict(20, 23), Some(false));
+    // 10 fit a window of packets; 20 full segments are a larger initial window.
+    assert_eq!(verdict(10, 23), None);
+    assert_eq!(verdict(20, 1460), None);
+}
+
+#[test]
 fn a_servers_first_flight_gives_its_initial_window() {
     // Handshake round trip 40 ms; the server's first flight is 4 segments,
     // then it waits for ACKs (a 36 ms pause) before 8 more.

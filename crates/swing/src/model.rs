@@ -571,6 +571,11 @@ pub struct HostParams {
     pub growth_per_byte: Option<f64>,
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub growth_rounds: u64,
+    /// False where its flights of short segments held more segments than
+    /// a window counting packets (Linux's) could: its window counts bytes.
+    /// Absent otherwise (the group's TCP decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_window: Option<bool>,
     /// The 90th percentile of the windows it advertised while receiving
     /// data (scaled), bytes, from at least 20: the most its stack let a
     /// sender have in flight, which caps a flow at window / RTT.
@@ -659,6 +664,7 @@ impl HostParams {
             initial_window: None,
             growth_per_byte: None,
             growth_rounds: 0,
+            packet_window: None,
             rcv_window: None,
             shaper: None,
             at_capture: false,
@@ -726,6 +732,8 @@ pub struct NetTuple {
     /// Its slow start's growth per byte acknowledged (no side fill: a
     /// property of its stack).
     pub growth_per_byte: Option<f64>,
+    /// Whether its window counts packets, where the trace showed it did not.
+    pub packet_window: Option<bool>,
     pub rcv_window: Option<u64>,
     pub shaper: Option<HostShaper>,
     /// Share of its packets its path delivered bunched (no side fill).
@@ -864,6 +872,7 @@ impl Model {
                 sack: h.sack,
                 initial_window: h.initial_window.or(iw.map(|w| w as u32)),
                 growth_per_byte: h.growth_per_byte,
+                packet_window: h.packet_window,
                 rcv_window: h.rcv_window,
                 shaper: h.shaper.clone(),
                 bunched: h.bunched.unwrap_or(0.0).clamp(0.0, 1.0),

@@ -449,6 +449,10 @@ fn host_tcp(group: &TcpConfig, t: &swing::NetTuple) -> TcpConfig {
         // Nearer one than the other: its stack's rule.
         c.byte_counting = g >= 0.5;
     }
+    if let Some(p) = t.packet_window {
+        // Its flights of short segments showed the unit of its window.
+        c.packet_window = p;
+    }
     if let Some(w) = t.rcv_window {
         // The window the host was seen to offer, fixed.
         c.rcv_buf = w.clamp(4 << 10, 64 << 20);

@@ -123,6 +123,16 @@ fn a_host_that_grew_per_ack_in_slow_start_is_regenerated_without_byte_counting()
     assert!(host_tcp(&m));
 }
 
+#[test]
+fn a_host_seen_counting_bytes_is_regenerated_with_a_window_of_bytes() {
+    let (mut m, a, tcp) = (four_sessions(), access(), TcpConfig::default());
+    let host_tcp = |m: &swing::Model| swing(&knobs(m, &a, &tcp), 1, 0)[0][0].tcp.packet_window;
+    // Without a verdict, the scenario's (Linux: packets).
+    assert!(host_tcp(&m));
+    m.hosts[0].packet_window = Some(false);
+    assert!(!host_tcp(&m));
+}
+
 /// The example model with its two side-B servers on one 5 Mbit/s line.
 fn with_a_line() -> swing::Model {
     let mut m = four_sessions();

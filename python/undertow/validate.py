@@ -235,7 +235,9 @@ def validate(
     opts["sides"] = {"method": "prefixes", "a": _core.side_prefixes(engine)[0]}
     regen = out / "regenerated.json"
     _core.extract([str(rundir / "bottleneck.pcap")], str(regen), json.dumps(opts))
-    comparison = json.loads(_core.compare_models(str(model_path), str(regen)))
+    # Rates over the periods the capture covered (the trace's are over its
+    # own first packet to its last).
+    comparison = json.loads(_core.compare_models(str(model_path), str(regen), duration * periods))
 
     # Energy: the trace binned by the model's own host sides, against the run's series.
     original = _core.trace_series([str(t) for t in traces], bin_s, model=str(model_path))

@@ -215,11 +215,18 @@ fn default_extract_options() -> PyResult<String> {
     serde_json::to_string(&swing::ExtractOptions::default()).map_err(|e| RunError::new_err(e.to_string()))
 }
 
-/// Compares two model files (original, regenerated); returns JSON.
+/// Compares two model files (original, regenerated); returns JSON. With
+/// `regenerated_s`, the regenerated rates are over that many seconds, the
+/// window its capture covered, not its first packet to its last.
 #[pyfunction]
-fn compare_models(original: &str, regenerated: &str) -> PyResult<String> {
+#[pyo3(signature = (original, regenerated, regenerated_s=None))]
+fn compare_models(original: &str, regenerated: &str, regenerated_s: Option<f64>) -> PyResult<String> {
     let (a, b) = (read_model(original)?, read_model(regenerated)?);
-    serde_json::to_string(&swing::compare(&a, &b)).map_err(|e| RunError::new_err(e.to_string()))
+    let c = match regenerated_s {
+        Some(s) => swing::compare_over(&a, &b, s),
+        None => swing::compare(&a, &b),
+    };
+    serde_json::to_string(&c).map_err(|e| RunError::new_err(e.to_string()))
 }
 
 /// Per direction of a model's link (A to B, B to A): the share of the TCP

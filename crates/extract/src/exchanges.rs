@@ -144,6 +144,48 @@ impl Exchanges {
     }
 }
 
+/// Crossings that make a connection concurrent. One or two happen in
+/// protocols that take turns (a TLS alert crossing the last response, a
+/// request sent as a response's tail arrives, a client's HTTP/2 preface
+/// crossing the server's settings); sustained interleaving is what pairs
+/// cannot describe, and what a replay reproduces. A lower count would class
+/// connections by such chance crossings, which a regeneration of the trace
+/// need not repeat.
+const CONCURRENT_MIN_CROSSINGS: u32 = 4;
+
+/// How often the two sides of a connection sent at once: a crossing is a
+/// run of one side's data segments sent while the other side's data was in
+/// flight, counted once however many segments it took. A burst of small
+/// writes (TLS records, each its own segment without Nagle) crossing one
+/// segment of the other side's is one crossing, not one per write: how an
+/// application's bytes were segmented is no interleaving.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Crossings {
+    count: u32,
+    /// The side whose run of crossing segments the last data segment
+    /// continued, if it crossed.
+    run: Option<u8>,
+}
+
+impl Crossings {
+    /// A new data segment from side `d`, sent with the other side's data in
+    /// flight or not.
+    pub(crate) fn segment(&mut self, d: u8, other_in_flight: bool) {
+        if !other_in_flight {
+            self.run = None;
+        } else if self.run != Some(d) {
+            self.run = Some(d);
+            self.count += 1;
+        }
+    }
+
+    /// Whether the sides interleaved enough to make the connection
+    /// concurrent (data units, not pairs).
+    pub(crate) fn concurrent(&self) -> bool {
+        self.count >= CONCURRENT_MIN_CROSSINGS
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +281,28 @@ mod tests {
         let r = p.req.unwrap();
         assert_eq!((r.bytes, r.start, r.unit_start, r.unit_bytes), (400, 10, 20, 150));
         assert_eq!(p.resp.map(|e| (e.unit_start, e.unit_bytes)), Some((50, 1000)));
+    }
+
+    #[test]
+    fn a_run_of_one_sides_segments_across_the_others_flight_is_one_crossing() {
+        // (side, other side's data in flight) per new data segment.
+        let count = |segs: &[(u8, bool)]| {
+            let mut c = Crossings::default();
+            segs.iter().for_each(|&(d, f)| c.segment(d, f));
+            (c.count, c.concurrent())
+        };
+        // A TLS session: the client's four records go out while the
+        // server's ticket is unacknowledged, then the server's answer
+        // crosses the client's tail: two crossings, five segments.
+        let turns = [(0, false), (1, false), (0, false), (1, false), (1, false), (0, true), (0, true), (0, true), (0, true), (1, true), (1, false)];
+        assert_eq!(count(&turns), (2, false));
+        // Sides that send at once, turn after turn (HTTP/2 requests sent
+        // while responses stream, each sending while the other's is out):
+        // a crossing each.
+        let interleaved = [(1, false), (0, true), (1, true), (0, true), (1, true)];
+        assert_eq!(count(&interleaved), (4, true));
+        // A segment sent with nothing in flight ends a run: the same side
+        // crossing again later is another crossing.
+        assert_eq!(count(&[(0, true), (0, false), (0, true), (0, true), (1, false), (0, true), (0, false), (0, true)]), (4, true));
     }
 }

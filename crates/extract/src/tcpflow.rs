@@ -22,7 +22,7 @@
 //!   counters.
 
 use crate::classes::{ClassNames, TcpClasses};
-use crate::exchanges::{Exchanges, Pair};
+use crate::exchanges::{Crossings, Exchanges, Pair};
 use crate::flowkey::FlowKey;
 use crate::grouping::{AduShape, ConnShape, GroupKey, Grouper};
 use crate::growth::RoundTiming;
@@ -130,9 +130,9 @@ pub(crate) struct Conn {
     pub log: Option<Vec<Pair>>,
     /// The current chunk's pairs, when whole sessions are kept.
     pub shape: ConnShape,
-    /// Data segments sent while the other side's data was in flight
-    /// (unacknowledged): `CONCURRENT_MIN_OVERLAPS` make it concurrent.
-    pub overlaps: u32,
+    /// Times a side sent while the other side's data was in flight
+    /// (unacknowledged): `CONCURRENT_MIN_CROSSINGS` make it concurrent.
+    pub crossings: Crossings,
     /// Each element's (first packet, direction, bytes), up to `ADU_CAP`.
     pub elems: Vec<(i64, u8, u64)>,
     /// Split into chunks, or too many pairs to hold: never concurrent.
@@ -162,14 +162,6 @@ const UNIT_WINDOW: i64 = 4380;
 
 /// Most data units kept of a concurrent connection (more: its pairs only).
 pub(crate) const ADU_CAP: usize = 2_000;
-/// Data segments sent while the other side's data was in flight that make
-/// a connection concurrent. One or two happen in protocols that take turns
-/// (a TLS alert crossing the last response, a request sent as a response's
-/// tail arrives); sustained interleaving is what pairs cannot describe, and
-/// what a replay reproduces. A lower count would class connections by such
-/// chance crossings, which a regeneration of the trace need not repeat.
-const CONCURRENT_MIN_OVERLAPS: u32 = 4;
-
 impl Conn {
     pub(crate) fn hi(&self) -> [i64; 2] {
         [self.dirs[0].hi, self.dirs[1].hi]
@@ -193,7 +185,7 @@ impl Conn {
     /// handshake, the first packet. `None` if the connection is not
     /// concurrent, was split or had too many elements.
     pub(crate) fn adus(&self) -> Option<Vec<AduShape>> {
-        if self.overlaps < CONCURRENT_MIN_OVERLAPS || self.split || self.elems.len() > ADU_CAP {
+        if !self.crossings.concurrent() || self.split || self.elems.len() > ADU_CAP {
             return None;
         }
         let client = self.hs.ack.unwrap_or(self.start);
@@ -400,7 +392,7 @@ impl Tcp {
             bytes: [0; 2],
             log: self.sink.records.is_some().then(Vec::new),
             shape: ConnShape::default(),
-            overlaps: 0,
+            crossings: Crossings::default(),
             elems: Vec::new(),
             split: false,
             held: Vec::new(),
@@ -1014,9 +1006,7 @@ fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s
     if dd.ask.is_none() && dd.acked >= s0 {
         dd.ask = Some(Ask { end: e0, first: t, last: t });
     }
-    if other_in_flight {
-        c.overlaps += 1;
-    }
+    c.crossings.segment(s.d as u8, other_in_flight);
     slow_start_round(dd, &c.hs, s0, e0, s, cx);
     flight_count(dd, c.hs.mss[o], s0 > g0 || s0 < floor, e0, s, cx);
     if let Some(n) = first_flight(dd, t, s0, e0, c.hs.rtts(s.d), c.hs.mss[o]) {

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use extract::{connections_readers, extract_readers, ConnRecord, EndReason, ExtractError};
-use swing::{ExtractOptions, LossFormula, Model, RttSamples, SessionKey, Side, SideRule};
+use swing::{Dist, ExtractOptions, LossFormula, Model, RttSamples, SessionKey, Side, SideRule};
 
 fn run(x: Synth, o: &ExtractOptions) -> (Model, Vec<ConnRecord>, extract::Report) {
     let b = x.bytes();
@@ -907,6 +907,57 @@ fn interleaved_sides_make_a_concurrent_connection_of_data_units() {
     let conn = &k.sessions[0].rres[0].conns[0];
     assert_eq!(&conn.adus, got);
     assert!(close(conn.close_s, 0.795), "{}", conn.close_s);
+}
+
+#[test]
+fn a_burst_of_small_writes_crossing_one_segment_is_one_crossing_and_pairs_describe_it() {
+    // A TLS session on a 109 ms path, as a capture beside the client saw
+    // it: the client's four records (its HTTP/2 preface and request) go out
+    // one segment each while the server's session ticket is in flight, and
+    // the server's first answer crosses the client's last record. Nine
+    // segments crossed the other side's data, in two runs: the sides took
+    // turns, so the connection is pairs, not data units.
+    let mut x = Synth::ethernet();
+    let mut c = Conv::new(client(), server(), 1000, 5000);
+    c.handshake(&mut x, 1.0, 0.109, 0.0016);
+    c.data(&mut x, 1.1107, true, 517);
+    c.ack(&mut x, 1.2200, false);
+    c.data(&mut x, 1.2219, false, 1440);
+    c.data(&mut x, 1.2220, false, 1038);
+    c.ack(&mut x, 1.2235, true);
+    c.data(&mut x, 1.2335, true, 126);
+    c.data(&mut x, 1.3427, false, 51);
+    let ticket = c.sseq;
+    c.data(&mut x, 1.3428, false, 69);
+    // The client acknowledges the first segment only, then writes.
+    x.tcp(1.3438, c.c, c.s, c.cseq, ticket, ACK, 0, None);
+    let before = c.cseq;
+    for (i, len) in [53, 50, 42, 213].into_iter().enumerate() {
+        x.tcp(1.3453 + 0.0002 * i as f64, c.c, c.s, c.cseq, ticket, ACK, len, None);
+        c.cseq += len;
+    }
+    c.ack(&mut x, 1.3460, true);
+    c.data(&mut x, 1.3461, true, 38);
+    // The server's answer leaves having seen the first three records only.
+    x.tcp(1.4538, c.s, c.c, c.sseq, before + 145, ACK, 0, None);
+    x.tcp(1.4539, c.s, c.c, c.sseq, before + 145, ACK, 38, None);
+    c.sseq += 38;
+    c.ack(&mut x, 1.4545, false);
+    c.ack(&mut x, 1.4556, true);
+    c.data(&mut x, 1.4577, false, 119);
+    c.data(&mut x, 1.4578, false, 38);
+    c.ack(&mut x, 1.4603, true);
+    c.close(&mut x, 3.0, 0.1);
+    let (m, _, _) = run(x, &ExtractOptions::default());
+    let k = &m.classes[0];
+    assert_eq!((k.counts.connections, k.counts.concurrent_connections), (1, 0), "{:?}", k.concurrent);
+    let sorted = |d: &Dist| {
+        let mut v = d.values.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    assert_eq!(sorted(&k.request_bytes), vec![126.0, 396.0, 517.0]);
+    assert_eq!(sorted(&k.response_bytes), vec![120.0, 195.0, 2478.0]);
 }
 
 #[test]

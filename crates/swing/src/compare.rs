@@ -152,14 +152,23 @@ fn shares(m: &Model) -> Vec<(String, f64)> {
 }
 
 pub fn compare(original: &Model, regenerated: &Model) -> Comparison {
-    let rate = |m: &Model, i: usize| m.link.dirs[i].mean_rate_bps;
-    let pps = |m: &Model, i: usize| {
-        if m.link.duration_s > 0.0 {
-            m.link.dirs[i].packets as f64 / m.link.duration_s
-        } else {
-            0.0
-        }
-    };
+    compare_over(original, regenerated, regenerated.link.duration_s)
+}
+
+/// As `compare`, the regenerated rates taken over `regenerated_s`, the
+/// time its capture covered. A trace's own span is its first packet to its
+/// last, as nothing else is known of when its capture ran; a regenerated
+/// capture covers a known window, trace-length periods each holding the
+/// trace's sessions at their times, and its first-to-last span would leave
+/// out whatever its first and last periods held idle that the trace did
+/// not: a transfer that ends sooner than the trace's, its last period's
+/// idle tail.
+pub fn compare_over(original: &Model, regenerated: &Model, regenerated_s: f64) -> Comparison {
+    // A model's figures per second of `s` instead of its own span.
+    let over = |m: &Model, s: f64| if s > 0.0 { m.link.duration_s / s } else { 0.0 };
+    let (ko, kr) = (1.0, over(regenerated, regenerated_s));
+    let rate = |m: &Model, k: f64, i: usize| m.link.dirs[i].mean_rate_bps * k;
+    let pps = |m: &Model, k: f64, i: usize| if m.link.duration_s > 0.0 { m.link.dirs[i].packets as f64 / m.link.duration_s * k } else { 0.0 };
     let (a, b) = (shares(original), shares(regenerated));
     let mut names: Vec<String> = a.iter().chain(b.iter()).map(|(n, _)| n.clone()).collect();
     names.sort();
@@ -168,8 +177,8 @@ pub fn compare(original: &Model, regenerated: &Model) -> Comparison {
     let mut mix: Vec<MixShare> = names.iter().map(|n| MixShare { class: n.clone(), original: get(&a, n), regenerated: get(&b, n) }).collect();
     mix.sort_by(|x, y| y.original.total_cmp(&x.original).then(x.class.cmp(&y.class)));
     Comparison {
-        rate_bps: [Pair::new(rate(original, 0), rate(regenerated, 0)), Pair::new(rate(original, 1), rate(regenerated, 1))],
-        packets_per_s: [Pair::new(pps(original, 0), pps(regenerated, 0)), Pair::new(pps(original, 1), pps(regenerated, 1))],
+        rate_bps: [Pair::new(rate(original, ko, 0), rate(regenerated, kr, 0)), Pair::new(rate(original, ko, 1), rate(regenerated, kr, 1))],
+        packets_per_s: [Pair::new(pps(original, ko, 0), pps(regenerated, kr, 0)), Pair::new(pps(original, ko, 1), pps(regenerated, kr, 1))],
         mix,
         request_bytes: ks(&sizes(original, 0.0), &sizes(regenerated, 0.0)),
         response_bytes: ks(&sizes(original, 1.0), &sizes(regenerated, 1.0)),
@@ -293,5 +302,22 @@ mod tests {
         let c = compare(&model(vec![a], 1e6), &model(vec![b], 1e6));
         assert_eq!((c.request_bytes.distance, c.request_bytes.n_original), (Some(0.0), 3));
         assert_eq!((c.response_bytes.distance, c.response_bytes.n_original), (Some(0.0), 3));
+    }
+
+    #[test]
+    fn regenerated_rates_are_over_the_window_its_capture_covered() {
+        // A trace of 10 s; its regeneration, two periods captured over 20 s,
+        // carries twice its bytes, but its last transfer ended 2 s early, so
+        // its first packet to its last spans 18 s.
+        let a = model(vec![], 1e6);
+        let mut b = model(vec![], 2e7 / 18.0);
+        b.link.duration_s = 18.0;
+        b.link.dirs[0].packets = 200;
+        let first_to_last = compare(&a, &b);
+        assert!((first_to_last.rate_bps[0].relative_error.unwrap() - 1.0 / 9.0).abs() < 1e-12);
+        let c = compare_over(&a, &b, 20.0);
+        assert!(c.rate_bps[0].relative_error.unwrap().abs() < 1e-12, "{:?}", c.rate_bps[0]);
+        assert!(c.packets_per_s[0].relative_error.unwrap().abs() < 1e-12, "{:?}", c.packets_per_s[0]);
+        assert_eq!(c.rate_bps[1].regenerated, 0.0);
     }
 }

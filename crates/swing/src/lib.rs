@@ -20,7 +20,7 @@ pub mod example;
 mod model;
 mod writes;
 
-pub use compare::{compare, Comparison, Ks, MixShare, Pair};
+pub use compare::{compare, compare_over, Comparison, Ks, MixShare, Pair};
 pub use dist::{weighted_ks_distance, weighted_ks_distance_within, Deck, Dist, DIST_CAP};
 pub use model::*;
 pub use writes::{thin, write_size};

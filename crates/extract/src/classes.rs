@@ -2,15 +2,17 @@
 //!
 //! A class is named by server port (`opts.ports`, else `"tcp-<port>"`) and
 //! split by the side its clients are on. Sides are only known at the end of
-//! the pass, so samples are stored once per class with the client host's
-//! id and split by side when the model is written; the exact counts behind
-//! each distribution (`Dist::n`) are kept per (class, client host).
+//! the pass, so values are stored once per class with the client host's
+//! id (counted while that fits, `tally`) and split by side when the model
+//! is written; the exact counts behind each distribution (`Dist::n`) are
+//! kept per (class, client host).
 
 use crate::grouping::{AduShape, ConnShape, PairShape, RreShape, SessionShape};
 use crate::options::secs;
 use crate::reservoir::{Reservoir, DIST_RESERVOIR};
+use crate::tally::Values;
 use rustc_hash::FxHashMap;
-use swing::{AppClass, ClassCounts, ConnSample, Dist, RreSample, SessionSample, Side};
+use swing::{AppClass, ClassCounts, ConnSample, RreSample, SessionSample, Side};
 use units::Rng;
 
 /// Class names interned to ids, with a port → id table for each protocol.
@@ -164,7 +166,8 @@ pub(crate) struct ClassHostAcc {
 
 #[derive(Default)]
 pub(crate) struct ClassAcc {
-    res: [Reservoir<(f64, u32)>; NPARAM],
+    /// Each distribution's values with their client host.
+    values: [Values; NPARAM],
     /// Requests' and responses' (bytes, application writes, client host).
     writes: [Reservoir<(u64, u32, u32)>; 2],
     /// Whole sessions with their client host.
@@ -207,6 +210,17 @@ impl Finish<'_> {
         }
         let rtt = self.host_rtt[host as usize].or(self.side_rtt[self.side_of[host as usize].index()]);
         ns_round((v - rtt.unwrap_or(0.0)).max(0.0))
+    }
+
+    /// A value of `p` of `host`'s in model units: think times and RRE gaps
+    /// less the client's RTT, session starts from the true start of the
+    /// trace.
+    fn value(&self, p: Param, v: f64, host: u32) -> f64 {
+        match p {
+            Param::Think | Param::InterRre => self.minus_rtt(v, host),
+            Param::SessionStart => ns_round(v + self.start_shift_s).max(0.0),
+            _ => v,
+        }
     }
 
     /// Per connection of the RRE, per pair, the response on another
@@ -364,7 +378,7 @@ impl TcpClasses {
     pub(crate) fn samples(&mut self, class: u32, host: u32, s: &[(Param, f64)], rng: &mut Rng) -> &mut ClassHostAcc {
         let c = self.class(class);
         for &(p, v) in s {
-            c.res[p as usize].push((v, host), DIST_RESERVOIR, rng);
+            c.values[p as usize].push(v, host, DIST_RESERVOIR, rng);
         }
         let a = self.per_host.entry((class, host)).or_default();
         for &(p, _) in s {
@@ -412,7 +426,7 @@ impl TcpClasses {
         self.acc
             .iter()
             .map(|c| {
-                c.res.iter().map(|r| r.len()).sum::<usize>()
+                c.values.iter().map(|v| v.stored()).sum::<usize>()
                     + c.sessions.items().iter().map(|(s, _)| 3 * s.pairs).sum::<usize>()
                     + c.concurrent.items().iter().map(|(a, _)| 3 * a.len()).sum::<usize>()
             })
@@ -421,7 +435,7 @@ impl TcpClasses {
 
     /// Classes with sample stores.
     pub(crate) fn count(&self) -> usize {
-        self.acc.iter().filter(|c| c.res.iter().any(|r| r.seen() > 0)).count()
+        self.acc.iter().filter(|c| c.values.iter().any(|v| v.stored() > 0)).count()
     }
 
     /// Distinct (class, client host) entries.
@@ -458,17 +472,7 @@ impl TcpClasses {
                 let (s, mask) = &sums[&(class, side)];
                 let acc = &self.acc[class as usize];
                 let dist = |p: Param| {
-                    let vals = acc.res[p as usize]
-                        .items()
-                        .iter()
-                        .filter(|(_, h)| f.side_of[*h as usize] == side)
-                        .map(|&(v, h)| match p {
-                            Param::Think | Param::InterRre => f.minus_rtt(v, h),
-                            Param::SessionStart => ns_round(v + f.start_shift_s).max(0.0),
-                            _ => v,
-                        })
-                        .collect();
-                    let mut d = Dist::from_samples(vals);
+                    let mut d = acc.values[p as usize].dist(|h| f.side_of[h as usize] == side, |v, h| f.value(p, v, h));
                     d.n = s.n[p as usize];
                     d
                 };

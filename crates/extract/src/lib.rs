@@ -82,6 +82,7 @@ mod sink;
 mod slots;
 mod stalls;
 mod stream;
+mod tally;
 mod tcpflow;
 mod udp;
 mod window_unit;
@@ -95,6 +96,7 @@ pub use options::Thresholds;
 pub use record::{ConnRecord, EndReason};
 pub use reservoir::{DIST_RESERVOIR, HOST_RESERVOIR, MSS_RESERVOIR, UDP_RESERVOIR};
 pub use series::{host_sides, series, series_for_model, Series, MAX_BINS as SERIES_MAX_BINS};
+pub use tally::TALLY_BUCKETS;
 
 use input::{Merge, Src};
 use options::Compiled;
@@ -156,9 +158,10 @@ pub struct Report {
     pub peak_udp_flows: u64,
     pub peak_group_keys: u64,
     pub peak_pending: u64,
-    /// Samples held in reservoirs at the end (classes, UDP flows, hosts):
-    /// at most `DIST_RESERVOIR` per class and distribution, `UDP_RESERVOIR`
-    /// per UDP class, 4 × `HOST_RESERVOIR` + `MSS_RESERVOIR` per host.
+    /// Values held at the end (classes, UDP flows, hosts): at most
+    /// `TALLY_BUCKETS` buckets or `DIST_RESERVOIR` samples per class and
+    /// distribution, `UDP_RESERVOIR` flows and 4 tallies per UDP class,
+    /// 4 × `HOST_RESERVOIR` + `MSS_RESERVOIR` per host.
     pub stored_values: u64,
     pub tcp_classes: u64,
     pub udp_classes: u64,

@@ -2,11 +2,13 @@
 
 use units::Rng;
 
-/// Values kept per class and distribution before sampling starts: twice
-/// the model's `DIST_CAP` quantiles, so a class's stores stay under 1.2 MB
-/// however long the trace (traces with many ports have many classes).
+/// Values a class's distribution samples once too many to count
+/// (`tally::Values`), and the kept (bytes, writes) pairs: twice the model's
+/// `DIST_CAP` quantiles.
 pub const DIST_RESERVOIR: usize = 8_192;
-/// UDP flows kept per class (the model keeps `DIST_CAP` per class and side).
+/// UDP flows kept per class (the model keeps `DIST_CAP` per class and
+/// side), and the sample of a UDP class's gaps or sizes once too many to
+/// count.
 pub const UDP_RESERVOIR: usize = 8_192;
 /// Per-host RTT, packet-pair and hole-fill samples kept (a median needs few).
 pub const HOST_RESERVOIR: usize = 256;

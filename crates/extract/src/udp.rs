@@ -15,6 +15,7 @@ use crate::netparams::PAIR_MIN_PAYLOAD;
 use crate::options::{secs, DISORDER_NS};
 use crate::reservoir::{Reservoir, UDP_RESERVOIR};
 use crate::slots::place;
+use crate::tally::Values;
 use rustc_hash::FxHashMap;
 use swing::{Side, UdpClass, UdpFlow, DIST_CAP, UDP_SEQUENCE_CAP};
 use units::Rng;
@@ -51,10 +52,10 @@ const SEQUENCE_BUDGET: usize = 100_000;
 struct ClassAcc {
     res: Reservoir<(UdpFlow, u32)>,
     ports: Vec<u16>,
-    /// Per direction: in-flow gaps (s) and packet sizes, each tagged with
-    /// the flow's initiator so they can be split by side at the end.
-    gaps: [Reservoir<(f64, u32)>; 2],
-    sizes: [Reservoir<(f64, u32)>; 2],
+    /// Per direction: in-flow gaps (s) and packet sizes, each with the
+    /// flow's initiator so they can be split by side at the end.
+    gaps: [Values; 2],
+    sizes: [Values; 2],
 }
 
 pub(crate) struct UdpTable {
@@ -146,9 +147,9 @@ impl UdpTable {
         let (class, init, out) = (f.class as usize, f.hosts[0], (f.hosts[d], f.hosts[1 - d]));
         let c = &mut self.acc[class];
         if let Some(g) = gap {
-            c.gaps[d].push((g, init), UDP_RESERVOIR, rng);
+            c.gaps[d].push(g, init, UDP_RESERVOIR, rng);
         }
-        c.sizes[d].push((ip_len as f64, init), UDP_RESERVOIR, rng);
+        c.sizes[d].push(ip_len as f64, init, UDP_RESERVOIR, rng);
         out
     }
 
@@ -269,8 +270,9 @@ impl UdpTable {
         self.acc.iter().filter(|c| c.res.seen() > 0).count()
     }
 
+    /// Values held: kept flows, and the gaps' and sizes' values or buckets.
     pub(crate) fn stored(&self) -> usize {
-        self.acc.iter().map(|c| c.res.len()).sum()
+        self.acc.iter().map(|c| c.res.len() + c.gaps.iter().chain(&c.sizes).map(Values::stored).sum::<usize>()).sum()
     }
 
     /// One `UdpClass` per (class, initiator side).
@@ -302,9 +304,7 @@ impl UdpTable {
                     samples = (0..DIST_CAP).map(|i| samples[i * n / DIST_CAP].clone()).collect();
                 }
                 let ports = ports_in(&acc.ports, mask);
-                let of_side = |r: &Reservoir<(f64, u32)>| {
-                    swing::Dist::from_samples(r.items().iter().filter(|(_, h)| side_of[*h as usize] == side).map(|(x, _)| *x).collect())
-                };
+                let of_side = |v: &Values| v.dist(|h| side_of[h as usize] == side, |x, _| x);
                 UdpClass {
                     name: names.names[class as usize].clone(),
                     ports,

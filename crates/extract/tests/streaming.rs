@@ -7,7 +7,7 @@
 mod common;
 
 use common::Repeat;
-use extract::{extract_readers, ExtractError, Report, DIST_RESERVOIR, HOST_RESERVOIR, MSS_RESERVOIR, UDP_RESERVOIR};
+use extract::{extract_readers, ExtractError, Report, DIST_RESERVOIR, HOST_RESERVOIR, MSS_RESERVOIR, TALLY_BUCKETS, UDP_RESERVOIR};
 use swing::{ExtractOptions, Model};
 use testdata::trace;
 
@@ -41,18 +41,24 @@ fn state_stays_flat_as_the_trace_grows() {
     for (a, b) in peaks(&r24).into_iter().zip(peaks(&r3)) {
         assert!(a <= b + b / 50 + 16, "peak {a} after 24 passes, {b} after 3");
     }
-    // Samples are bounded by the reservoir sizes, which do not depend on
-    // the trace's length either.
+    // Samples are bounded by the reservoir and tally sizes, which do not
+    // depend on the trace's length either.
     assert_eq!((r24.tcp_classes, r24.udp_classes), (r3.tcp_classes, r3.udp_classes));
-    let bound = r24.tcp_classes * 9 * DIST_RESERVOIR as u64
-        + r24.udp_classes * UDP_RESERVOIR as u64
+    let bound = r24.tcp_classes * 9 * TALLY_BUCKETS.max(DIST_RESERVOIR) as u64
+        + r24.udp_classes * (UDP_RESERVOIR + 4 * TALLY_BUCKETS) as u64
         + r24.hosts * (3 * HOST_RESERVOIR + MSS_RESERVOIR) as u64;
     assert!(r24.stored_values <= bound, "{} > {bound}", r24.stored_values);
-    // The largest class's stores are full: the rest of its samples were
-    // sampled, and the model still holds at most DIST_CAP values.
+    // The largest class's stores are full, and the model still holds at
+    // most DIST_CAP values; they were counted, not sampled: the trace
+    // read 24 times over has the distribution of the trace read once.
     let h = m24.classes.iter().find(|c| c.name == "HTTP").unwrap();
+    let h1 = m1.classes.iter().find(|c| c.name == "HTTP").unwrap();
     assert!(h.request_bytes.n > DIST_RESERVOIR as u64);
     assert!(h.request_bytes.values.len() <= swing::DIST_CAP);
+    for (d24, d1) in [(&h.request_bytes, &h1.request_bytes), (&h.response_bytes, &h1.response_bytes)] {
+        let ks = d24.ks_distance(d1).unwrap();
+        assert!(ks <= 1.0 / d1.values.len().min(swing::DIST_CAP) as f64 + 1e-9, "KS {ks}");
+    }
 }
 
 #[test]

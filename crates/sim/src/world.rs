@@ -541,7 +541,7 @@ impl World {
             self.deliver_marks(idx);
         }
         let c = self.conns[idx as usize].as_mut().expect("live connection");
-        if n.acked > 0 {
+        if n.space {
             if c.greedy {
                 if c.tcp.refill_due() {
                     c.written += c.tcp.write(self.now, u64::MAX, &mut self.out);

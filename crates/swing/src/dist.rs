@@ -27,10 +27,18 @@ impl Dist {
         v.sort_by(f64::total_cmp);
         let n = v.len() as u64;
         if v.len() > DIST_CAP {
-            let last = (v.len() - 1) as f64;
-            v = (0..DIST_CAP).map(|i| v[(i as f64 * last / (DIST_CAP - 1) as f64).round() as usize]).collect();
+            v = Dist::kept_ranks(n).map(|r| v[r as usize]).collect();
         }
         Dist { n, values: v }
+    }
+
+    /// The ranks (from 0) of `n` sorted samples that a distribution keeps:
+    /// all of them up to the cap, else `DIST_CAP` equally spaced ones,
+    /// the first and the last included.
+    pub fn kept_ranks(n: u64) -> impl Iterator<Item = u64> {
+        let last = n.saturating_sub(1) as f64;
+        let kept = n.min(DIST_CAP as u64);
+        (0..kept).map(move |i| if n <= DIST_CAP as u64 { i } else { (i as f64 * last / (DIST_CAP - 1) as f64).round() as u64 })
     }
 
     pub fn is_empty(&self) -> bool {

@@ -52,6 +52,9 @@ pub struct Notify {
     pub peer_fin: bool,
     /// Bytes of our data newly acknowledged (send buffer space freed).
     pub acked: u64,
+    /// The send buffer gained room, by data acknowledged or by growing: a
+    /// writer waiting for space looks again.
+    pub space: bool,
     /// Reached Closed/TimeWait in this call; the endpoint can be discarded.
     pub closed: bool,
     /// Connection reset (RST received) or aborted (too many retransmissions).
@@ -86,10 +89,14 @@ pub struct TcpStats {
 
 /// Linux's cwnd-validation bookkeeping (tcp_cwnd_validate): the window may only grow
 /// when the sender actually used it (RFC 7661 §4.3 spirit), else app-limited flows
-/// would inflate cwnd without ever testing it.
+/// would inflate cwnd without ever testing it. Beside it, whether the writer is held
+/// back by the send buffer instead.
 #[derive(Clone, Copy, Debug, Default)]
 struct CwndUsage {
     limited: bool,
+    /// The last write took less than it was offered: a writer waits for
+    /// space (Linux's `SOCK_NOSPACE`).
+    writer_waiting: bool,
     max_out: u64,
     until: u64,
 }
@@ -246,6 +253,7 @@ impl Tcp {
             self.write_end += n;
             n
         };
+        self.usage.writer_waiting = n < bytes;
         if n > 0 {
             self.transmit(now, out);
         }
@@ -335,17 +343,20 @@ impl Tcp {
         self.sndbuf
     }
 
-    /// Linux `tcp_new_space`: when an ACK leaves the window not full, grow
-    /// the buffer to twice the window (at least twice the initial window). It
-    /// never shrinks. Linux looks only while a writer waits for space, but
-    /// its small-queue limit (TSQ) keeps the window from filling at once
-    /// where here it fills within the ACK's own call; growing whenever the
-    /// window is not full matches what Linux's rate-limited senders do (their
-    /// time blocked on the buffer and the bytes they send, in the emulator).
-    fn expand_sndbuf(&mut self) {
-        if self.sb.pipe() < self.w.cwnd {
+    /// Linux `tcp_new_space`: when an ACK leaves at least `least_room` of the
+    /// window unsent, grow the buffer to twice the window (at least twice the
+    /// initial window); true if it grew. It never shrinks. Linux looks only
+    /// while a writer waits for space, but its small-queue limit (TSQ) keeps
+    /// the window from filling at once where here it fills within the ACK's
+    /// own call; on an ACK of new data, growing whenever the window is not
+    /// full matches what Linux's rate-limited senders do (their time blocked
+    /// on the buffer and the bytes they send, in the emulator).
+    fn expand_sndbuf(&mut self, least_room: u64) -> bool {
+        let before = self.sndbuf;
+        if self.w.cwnd.saturating_sub(self.sb.pipe()) >= least_room {
             self.grow_sndbuf();
         }
+        self.sndbuf > before
     }
 
     /// The expansion itself (`tcp_sndbuf_expand`); at establishment Linux
@@ -456,9 +467,15 @@ impl Tcp {
         }
         self.transmit(now, out);
         self.flush_ack(now, out);
-        if n.acked > 0 {
-            self.expand_sndbuf();
-        }
+        // Linux (`tcp_data_snd_check`) looks at the buffer after every pure
+        // ACK while a writer waits for space, a duplicate too (a data segment
+        // that acknowledges nothing takes its fast path, which does not): a
+        // recovery that has sent all that was written grows the buffer, and
+        // the writer refills it. Linux counts the window in packets, so on
+        // such an ACK it takes a whole segment of room left unsent, not the
+        // fraction PRR leaves.
+        let grew = if n.acked > 0 { self.expand_sndbuf(1) } else { self.usage.writer_waiting && seg.len == 0 && self.expand_sndbuf(self.mss as u64) };
+        n.space = n.acked > 0 || grew;
         n
     }
 

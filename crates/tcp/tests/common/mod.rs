@@ -256,7 +256,8 @@ impl Net {
         if let Some(t) = self.tcp[i].as_mut() {
             let app = &mut self.app[i];
             if matches!(t.state(), State::Established | State::CloseWait) || (app.established.is_none() && side == Side::A) {
-                if app.to_send > 0 && (!app.blocked || t.writable()) {
+                // A blocked writer looks again when the endpoint reports room.
+                if app.to_send > 0 && (!app.blocked || (n.space && t.writable())) {
                     let took = t.write(now, app.to_send, &mut self.out);
                     app.blocked = took < app.to_send;
                     app.to_send -= took;

@@ -26,14 +26,13 @@ true`. Per run it prints:
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 import struct
 import sys
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
+from engines import metric_values
 
 try:
     import tomllib
@@ -136,15 +135,6 @@ def episodes(sources: list[np.ndarray]) -> tuple[int, int]:
     return len(groups), sum(1 for _, who in groups if len(who) == 2)
 
 
-def metric(run: Path) -> np.ndarray:
-    summary = json.loads((run / "summary.json").read_text())
-    for name, app in summary["apps"].items():
-        if app.get("metric"):
-            table = pq.read_table(run / "records" / f"{name}.parquet")
-            return np.asarray(table.column(app["metric"]).to_pylist(), dtype=float)
-    sys.exit(f"cbr_phase: {run}: no application with a metric")
-
-
 def report(run: Path) -> str:
     pcap = run / "bottleneck.pcap"
     if not pcap.exists():
@@ -171,7 +161,7 @@ def report(run: Path) -> str:
     downloads = [seg[ix] for ix in by_life[2:] if len(ix) > 100]
     lost = sum(1 for d in downloads if len(resent_times(d)) > 0)
     n_ep, both = episodes(sources)
-    p10, p50, p90 = np.percentile(metric(run), [10, 50, 90])
+    p10, p50, p90 = np.percentile(metric_values(run)[1], [10, 50, 90])
     return (f"{run}: phase {phase(sources, period) * 1e3:.3f} ms of {period * 1e3:.3f}; background loss episodes "
             f"{n_ep} ({n_ep / span:.2f}/s), {both} of both sources; downloads with a loss {lost} of {len(downloads)} "
             f"({100 * lost / max(len(downloads), 1):.0f}%); download time p10 {p10:.3f} p50 {p50:.3f} p90 {p90:.3f} s")

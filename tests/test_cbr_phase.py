@@ -2,12 +2,15 @@
 sources whose schedules lie a known distance apart."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "cbr_phase.py"
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+SCRIPT = BENCH / "cbr_phase.py"
+sys.path.insert(0, str(BENCH))  # it reads the download times with engines.py's reader
 spec = importlib.util.spec_from_file_location("cbr_phase", SCRIPT)
 cbr_phase = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cbr_phase)

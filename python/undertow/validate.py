@@ -241,6 +241,8 @@ def validate(
         periods = auto_periods(sum(d["packets"] for d in m["link"]["dirs"]), engine, duration)
     if periods < 1:
         raise ValueError(f"periods = {periods}: expected at least 1")
+    if _bin_ns(bin_s) < 1000:
+        raise ValueError(f"--bin {bin_s * 1e9:g}ns: expected at least 1us, the finest bin of the regenerated run's series")
     reason = ""
     if structure == "auto":
         structure, reason = auto_structure(m)

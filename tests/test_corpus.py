@@ -73,17 +73,17 @@ TUNED = {
     "ndpi-webex.pcap": ("link", 0.10, 0.10, 0.1, 1.0, 3.2),
     # A 206 kB upload in the trace's last 0.5 s; its servers, with no
     # packet pairs, regenerated at their peak rates (docs/corpus.md).
-    "ndpi-signal.pcap": ("link", 0.10, 0.10, 0.1, 2.5, 2.2),
+    "ndpi-signal.pcap": ("link", 0.10, 0.10, 0.1, 2.4, 2.2),
     # Behind the same VPN, and the same kind of middlebox before two servers
     # with 47% of the bytes.
-    "ndpi-waze.pcap": ("link", 0.10, 0.10, 0.1, 1.1, 2.7),
+    "ndpi-waze.pcap": ("link", 0.10, 0.10, 0.1, 1.2, 2.6),
     # Every frame of it was captured twice, 1-2 µs apart (78 of 158):
     # without the second copies its client is seen answering its
     # handshakes at the capture.
     "zeek-windowsupdate-cab.pcap": ("on-host", 0.10, 0.10, 0.1, 1.0, 1.0),
     # Two range requests, captured beside the server, its client 362 ms
     # away (docs/corpus.md).
-    "zeek-206-example-a.pcap": ("unknown", 0.10, 0.10, 0.1, 1.3, 1.8),
+    "zeek-206-example-a.pcap": ("unknown", 0.10, 0.10, 0.1, 1.3, 1.7),
 }
 
 

@@ -274,6 +274,35 @@ def test_validate_sees_a_lossy_capture_as_the_trace_did(tmp_path):
     assert abs(client(tmp_path / "v" / "regenerated.json")["ack_delay_s"] / client(tmp_path / "m.json")["ack_delay_s"] - 1) < 0.05
 
 
+def trace_lasting(tmp_path, seconds: float):
+    """tls-firefox.pcap with its last packet moved to `seconds` after its
+    first (from 8.439822 s)."""
+    b = bytearray((traces_dir() / "tls-firefox.pcap").read_bytes())
+    at, last = 24, 24
+    while at < len(b):
+        last, at = at, at + 16 + int.from_bytes(b[at + 8:at + 12], "little")
+    first_us = int.from_bytes(b[24:28], "little") * 1_000_000 + int.from_bytes(b[28:32], "little")
+    s, us = divmod(first_us + round(seconds * 1e6), 1_000_000)
+    b[last:last + 8] = s.to_bytes(4, "little") + us.to_bytes(4, "little")
+    p = tmp_path / "t.pcap"
+    p.write_bytes(b)
+    return p
+
+
+@pytest.mark.parametrize("periods,bin_", [(1, "1ms"), (3, "1ms"), (3, "2ms")])
+def test_validate_compares_every_period_whole(tmp_path, periods, bin_):
+    # A trace of 8.44025 s is 8441 bins of 1 ms, or 4221 of 2 ms: each
+    # period's window of that many bins is compared, the last one too.
+    trace = trace_lasting(tmp_path, 8.44025)
+    r = cli("extract", str(trace), "-o", str(tmp_path / "m.json"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["link"]["duration_s"] == 8.44025
+    r = cli("validate", str(tmp_path / "m.json"), "--trace", str(trace), "-o", str(tmp_path / "v"), "--periods", str(periods),
+            "--bin", bin_, "-q")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "v" / "validation.json").read_text())["energy_windows"] == periods
+
+
 def test_validate_flags_one_direction_traces(tmp_path):
     # auckland-atm-2000 shows each TCP connection in one direction only.
     trace = traces_dir() / "auckland-atm-2000.pcap"

@@ -108,20 +108,39 @@ def auto_periods(trace_packets: int, engine: str = "sim", duration_s: float = 0.
     return max(1, n)
 
 
-def _scenario(model_path: Path, period_s: float, periods: int, link_rate: str, seed: int, extra: str, bin_s: float,
+def period_windows(period_s: float, bin_s: float, periods: int) -> list[int]:
+    """The first bin of each of `periods` trace-length windows after the
+    warm-up period: the bin its period begins in.
+
+    The trace's series starts at its first packet and holds whole bins, at
+    least its length: windows one after another would each begin up to a
+    bin later against its period than the one before, so each begins where
+    its own period does instead (two may share a bin)."""
+    p, b = round(period_s * 1e9), _bin_ns(bin_s)
+    return [k * p // b for k in range(1, periods + 1)]
+
+
+def _bin_ns(bin_s: float) -> int:
+    # As the series of a trace rounds its bin.
+    return max(1, round(bin_s * 1e9))
+
+
+def _scenario(model_path: Path, starts: list[int], window: int, link_rate: str, seed: int, extra: str, bin_s: float,
               miss: list[float], engine: str = "sim") -> str:
     # The generator repeats the trace's sessions every trace-length period,
     # so a run of several periods averages out one short trace's sampling
     # noise. One more period runs first, uncaptured: a trace begins with
     # sessions already under way, and without them the sessions the last
     # period cuts short would be missed twice, which leaves a trace
-    # regenerated in one period well short of its rate. A bin more, so that
-    # the series after the warm-up is at least as long as the trace's.
+    # regenerated in one period well short of its rate. The run ends with
+    # the last period's window, captured from the first's, in whole bins
+    # of the series (in nanoseconds, so that none is lost to rounding).
+    b = _bin_ns(bin_s)
     misses = "".join(f'pcap_miss_{d} = "{m * 100!r}%"\n' for d, m in zip(("fwd", "rev"), miss) if m > 0)
-    return f"""# Written by `undertow validate`: the model's traffic, {periods} trace-length periods after one of warm-up.
+    return f"""# Written by `undertow validate`: the model's traffic, {len(starts)} trace-length periods after one of warm-up.
 name = "validate"
 engine = "{engine}"
-duration = "{period_s * (periods + 1) + bin_s!r}s"
+duration = "{(starts[-1] + window) * b}ns"
 seed = {seed}
 
 [topology.bottleneck]
@@ -137,7 +156,8 @@ file = {json.dumps(str(model_path.resolve()))}
 [output]
 pcap = true
 pcap_snaplen = "128B"
-pcap_from = "{period_s!r}s"
+pcap_from = "{starts[0] * b}ns"
+series_bin = "{b}ns"
 {misses}"""
 
 
@@ -163,10 +183,17 @@ def run_series(rundir: Path) -> dict:
     return pq.read_table(rundir / "series" / "bottleneck.parquet").to_pydict()
 
 
-def after_warmup(series: dict, warmup_s: float) -> dict:
-    """The series from `warmup_s` on (bins that start at or after it)."""
-    first = int(np.searchsorted(np.asarray(series["t_s"]), warmup_s - 1e-12))
-    return {k: v[first:] for k, v in series.items()}
+def period_series(series: dict, starts: list[int], window: int) -> dict:
+    """Each direction's bytes and packets of the `window` bins from each of
+    `starts`, one window after another (`energy`'s `window` pools them)."""
+    out = {}
+    for k in ("fwd_bytes", "rev_bytes", "fwd_packets", "rev_packets"):
+        x = np.asarray(series[k], dtype=float)
+        if x.size < starts[-1] + window:
+            raise RuntimeError(f"the regenerated series holds {x.size} bins, short of the last period's end, bin "
+                               f"{starts[-1] + window}")
+        out[k] = np.concatenate([x[i:i + window] for i in starts])
+    return out
 
 
 def compare_energy(a: EnergyResult, b: EnergyResult, max_scale_s: float = 4.0) -> list[tuple[int, float, float]]:
@@ -214,6 +241,8 @@ def validate(
         periods = auto_periods(sum(d["packets"] for d in m["link"]["dirs"]), engine, duration)
     if periods < 1:
         raise ValueError(f"periods = {periods}: expected at least 1")
+    if _bin_ns(bin_s) < 1000:
+        raise ValueError(f"--bin {bin_s * 1e9:g}ns: expected at least 1us, the finest bin of the regenerated run's series")
     reason = ""
     if structure == "auto":
         structure, reason = auto_structure(m)
@@ -225,7 +254,12 @@ def validate(
     # receivers acknowledged, which the trace's rate and energy leave out.
     loss = _core.capture_loss(str(model_path))
     miss = loss if as_captured else [0.0, 0.0]
-    scen.write_text(_scenario(model_path, duration, periods, link_rate, seed, extra, bin_s, miss, engine))
+    # The trace binned by the model's own host sides: its length in bins is
+    # the window each regenerated period is compared in.
+    original = _core.trace_series([str(t) for t in traces], bin_s, model=str(model_path))
+    window = len(original["fwd_bytes"])
+    starts = period_windows(duration, bin_s, periods)
+    scen.write_text(_scenario(model_path, starts, window, link_rate, seed, extra, bin_s, miss, engine))
     rundir = out / "run"
     _core.run(str(scen), str(rundir), None, None, progress)
 
@@ -235,24 +269,28 @@ def validate(
     opts["sides"] = {"method": "prefixes", "a": _core.side_prefixes(engine)[0]}
     regen = out / "regenerated.json"
     _core.extract([str(rundir / "bottleneck.pcap")], str(regen), json.dumps(opts))
-    # Rates over the periods the capture covered (the trace's are over its
-    # own first packet to its last).
-    comparison = json.loads(_core.compare_models(str(model_path), str(regen), duration * periods))
+    # Rates over the bins the capture covered, the first period's window to
+    # the last's (the trace's are over its own first packet to its last).
+    captured = starts[-1] + window - starts[0]
+    comparison = json.loads(_core.compare_models(str(model_path), str(regen), captured * _bin_ns(bin_s) * 1e-9))
 
-    # Energy: the trace binned by the model's own host sides, against the run's series.
-    original = _core.trace_series([str(t) for t in traces], bin_s, model=str(model_path))
     e_orig = energy_of(original, bin_s)
-    # The regenerated series is `periods` trace lengths after the warm-up:
-    # its energy is that of trace-length windows, pooled, so both lose the
-    # same edges.
+    # The regenerated energy is that of the periods' trace-length windows,
+    # pooled, so both lose the same edges.
     if any(x > 0 for x in miss):
         # The link's own series holds what the capture missed: bin the
-        # capture instead, from the warm-up's end (the simulator's clock
-        # starts at the epoch).
-        regen_series = _core.trace_series([str(rundir / "bottleneck.pcap")], bin_s, model=str(regen), start_s=duration)
+        # capture instead, from the first window's first bin (the
+        # simulator's clock starts at the epoch), to the last's end however
+        # early its last packet came.
+        regen_series = _core.trace_series([str(rundir / "bottleneck.pcap")], bin_s, model=str(regen),
+                                          start_s=starts[0] * _bin_ns(bin_s) * 1e-9)
+        for k in ("fwd_bytes", "rev_bytes", "fwd_packets", "rev_packets"):
+            regen_series[k] = np.pad(regen_series[k], (0, max(0, captured - len(regen_series[k]))))
+        windows = period_series(regen_series, [i - starts[0] for i in starts], window)
     else:
-        regen_series = after_warmup(run_series(rundir), duration)
-    e_regen = energy_of(regen_series, bin_s, window=len(original["fwd_bytes"]))
+        regen_series = run_series(rundir)
+        windows = period_series(regen_series, starts, window)
+    e_regen = energy_of(windows, bin_s, window=window)
     diffs = {d: compare_energy(e_orig[d], e_regen[d]) for d in ("fwd", "rev")}
     link = m["link"]
     one_way = link.get("tcp_one_way", 0) / max(link.get("tcp_connections", 0), 1)
@@ -337,6 +375,8 @@ def report_dict(v: Validation) -> dict:
         "capture_point": v.capture_point,
         "lines": v.lines,
         "capture_duplicates": v.duplicates,
+        # Trace-length windows of the regeneration whose energy was pooled.
+        "energy_windows": v.energy["regenerated"]["fwd"].windows,
         "energy_log2_difference": {
             d: [{"octave": j, "scale_s": s, "difference": diff, **_trace_octave(v, d, j)} for j, s, diff in rows]
             for d, rows in v.energy_diff.items()

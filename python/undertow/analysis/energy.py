@@ -70,6 +70,8 @@ class EnergyResult:
     """PyWavelets name of the wavelet (``"db3"`` ...)."""
     bin_s: float
     """Width of one sample of the analysed series, in seconds."""
+    windows: int = 1
+    """Number of ``window``-long windows pooled (1 without ``window``)."""
 
     @property
     def ci_half(self) -> np.ndarray:
@@ -363,6 +365,7 @@ def energy(x, bin_s: float = 0.001, wavelet: str = "db3", levels: int | None = N
     if levels is not None and (int(levels) != levels or levels < 1):
         raise ValueError(f"energy: levels must be a positive integer, got {levels!r}")
     w = _wavelet(wavelet)
+    windows = 1
     if window is None:
         details = detail_coefficients(x, w, None if levels is None else int(levels), min_coeffs)
     else:
@@ -373,6 +376,7 @@ def energy(x, bin_s: float = 0.001, wavelet: str = "db3", levels: int | None = N
         per = [detail_coefficients(a[i:i + window], w, None if levels is None else int(levels), min_coeffs)
                for i in range(0, a.size - window + 1, window)]
         details = [np.concatenate([p[j] for p in per]) for j in range(len(per[0]))]
+        windows = len(per)
     if not details:
         raise ValueError(
             f"energy: a series of {np.size(x)} samples is too short for even one octave of "
@@ -399,6 +403,7 @@ def energy(x, bin_s: float = 0.001, wavelet: str = "db3", levels: int | None = N
         ci_high=y + half,
         wavelet=w.name,
         bin_s=bin_s,
+        windows=windows,
     )
 
 

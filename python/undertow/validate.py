@@ -183,11 +183,15 @@ def run_series(rundir: Path) -> dict:
     return pq.read_table(rundir / "series" / "bottleneck.parquet").to_pydict()
 
 
+#: A series' per-bin counts, each direction's (`trace_series`, the run's).
+SERIES_COUNTS = ("fwd_bytes", "rev_bytes", "fwd_packets", "rev_packets")
+
+
 def period_series(series: dict, starts: list[int], window: int) -> dict:
     """Each direction's bytes and packets of the `window` bins from each of
     `starts`, one window after another (`energy`'s `window` pools them)."""
     out = {}
-    for k in ("fwd_bytes", "rev_bytes", "fwd_packets", "rev_packets"):
+    for k in SERIES_COUNTS:
         x = np.asarray(series[k], dtype=float)
         if x.size < starts[-1] + window:
             raise RuntimeError(f"the regenerated series holds {x.size} bins, short of the last period's end, bin "
@@ -284,7 +288,7 @@ def validate(
         # early its last packet came.
         regen_series = _core.trace_series([str(rundir / "bottleneck.pcap")], bin_s, model=str(regen),
                                           start_s=starts[0] * _bin_ns(bin_s) * 1e-9)
-        for k in ("fwd_bytes", "rev_bytes", "fwd_packets", "rev_packets"):
+        for k in SERIES_COUNTS:
             regen_series[k] = np.pad(regen_series[k], (0, max(0, captured - len(regen_series[k]))))
         windows = period_series(regen_series, [i - starts[0] for i in starts], window)
     else:

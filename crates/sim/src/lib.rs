@@ -15,7 +15,6 @@ pub mod build;
 pub mod capture;
 pub mod driver;
 pub mod engine;
-pub mod hugepages;
 mod ip;
 pub mod output;
 mod packet;
@@ -30,11 +29,6 @@ use std::path::Path;
 use units::Time;
 
 pub use rundir::{RunError, RunReport, INCOMPLETE};
-
-/// Every program the engine runs in allocates its large arrays on huge
-/// pages ([`hugepages`]).
-#[global_allocator]
-static ALLOCATOR: hugepages::HugePages = hugepages::HugePages;
 
 /// Runs a resolved scenario to its end without writing anything, and
 /// returns the finished world and applications (for tests and tools that

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,15 @@ def traces_dir() -> Path:
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Runs the installed command line as a user would."""
     return subprocess.run([str(UNDERTOW), *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+def spawn(*args: str) -> subprocess.Popen:
+    """Starts the installed command line in the background, as a user's shell
+    would in the foreground: with SIGINT at its default. A process started
+    from a background job inherits SIGINT ignored, and Python then keeps
+    ignoring it, so a test of what Ctrl-C does would see nothing happen."""
+    return subprocess.Popen([str(UNDERTOW), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 BASE = """

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import spawn
 from undertow import _core
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,8 +67,7 @@ def owned_by(pid: int) -> list[str]:
 
 
 def start(scenario: Path, out: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([*UNDERTOW, "run", str(scenario), "--engine", "emu", "-o", str(out), "-q", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return spawn("run", str(scenario), "--engine", "emu", "-o", str(out), "-q", *extra)
 
 
 def wait_for_namespaces(p: subprocess.Popen, timeout: float = 20.0) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BASE, UNDERTOW, cli, traces_dir
+from conftest import BASE, cli, spawn, traces_dir
 
 QUICK = BASE.format(duration="5s", seed=1) + '[[apps]]\nkind = "http"\nobject_size = "100KB"\n'
 # Long enough to be caught running (about ten seconds a case on this machine).
@@ -84,7 +84,7 @@ def test_a_run_directory_run_again_is_byte_identical_and_keeps_its_case(write_sc
 
 
 def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([str(UNDERTOW), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return spawn(*args)
 
 
 def wait_for_partial(parent: Path, name: str) -> None:

@@ -135,6 +135,10 @@ def summary(m: dict) -> str:
     link = m["link"]
     s = m["sides"]
     out.append(f"sides: {s['hosts_a']} hosts on side A, {s['hosts_b']} on side B ({s['decided_by']})")
+    for side, c in zip("AB", s.get("pooled_capacity_bps") or (None, None)):
+        if c is not None:
+            out.append(f"side {side}: no host sent packet pairs enough for a capacity of its own; "
+                       f"their pairs pooled give the side {_rate(c)}")
     for i, name in enumerate(("A to B", "B to A")):
         d = link["dirs"][i]
         out.append(f"{name}: {_rate(d['mean_rate_bps'])} mean, {d['packets']:,} packets, "

@@ -161,7 +161,7 @@ pub struct Report {
     /// Values held at the end (classes, UDP flows, hosts): at most
     /// `TALLY_BUCKETS` buckets or `DIST_RESERVOIR` samples per class and
     /// distribution, `UDP_RESERVOIR` flows and 4 tallies per UDP class,
-    /// 4 × `HOST_RESERVOIR` + `MSS_RESERVOIR` per host.
+    /// 5 × `HOST_RESERVOIR` + `MSS_RESERVOIR` per host.
     pub stored_values: u64,
     pub tcp_classes: u64,
     pub udp_classes: u64,

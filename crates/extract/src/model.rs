@@ -66,13 +66,36 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
             stalls: crate::stalls::find(&ex.tcp.sink.late, &dec.side, &host_rtt, tmin),
             capture_point: capture_point(&nets),
         },
-        sides: SideInfo { rule: o.sides.clone(), decided_by: dec.decided_by, hosts_a, hosts_b: hosts.len() as u64 - hosts_a },
+        sides: SideInfo {
+            rule: o.sides.clone(),
+            decided_by: dec.decided_by,
+            hosts_a,
+            hosts_b: hosts.len() as u64 - hosts_a,
+            pooled_capacity_bps: pooled_capacities(&nets, &dec.side, o),
+        },
         classes,
         udp,
         hosts: params,
         lines,
     };
     (model, report)
+}
+
+/// Per side, A's then B's, the capacity of a side none of whose hosts has
+/// its own: the pairs of any sizes its hosts sent, pooled, where there are
+/// more than `capacity_min_samples`. Hosts that each sent a few pairs (a
+/// server answering in two segments of unequal sizes) measure their side
+/// together, where each alone measures nothing and would be given no more
+/// than its peak rate, which short bursts never approach.
+fn pooled_capacities(nets: &[HostNet], side_of: &[Side], o: &swing::ExtractOptions) -> [Option<f64>; 2] {
+    [Side::A, Side::B].map(|side| {
+        let of_side = || nets.iter().zip(side_of).filter(move |(_, s)| **s == side).map(|(n, _)| n);
+        if of_side().any(|n| n.capacity_bps.is_some()) {
+            return None;
+        }
+        let pooled = sorted(of_side().flat_map(|n| n.side_pairs.iter().copied()));
+        (pooled.len() > o.capacity_min_samples as usize).then(|| percentile(&pooled, o.capacity_percentile))
+    })
 }
 
 /// Each input file as the model records it: its packets, bytes, span and

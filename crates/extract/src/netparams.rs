@@ -49,6 +49,9 @@ pub(crate) struct NetAcc {
     hs: Reservoir<f64>,
     /// Packet pairs sent by this host: (bit/s, spacing in s).
     pairs: Reservoir<(f64, f64)>,
+    /// Its first `HOST_RESERVOIR` pairs of any two sizes (`pair_sample`),
+    /// for its side's pooled capacity (`side_pairs`).
+    any_pairs: Vec<(f64, f64)>,
     /// Consecutive new-data segments of equal size it sent, over all its
     /// connections and whatever came between: their rate (bit/s), for the
     /// share that arrived bunched. (Packet pairs over-count bunched
@@ -126,6 +129,10 @@ pub(crate) struct HostNet {
     pub rtt_split: u64,
     pub capacity_bps: Option<f64>,
     pub capacity_samples: u64,
+    /// Its pairs of any sizes spaced under its RTTs' 5th percentile, bit/s
+    /// (none at the capture point): its side's capacity where no host of it
+    /// has one (`side_capacities`).
+    pub side_pairs: Vec<f64>,
     /// Of its back-to-back arrivals (at the capacity or faster), the share
     /// faster than `BUNCHED_FACTOR` times it.
     pub bunched: Option<f64>,
@@ -179,11 +186,22 @@ impl NetAcc {
         }
     }
 
-    /// A packet pair of `payload` bytes spaced `dt` seconds apart.
-    pub(crate) fn pair_sample(&mut self, payload: u32, dt: f64, rng: &mut Rng) {
+    /// A packet pair spaced `dt` seconds apart, its second segment of
+    /// `payload` bytes, `equal` when the first was of the same size. Queued
+    /// back to back at a link, two segments leave it the second's
+    /// serialisation apart whatever the first's size; Swing took equal
+    /// sizes only, and so do the host's own estimates. Pairs of any sizes
+    /// count only towards its side's pooled capacity, and only the first
+    /// `HOST_RESERVOIR` of them, so that they draw nothing from `rng`.
+    pub(crate) fn pair_sample(&mut self, payload: u32, dt: f64, equal: bool, rng: &mut Rng) {
         if dt > 0.0 {
             let bps = wire_bps(payload, dt).clamp(MIN_CAPACITY_BPS, MAX_CAPACITY_BPS);
-            self.pairs.push((bps, dt), HOST_RESERVOIR, rng);
+            if equal {
+                self.pairs.push((bps, dt), HOST_RESERVOIR, rng);
+            }
+            if self.any_pairs.len() < HOST_RESERVOIR {
+                self.any_pairs.push((bps, dt));
+            }
         }
     }
 
@@ -230,7 +248,14 @@ impl NetAcc {
 
     /// Stored values, for the memory accounting.
     pub(crate) fn stored(&self) -> usize {
-        self.rtt.len() + self.hs.len() + self.pairs.len() + self.arrivals.len() + self.mss.len() + self.fills.len() + self.ack_holds.len()
+        self.rtt.len()
+            + self.hs.len()
+            + self.pairs.len()
+            + self.any_pairs.len()
+            + self.arrivals.len()
+            + self.mss.len()
+            + self.fills.len()
+            + self.ack_holds.len()
     }
 
     pub(crate) fn finish(&self, o: &ExtractOptions) -> HostNet {
@@ -257,6 +282,8 @@ impl NetAcc {
         let kept = sorted(pairs.iter().filter(|(_, dt)| p5.is_none_or(|p| *dt < p)).map(|(b, _)| *b));
         let capacity_samples = if at_capture { 0 } else { scale(kept.len(), self.pairs.len(), self.pairs.seen()) };
         let capacity_bps = (capacity_samples > o.capacity_min_samples as u64 && !kept.is_empty()).then(|| percentile(&kept, o.capacity_percentile));
+        let side_pairs =
+            if at_capture { vec![] } else { self.any_pairs.iter().filter(|(_, dt)| p5.is_none_or(|p| *dt < p)).map(|(b, _)| *b).collect() };
         // Of its consecutive segments that arrived at the capacity or
         // faster (sent back to back), those closer than half a packet's
         // time at it: the path delivered them together (frame aggregation,
@@ -317,6 +344,7 @@ impl NetAcc {
             rtt_split,
             capacity_bps,
             capacity_samples,
+            side_pairs,
             bunched,
             loss,
             loss_packets,
@@ -635,7 +663,7 @@ mod tests {
         let (mut h, mut rng) = with_rtts();
         // Capacity 12 Mbit/s: 1460-byte pairs 1 ms apart.
         for _ in 0..12 {
-            h.pair_sample(1460, 1e-3, &mut rng);
+            h.pair_sample(1460, 1e-3, true, &mut rng);
         }
         // After a first segment, 30 a packet time apart, 10 within 10 µs
         // of the one before, 5 a long way after theirs (not sent back to
@@ -665,11 +693,11 @@ mod tests {
         let (mut h, mut rng) = with_rtts();
         // 12 pairs of 1460 B 1 ms apart (12 Mbit/s) ... 12 ms apart (1 Mbit/s).
         for i in 1..=12 {
-            h.pair_sample(1460, i as f64 * 1e-3, &mut rng);
+            h.pair_sample(1460, i as f64 * 1e-3, true, &mut rng);
         }
         // Two pairs spaced beyond the RTT's 5th percentile (20 ms) are dropped.
-        h.pair_sample(1460, 0.020, &mut rng);
-        h.pair_sample(1460, 0.5, &mut rng);
+        h.pair_sample(1460, 0.020, true, &mut rng);
+        h.pair_sample(1460, 0.5, true, &mut rng);
         let n = h.finish(&ExtractOptions { capacity_percentile: 75.0, ..opts() });
         assert_eq!(n.capacity_samples, 12);
         // Kept bit rates sorted: 1500*8/k ms for k = 12..1; index ⌊0.75·11⌋ = 8 → k = 4
@@ -686,9 +714,9 @@ mod tests {
     fn pair_samples_are_clamped() {
         let mut rng = Rng::stream(1, "t");
         let mut h = NetAcc::default();
-        h.pair_sample(1000, 1e-9, &mut rng);
-        h.pair_sample(1000, 10.0, &mut rng);
-        h.pair_sample(1000, -1.0, &mut rng); // not a pair
+        h.pair_sample(1000, 1e-9, true, &mut rng);
+        h.pair_sample(1000, 10.0, true, &mut rng);
+        h.pair_sample(1000, -1.0, true, &mut rng); // not a pair
         let v: Vec<f64> = h.pairs.items().iter().map(|p| p.0).collect();
         assert_eq!(v, vec![MAX_CAPACITY_BPS, MIN_CAPACITY_BPS]);
     }

@@ -1070,8 +1070,8 @@ fn flight_count(dd: &mut Dir, mss: Option<u16>, gap: bool, e0: i64, s: &Packet, 
 }
 
 /// A new segment's samples: the data→ACK RTT timing (one segment at a
-/// time), the sender's arrivals and its packet pairs (consecutive equal
-/// segments with the same ACK). A segment partly sent before gives none
+/// time), the sender's arrivals and its packet pairs (consecutive
+/// segments with the same ACK; of equal sizes for its own capacity). A segment partly sent before gives none
 /// and ends any pair.
 fn timing_and_pairs(dd: &mut Dir, s0: i64, e0: i64, floor: i64, s: &Packet, cx: &mut Ctx) {
     let (t, len, ack) = (s.t, s.p.payload_len, s.p.ack);
@@ -1085,8 +1085,8 @@ fn timing_and_pairs(dd: &mut Dir, s0: i64, e0: i64, floor: i64, s: &Packet, cx: 
         }
         cx.hosts.get(s.from).net.arrival(len, t, cx.rh);
         if let Some(pv) = dd.prev {
-            if pv.len == len && len >= PAIR_MIN_PAYLOAD && pv.ack == ack && t > pv.t {
-                cx.hosts.get(s.from).net.pair_sample(len, secs(t - pv.t), cx.rh);
+            if pv.len.min(len) >= PAIR_MIN_PAYLOAD && pv.ack == ack && t > pv.t {
+                cx.hosts.get(s.from).net.pair_sample(len, secs(t - pv.t), pv.len == len, cx.rh);
             }
         }
         dd.prev = Some(Seg { t, len, ack });

@@ -126,7 +126,7 @@ impl UdpTable {
         // (the same timestamp: faster than the capture's 1 µs clock).
         if gap.is_some() && ip_len >= PAIR_MIN_PAYLOAD + 28 && f.last_len[d] == ip_len {
             let dt = (t - f.last_dir[d]).max(1_000);
-            hosts.get(f.hosts[d]).net.pair_sample(ip_len - 40, secs(dt), rng);
+            hosts.get(f.hosts[d]).net.pair_sample(ip_len - 40, secs(dt), true, rng);
         }
         f.last_len[d] = ip_len;
         f.last_dir[d] = f.last_dir[d].max(t);

@@ -1352,6 +1352,52 @@ fn a_capture_on_a_link_keeps_the_clients_loss_and_capacity() {
     assert_eq!(one.link.capture_point, CapturePoint::Unknown);
 }
 
+/// `servers` servers 30 ms away, each answering `answers` requests of a
+/// client with two segments (1460 B, then `second` B, `gap` s apart).
+fn two_segment_answers(servers: u8, answers: u32, second: u32, gap: f64) -> Synth {
+    let mut x = Synth::ethernet();
+    for k in 0..servers {
+        let mut c = Conv::new(ep(1, [10, 0, 0, 1], 40000 + k as u16), ep(10 + k, [93, 184, 216, 10 + k], 443), 1000, 5000);
+        let t0 = 1.0 + k as f64 * 10.0;
+        c.handshake(&mut x, t0, 0.030, 0.010);
+        for i in 0..answers {
+            let t = t0 + 0.1 + i as f64;
+            c.data(&mut x, t, true, 300);
+            c.data(&mut x, t + 0.030, false, 1460);
+            c.data(&mut x, t + 0.030 + gap, false, second);
+            c.ack(&mut x, t + 0.040, true);
+        }
+        c.close(&mut x, t0 + 1.0 + answers as f64, 0.01);
+    }
+    x
+}
+
+#[test]
+fn servers_with_a_few_unequal_pairs_each_measure_their_side_together() {
+    let o = ExtractOptions::default();
+    // Three servers, four answers each: 1460 B then 1000 B 27 µs later,
+    // which a link leaves the second's serialisation apart.
+    let (m, _, _) = run(two_segment_answers(3, 4, 1000, 27e-6), &o);
+    let servers: Vec<_> = m.hosts.iter().filter(|h| h.side == Side::B).collect();
+    assert_eq!(servers.len(), 3);
+    // No pair of equal sizes: no server has its own capacity.
+    assert!(servers.iter().all(|h| h.capacity_bps.is_none() && h.capacity_samples == 0));
+    // Twelve pairs pooled, more than the ten an estimate needs.
+    let c = m.sides.pooled_capacity_bps[1].expect("a pooled capacity");
+    assert!(close(c, 1040.0 * 8.0 / 27e-6), "{c}");
+    assert_eq!(m.sides.pooled_capacity_bps[0], None);
+    // Regenerated, a server takes it (above its peak rate).
+    let nets = m.net_tuples(Side::B, (0.1, 1e9, 0.0));
+    assert!(nets.iter().all(|n| close(n.capacity_bps, c)));
+    // Three answers each are nine pairs: too few, as for a host's own.
+    let (few, _, _) = run(two_segment_answers(3, 3, 1000, 27e-6), &o);
+    assert_eq!(few.sides.pooled_capacity_bps, [None, None]);
+    // A side where one host has its own estimate keeps the side's median.
+    let (own, _, _) = run(two_segment_answers(3, 11, 1460, 100e-6), &o);
+    assert!(own.hosts.iter().filter(|h| h.side == Side::B).all(|h| h.capacity_bps.is_some()));
+    assert_eq!(own.sides.pooled_capacity_bps, [None, None]);
+}
+
 #[test]
 fn frames_the_capture_recorded_twice_are_passed_over_and_counted() {
     let o = ExtractOptions::default();

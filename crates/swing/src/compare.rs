@@ -233,7 +233,7 @@ mod tests {
                 dirs: [DirStats { mean_rate_bps: rate, packets: 100, ..Default::default() }, DirStats::default()],
                 ..Default::default()
             },
-            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 0, hosts_b: 0 },
+            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 0, hosts_b: 0, pooled_capacity_bps: [None, None] },
             classes,
             udp: vec![],
             hosts: vec![],

@@ -33,7 +33,7 @@ pub fn four_sessions() -> Model {
         traces: vec![],
         options: ExtractOptions::default(),
         link: LinkStats { duration_s: 10.0, ..Default::default() },
-        sides: SideInfo { rule: SideRule::Auto, decided_by: "test".into(), hosts_a: 1, hosts_b: 2 },
+        sides: SideInfo { rule: SideRule::Auto, decided_by: "test".into(), hosts_a: 1, hosts_b: 2, pooled_capacity_bps: [None, None] },
         classes: vec![AppClass {
             name: "HTTP".into(),
             ports: vec![80],

@@ -274,6 +274,17 @@ pub struct SideInfo {
     pub decided_by: String,
     pub hosts_a: u64,
     pub hosts_b: u64,
+    /// Each side's capacity, A's then B's, where none of its hosts sent
+    /// packet pairs enough for an estimate of its own: the
+    /// `capacity_percentile` of the pairs of any two sizes that all its
+    /// hosts sent, pooled (more than `capacity_min_samples` of them). Its
+    /// hosts take it as they take the side's median where some have one.
+    #[serde(default, skip_serializing_if = "no_pooled_capacity")]
+    pub pooled_capacity_bps: [Option<f64>; 2],
+}
+
+fn no_pooled_capacity(c: &[Option<f64>; 2]) -> bool {
+    c.iter().all(Option::is_none)
 }
 
 /// Counts behind a TCP application class.
@@ -815,17 +826,20 @@ impl Model {
     /// gets the median of the side's hosts that have one, each weighted by
     /// its bytes (Swing gave such hosts the others' median; weighting lets
     /// the hosts that carry the traffic, whose estimates rest on the most
-    /// samples, speak for the side). A side with no value at all uses
-    /// `fallback` (rtt s, capacity bit/s, loss), except that a host without a
-    /// capacity estimate is never given less than its observed peak rate,
-    /// and a side with no estimate at all uses its hosts' peak rates.
+    /// samples, speak for the side); a side none of whose hosts has a
+    /// capacity uses its pooled one (`SideInfo::pooled_capacity_bps`). A
+    /// side with no value at all uses `fallback` (rtt s, capacity bit/s,
+    /// loss), except that a host without a capacity estimate is never
+    /// given less than its observed peak rate, and a side with no estimate
+    /// at all uses its hosts' peak rates.
     pub fn net_tuples(&self, side: Side, fallback: (f64, f64, f64)) -> Vec<NetTuple> {
         let hosts: Vec<&HostParams> = self.hosts.iter().filter(|h| h.side == side).collect();
         let fill = |f: fn(&HostParams) -> Option<f64>, default: f64| {
             weighted_median(hosts.iter().filter_map(|h| f(h).map(|x| (x, h.bytes.max(1) as f64))).collect()).unwrap_or(default)
         };
         let rtt = fill(|h| h.rtt_s, fallback.0);
-        let side_cap = weighted_median(hosts.iter().filter_map(|h| h.capacity_bps.map(|x| (x, h.bytes.max(1) as f64))).collect());
+        let side_cap = weighted_median(hosts.iter().filter_map(|h| h.capacity_bps.map(|x| (x, h.bytes.max(1) as f64))).collect())
+            .or(self.sides.pooled_capacity_bps[side.index()]);
         let loss = fill(|h| h.loss, fallback.2);
         let burst = fill(|h| h.loss_burst, 1.0);
         // Handshake loss rests on few samples per host: a host with fewer
@@ -896,6 +910,13 @@ impl Model {
             return Err(format!("lines: format {:?} has no lines (they came with {FORMAT:?})", self.format));
         }
         self.check_lines()?;
+        for (c, side) in self.sides.pooled_capacity_bps.iter().zip(["a", "b"]) {
+            if let Some(c) = *c {
+                if !(c.is_finite() && (1.0..=MAX_BPS).contains(&c)) {
+                    return Err(format!("sides.pooled_capacity_bps ({side}) is {c}: expected 1 to {MAX_BPS:e} bit/s"));
+                }
+            }
+        }
         let l = &self.link;
         seconds(l.duration_s, "link.duration_s")?;
         for (i, st) in l.stalls.iter().enumerate() {
@@ -1342,7 +1363,7 @@ mod tests {
             traces: vec![],
             options: ExtractOptions::default(),
             link: LinkStats::default(),
-            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 3, hosts_b: 1 },
+            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 3, hosts_b: 1, pooled_capacity_bps: [None, None] },
             classes: vec![],
             udp: vec![],
             hosts: vec![
@@ -1367,6 +1388,15 @@ mod tests {
         m.hosts[3].peak_rate_bps = 5e6;
         m.hosts[1].peak_rate_bps = 9e6;
         assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].capacity_bps, 5e6);
+        // A side none of whose hosts has a capacity takes its pooled one,
+        // still no less than a host's peak rate.
+        m.sides.pooled_capacity_bps = [Some(2e6), Some(80e6)];
+        assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].capacity_bps, 80e6);
+        m.sides.pooled_capacity_bps[1] = Some(1e6);
+        assert_eq!(m.net_tuples(Side::B, (0.1, 1e9, 0.0))[0].capacity_bps, 5e6);
+        // Side A's hosts have capacities of their own: their median stands.
+        assert_eq!(m.net_tuples(Side::A, (0.1, 1e9, 0.0))[1].capacity_bps, 9e6);
+        m.sides.pooled_capacity_bps = [None, None];
         assert_eq!(m.net_tuples(Side::A, (0.1, 1e9, 0.0))[1].capacity_bps, 9e6);
         // A host at the capture point (6 µs away) without packet pairs gets
         // an interface's rate, not its peak; one with pairs keeps them.
@@ -1392,7 +1422,7 @@ mod tests {
             traces: vec![],
             options: ExtractOptions::default(),
             link: LinkStats::default(),
-            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 2, hosts_b: 1 },
+            sides: SideInfo { rule: SideRule::Auto, decided_by: String::new(), hosts_a: 2, hosts_b: 1, pooled_capacity_bps: [None, None] },
             classes: vec![],
             udp: vec![],
             // Side A: 20 handshakes, 1 sent again; and 4, 2 sent again.

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import struct
 import sys
 from pathlib import Path
 
@@ -46,28 +45,21 @@ WINDOW_S = 1.0
 
 
 def read_pcap(path: Path) -> np.ndarray:
-    """TCP data segments of a raw-IPv4 pcap: rows of (time s, src, sport,
-    dst, dport, seq, payload bytes)."""
-    b = path.read_bytes()
-    magic = struct.unpack_from("<I", b, 0)[0]
-    scale = {0xA1B23C4D: 1e-9, 0xA1B2C3D4: 1e-6}.get(magic)
-    if scale is None:
-        sys.exit(f"cbr_phase: {path}: not a little-endian classic pcap")
-    rows = []
-    i = 24
-    while i + 16 <= len(b):
-        sec, frac, incl = struct.unpack_from("<III", b, i)
-        ip = b[i + 16:i + 16 + incl]
-        i += 16 + incl
-        if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 6:
-            continue
-        ihl = (ip[0] & 15) * 4
-        total = struct.unpack_from(">H", ip, 2)[0]
-        sport, dport, seq = struct.unpack_from(">HHI", ip, ihl)
-        payload = total - ihl - (ip[ihl + 12] >> 4) * 4
-        if payload > 0:
-            src, dst = struct.unpack_from(">II", ip, 12)
-            rows.append((sec + frac * scale, src, sport, dst, dport, seq, payload))
+    """TCP data segments of a capture, IPv4 only: rows of (time s, src,
+    sport, dst, dport, seq, payload bytes), addresses as integers."""
+    try:
+        segments = _core.tcp_segments(str(path))
+    except _core.InputError as e:
+        sys.exit(f"cbr_phase: {e}")
+    addr: dict[str, int] = {}
+
+    def v4(a: str) -> int:
+        if a not in addr:
+            addr[a] = int(ipaddress.IPv4Address(a))
+        return addr[a]
+
+    rows = [(t, v4(src), sport, v4(dst), dport, seq, payload)
+            for t, src, sport, dst, dport, seq, payload, _ in segments if payload > 0 and ":" not in src]
     return np.array(rows, dtype=np.float64).reshape(-1, 7)
 
 

@@ -138,24 +138,11 @@ def test_the_quickstarts_no_background_and_cbr_udp_cases_run_in_the_emulator(tmp
 
 
 def pcap_segments(path: Path) -> dict[str, list[int]]:
-    """TCP segments in a raw-IPv4 pcap, per direction (left to right
-    first, by the emulator's left-side prefix 198.18.0.0/16): [data, other]."""
-    import struct
-
+    """TCP segments of a capture, per direction (left to right first, by
+    the emulator's left-side prefix 198.18.0.0/16): [data, other]."""
     out = {"fwd": [0, 0], "rev": [0, 0]}
-    b = path.read_bytes()
-    i = 24
-    while i + 16 <= len(b):
-        incl = struct.unpack_from("<I", b, i + 8)[0]
-        ip = b[i + 16:i + 16 + incl]
-        i += 16 + incl
-        if ip[0] >> 4 != 4 or ip[9] != 6:
-            continue
-        ihl = (ip[0] & 15) * 4
-        total = struct.unpack_from(">H", ip, 2)[0]
-        data = total - ihl - (ip[ihl + 12] >> 4) * 4 > 0
-        d = "fwd" if ip[12:14] == bytes([198, 18]) else "rev"
-        out[d][0 if data else 1] += 1
+    for _, src, _, _, _, _, payload, _ in _core.tcp_segments(str(path)):
+        out["fwd" if src.startswith("198.18.") else "rev"][0 if payload > 0 else 1] += 1
     return out
 
 

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import BASE, cli
+from undertow import _core
 
 SCENARIO = BASE.format(duration="20s", seed=5) + """
 [[apps]]
@@ -96,6 +97,22 @@ def test_pcap_reads_in_tshark(rundir):
                           capture_output=True, text=True, check=True).stdout
     n_conv = sum(1 for line in conv.splitlines() if ":80 " in line and "<->" in line)
     assert n_conv == s["apps"]["web"]["tcp"]["connections"] // 2
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make test installs it)")
+def test_the_segments_the_binding_lists_are_tsharks(rundir):
+    # The benches and tests read captures through the wire layer's checked
+    # reader (`_core.tcp_segments`), not a reader of their own.
+    out = subprocess.run(["tshark", "-r", str(rundir / "bottleneck.pcap"), "-Y", "tcp", "-T", "fields", "-e", "frame.time_epoch",
+                          "-e", "ip.src", "-e", "tcp.srcport", "-e", "ip.dst", "-e", "tcp.dstport", "-e", "tcp.seq_raw",
+                          "-e", "tcp.len", "-e", "tcp.flags"],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    theirs = [(float(t), s, int(sp), d, int(dp), int(q), int(n), int(f, 16)) for t, s, sp, d, dp, q, n, f in
+              (line.split("\t") for line in out)]
+    ours = _core.tcp_segments(str(rundir / "bottleneck.pcap"))
+    assert len(ours) == len(theirs) > 1000
+    assert [x[1:] for x in ours] == [x[1:] for x in theirs]
+    assert max(abs(a[0] - b[0]) for a, b in zip(ours, theirs)) < 1e-6
 
 
 def test_a_capture_from_a_time_holds_what_crossed_after_it(tmp_path, rundir):

@@ -47,6 +47,7 @@ def trace_series(
     side_a: Optional[list[str]] = None,
     start_s: Optional[float] = None,
 ) -> dict: ...
+def tcp_segments(path: str) -> list[tuple[float, str, int, str, int, int, int, int]]: ...
 def extract(
     paths: list[str],
     out_path: str,

@@ -40,13 +40,15 @@ SPLIT_MIN = 10
 
 def capture_point(model: dict) -> str:
     """Where the trace was captured, in words: on a host (its own handshake
-    answers took microseconds, so nothing between it and the capture lost,
-    queued or spaced its packets) or on a link between the sides."""
+    answers took microseconds, or its receive offload merged segments it was
+    sent, so nothing between it and the capture lost, queued or spaced its
+    packets) or on a link between the sides."""
     kind = model["link"].get("capture_point", "unknown")
     if kind == "on-host":
         where = ", ".join(f"{h['addr']} (side {h['side'].upper()})" for h in model["hosts"] if h.get("at_capture"))
-        return (f"capture point: on host {where}: it answered its handshakes at the capture, so it is given no loss "
-                "before it, capacity, bunching or shaper; its peers' estimates hold the path")
+        return (f"capture point: on host {where}: it answered its handshakes at the capture, or was sent segments of "
+                "several of its MSS that only its own receive offload merges, so it is given no loss before it, capacity, "
+                "bunching or shaper; its peers' estimates hold the path")
     if kind == "link":
         return "capture point: on a link between the sides (every host answered its handshakes from further away)"
     return "capture point: unknown (too few handshakes seen whole)"

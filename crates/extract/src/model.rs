@@ -4,7 +4,7 @@ use crate::classes::Finish;
 use crate::damage::TraceDamage;
 use crate::hosts::Host;
 use crate::input::Src;
-use crate::netparams::{HostNet, ON_HOST_HANDSHAKES};
+use crate::netparams::{HostNet, OFFLOAD_MERGED_MIN, ON_HOST_HANDSHAKES};
 use crate::options::secs;
 use crate::pipeline::Extractor;
 use crate::reservoir::{percentile, sorted};
@@ -25,7 +25,7 @@ pub(crate) fn assemble(ex: Extractor, srcs: &[Src]) -> (Model, Report) {
     let hosts = &ex.hosts.hosts;
     let tallies = Tallies { ip_packets: ex.ip_packets, crossing: ex.crossing };
     let dec = decide(&ex.o.sides, hosts, &ex.macs, &tallies);
-    let nets: Vec<_> = hosts.iter().map(|h| h.net.finish(o)).collect();
+    let nets = host_nets(hosts, o);
     let host_rtt: Vec<Option<f64>> = nets.iter().map(|n| n.rtt_s).collect();
     let order = host_order(hosts, &dec.side);
     let mut host_index = vec![0u32; hosts.len()];
@@ -120,7 +120,16 @@ fn trace_infos(srcs: &[Src]) -> Vec<TraceInfo> {
         .collect()
 }
 
-/// On a host if one answered its handshakes at the capture point, on a
+/// Each host's estimates, the capture host found by its handshakes, or,
+/// where none answered them at the capture, by the merged segments it
+/// received (`OFFLOAD_MERGED_MIN`).
+fn host_nets(hosts: &[Host], o: &swing::ExtractOptions) -> Vec<HostNet> {
+    let by_handshakes = hosts.iter().any(|h| h.net.at_capture());
+    hosts.iter().map(|h| h.net.finish_as(o, h.net.at_capture() || (!by_handshakes && h.net.merged_received >= OFFLOAD_MERGED_MIN))).collect()
+}
+
+/// On a host if one answered its handshakes at the capture point (or
+/// received segments its own offload merged: `host_nets`), on a
 /// link if some host answered enough of them (`ON_HOST_HANDSHAKES`) to tell
 /// and none did, else unknown.
 fn capture_point(nets: &[HostNet]) -> CapturePoint {

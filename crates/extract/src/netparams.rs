@@ -38,6 +38,15 @@ const SPLIT_RTT_SHARE: f64 = 0.5;
 pub(crate) const ON_HOST_RTT_S: f64 = 0.5e-3;
 pub(crate) const ON_HOST_HANDSHAKES: u64 = 3;
 
+/// A host that was sent this many data segments of two or more times the
+/// MSS it announced received them merged by its own receive offload (GRO,
+/// LRO), which happens on the host, after every link: no sender sends more
+/// than its receiver's MSS in one segment (two, not one, leave room for a
+/// sender that overruns it by a few bytes). So where no host answered its
+/// handshakes at the capture (a busy phone's stack, a VPN client's tunnel,
+/// answer late at times), the capture was taken on that host.
+pub(crate) const OFFLOAD_MERGED_MIN: u64 = 3;
+
 /// Swing's minimum payload for a packet pair (`estimatecapacity3.c`).
 pub(crate) const PAIR_MIN_PAYLOAD: u32 = 500;
 
@@ -84,6 +93,9 @@ pub(crate) struct NetAcc {
     /// and new-data segments it was sent.
     pub acks: u64,
     pub segs_received: u64,
+    /// Of those, the segments of two or more times the MSS it announced
+    /// (`OFFLOAD_MERGED_MIN`).
+    pub merged_received: u64,
     /// New-data bytes it was sent in those segments, and those it
     /// acknowledged that the capture missed (it received them).
     pub bytes_received: u64,
@@ -258,7 +270,16 @@ impl NetAcc {
             + self.ack_holds.len()
     }
 
+    /// What the pass's samples give, the host at the capture point if its
+    /// handshakes put it there (the unit tests' shorthand).
+    #[cfg(test)]
     pub(crate) fn finish(&self, o: &ExtractOptions) -> HostNet {
+        self.finish_as(o, self.at_capture())
+    }
+
+    /// What the pass's samples give, the host at the capture point or not
+    /// as the whole trace decided (`model::host_nets`).
+    pub(crate) fn finish_as(&self, o: &ExtractOptions, at_capture: bool) -> HostNet {
         let floor = self.hs_min.map_or(0.0, |m| m * SPLIT_RTT_SHARE);
         let rtts = sorted(self.rtt.items().iter().copied().filter(|&s| s >= floor));
         let rtt_split = scale(self.rtt.len() - rtts.len(), self.rtt.len(), self.rtt.seen());
@@ -271,7 +292,6 @@ impl NetAcc {
             (rtts, n)
         };
         let rtt_s = (!rtts.is_empty() && rtt_seen >= o.rtt_min_samples as u64).then(|| percentile(&rtts, o.rtt_percentile));
-        let at_capture = self.at_capture();
 
         // Capacity: drop pairs spaced as widely as the host's shortest RTTs
         // (they were not sent back to back), then take Swing's percentile.
@@ -424,7 +444,7 @@ impl NetAcc {
 
     /// Whether its own handshake answers put this host at the capture
     /// point (`ON_HOST_RTT_S`).
-    fn at_capture(&self) -> bool {
+    pub(crate) fn at_capture(&self) -> bool {
         let hs = sorted(self.hs.items().iter().copied());
         self.hs.seen() >= ON_HOST_HANDSHAKES && !hs.is_empty() && percentile(&hs, 90.0) <= ON_HOST_RTT_S
     }

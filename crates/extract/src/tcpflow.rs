@@ -1014,6 +1014,7 @@ fn new_data(c: &mut Conn, s0: i64, e0: i64, floor: i64, other_in_flight: bool, s
     }
     let rx = &mut cx.hosts.get(s.to).net;
     rx.segs_received += 1;
+    rx.merged_received += c.hs.mss[o].is_some_and(|m| s.p.payload_len >= 2 * m as u32) as u64;
     rx.bytes_received += (e0 - s0.max(floor)) as u64;
     timing_and_pairs(dd, s0, e0, floor, s, cx);
     dd.data_hi = Some(e0);

@@ -1398,6 +1398,39 @@ fn servers_with_a_few_unequal_pairs_each_measure_their_side_together() {
     assert_eq!(own.sides.pooled_capacity_bps, [None, None]);
 }
 
+/// Four downloads to a client that answers its handshakes 5 ms later (a
+/// link away, as far as they tell), the first `merged` of them one segment
+/// of three times the 1460-byte MSS it announced.
+fn merged_downloads(merged: u16) -> Synth {
+    let mut x = Synth::ethernet();
+    for i in 0..4u16 {
+        let mut c = Conv::new(ep(1, [10, 0, 0, 5], 42000 + i), server(), 1000, 5000);
+        let t = 1.0 + i as f64;
+        c.handshake(&mut x, t, 0.040, 0.005);
+        c.data(&mut x, t + 0.05, true, 300);
+        c.data(&mut x, t + 0.09, false, if i < merged { 3 * 1460 } else { 1460 });
+        c.ack(&mut x, t + 0.1, true);
+        c.close(&mut x, t + 0.5, 0.01);
+    }
+    x
+}
+
+#[test]
+fn a_host_sent_segments_its_own_offload_merged_is_the_capture_point() {
+    use swing::CapturePoint;
+    let o = ExtractOptions::default();
+    // No sender puts three MSS in one segment: the client's receive offload
+    // merged them, so the capture was on it, however late it answered.
+    let (m, _, _) = run(merged_downloads(3), &o);
+    assert_eq!(m.link.capture_point, CapturePoint::OnHost);
+    let at: Vec<_> = m.hosts.iter().filter(|h| h.at_capture).map(|h| h.addr.as_str()).collect();
+    assert_eq!(at, ["10.0.0.5"]);
+    // Two such segments are not enough to tell.
+    let (m, _, _) = run(merged_downloads(2), &o);
+    assert_eq!(m.link.capture_point, CapturePoint::Link);
+    assert!(m.hosts.iter().all(|h| !h.at_capture));
+}
+
 #[test]
 fn frames_the_capture_recorded_twice_are_passed_over_and_counted() {
     let o = ExtractOptions::default();

@@ -143,7 +143,7 @@ pub(crate) struct HostNet {
     pub capacity_samples: u64,
     /// Its pairs of any sizes spaced under its RTTs' 5th percentile, bit/s
     /// (none at the capture point): its side's capacity where no host of it
-    /// has one (`side_capacities`).
+    /// has one (`model::pooled_capacities`).
     pub side_pairs: Vec<f64>,
     /// Of its back-to-back arrivals (at the capacity or faster), the share
     /// faster than `BUNCHED_FACTOR` times it.

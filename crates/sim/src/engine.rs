@@ -142,25 +142,47 @@ impl EventQueue {
     pub fn push(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
         let b = at.0 >> BUCKET_SHIFT;
+        // Most events go into the wheel: that path alone is inlined.
+        if b.wrapping_sub(self.next) < BUCKETS {
+            let v = &mut self.wheel[(b % BUCKETS) as usize];
+            if v.len() == v.capacity() {
+                self.make_room(b);
+            }
+            self.wheel[(b % BUCKETS) as usize].push(Near { time: at.0, ev });
+            self.in_wheel += 1;
+        } else {
+            self.push_late_or_far(b, at, ev);
+        }
+    }
+
+    /// Room for one more event in bucket `b`'s full vector.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, b: u64) {
+        let v = &mut self.wheel[(b % BUCKETS) as usize];
+        if b < self.next + SPARE_REACH {
+            // A near bucket about to grow (most already hold a timer
+            // or two when they come near) moves into spare storage
+            // instead of growing by reallocation, step by step.
+            if let Some(s) = self.spare.last_mut().filter(|s| s.capacity() > v.len()) {
+                s.extend_from_slice(v);
+                std::mem::swap(v, s);
+                self.spare.pop();
+                return;
+            }
+        }
+        v.reserve(1);
+    }
+
+    /// An event before the wheel's first bucket (into the late events) or
+    /// beyond its span (into the far heap).
+    #[inline(never)]
+    fn push_late_or_far(&mut self, b: u64, at: Time, ev: Ev) {
         if b < self.next {
             // Latest first: it leaves after every late event due at its
             // time or before (those were pushed before it).
             let i = self.late.partition_point(|l| l.time > at.0);
             self.late.insert(i, Near { time: at.0, ev });
-        } else if b < self.next + BUCKETS {
-            let v = &mut self.wheel[(b % BUCKETS) as usize];
-            if v.len() == v.capacity() && b < self.next + SPARE_REACH {
-                // A near bucket about to grow (most already hold a timer
-                // or two when they come near) moves into spare storage
-                // instead of growing by reallocation, step by step.
-                if let Some(s) = self.spare.last_mut().filter(|s| s.capacity() > v.len()) {
-                    s.extend_from_slice(v);
-                    std::mem::swap(v, s);
-                    self.spare.pop();
-                }
-            }
-            v.push(Near { time: at.0, ev });
-            self.in_wheel += 1;
         } else {
             self.far.push(Entry { time: at.0, seq: self.seq, ev });
         }

@@ -181,8 +181,13 @@ impl EventQueue {
         if b < self.next {
             // Latest first: it leaves after every late event due at its
             // time or before (those were pushed before it).
-            let i = self.late.partition_point(|l| l.time > at.0);
-            self.late.insert(i, Near { time: at.0, ev });
+            let e = Near { time: at.0, ev };
+            if self.late.last().is_none_or(|l| l.time > at.0) {
+                self.late.push(e);
+            } else {
+                let i = self.late.partition_point(|l| l.time > at.0);
+                self.late.insert(i, e);
+            }
         } else {
             self.far.push(Entry { time: at.0, seq: self.seq, ev });
         }

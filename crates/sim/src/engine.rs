@@ -138,7 +138,8 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
-    #[inline]
+    /// Inlined into its few callers, where most events go: the rest is calls.
+    #[inline(always)]
     pub fn push(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
         let b = at.0 >> BUCKET_SHIFT;

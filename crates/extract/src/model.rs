@@ -124,8 +124,9 @@ fn trace_infos(srcs: &[Src]) -> Vec<TraceInfo> {
 /// where none answered them at the capture, by the merged segments it
 /// received (`OFFLOAD_MERGED_MIN`).
 fn host_nets(hosts: &[Host], o: &swing::ExtractOptions) -> Vec<HostNet> {
-    let by_handshakes = hosts.iter().any(|h| h.net.at_capture());
-    hosts.iter().map(|h| h.net.finish_as(o, h.net.at_capture() || (!by_handshakes && h.net.merged_received >= OFFLOAD_MERGED_MIN))).collect()
+    let by_handshakes: Vec<bool> = hosts.iter().map(|h| h.net.at_capture()).collect();
+    let any = by_handshakes.contains(&true);
+    hosts.iter().zip(by_handshakes).map(|(h, at)| h.net.finish_as(o, at || (!any && h.net.merged_received >= OFFLOAD_MERGED_MIN))).collect()
 }
 
 /// On a host if one answered its handshakes at the capture point (or

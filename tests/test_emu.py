@@ -132,6 +132,12 @@ def test_the_quickstarts_no_background_and_cbr_udp_cases_run_in_the_emulator(tmp
     cbr = json.loads((out / "cbr_udp" / "summary.json").read_text())
     # The background took two thirds of the link: downloads slow down.
     assert cbr["apps"]["web"]["p50"] > 1.5 * nbg["apps"]["web"]["p50"]
+    # The generators' timers: the CBR sources' sends (two hosts, about 1,200
+    # packets a second in 7 s) fire within a millisecond of their schedule,
+    # their thread at real-time priority too.
+    timers = cbr["engine"]["timer_lateness_us"]
+    assert timers["count"] > 5000, timers
+    assert timers["p99"] < 1000, timers
     carried = cbr["links"]["bottleneck_fwd"]["mean_rate_bps"]
     assert 0.6 * 15e6 < carried <= 15e6 * 1.01
     assert owned_by(os.getpid()) == []

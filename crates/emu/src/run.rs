@@ -6,6 +6,7 @@ use crate::addr;
 use crate::capture::Capture;
 use crate::core::{Core, CoreConfig};
 use crate::flows::{Flows, Transfer};
+use crate::lateness::Lateness;
 use crate::network::{Network, SpacePlan};
 use crate::overhead::{self, Overhead};
 use crate::programs::{self, Ended, Shell};
@@ -439,12 +440,19 @@ fn overhead_section(core: &Core) -> Value {
     json!({ "probes": o.probes, "p10": us(o.p10_ns), "p50": us(o.p50_ns), "p99": us(o.p99_ns), "correction": us(core.correction().0) })
 }
 
+/// A lateness histogram as the summary gives it, in microseconds.
+fn lateness_section(late: &Lateness) -> Value {
+    let us = |q: f64| late.quantile_ns(q).map_or(Value::Null, |ns| json!(ns as f64 / 1e3));
+    let (bins, over) = late.bins_us();
+    json!({
+        "p50": us(0.5), "p99": us(0.99), "max": late.max_ns() as f64 / 1e3, "count": late.count(),
+        "histogram": bins, "over_10ms": over,
+    })
+}
+
 /// The emulator's section of the summary: how faithfully it ran.
 fn engine_section(core: &Core, hosts: &[Host], sockets: &SocketStats, tun_dropped: u64, wall_s: f64) -> Value {
     let s = &core.stats;
-    let late = &s.lateness;
-    let us = |q: f64| late.quantile_ns(q).map_or(Value::Null, |ns| json!(ns as f64 / 1e3));
-    let (bins, over) = late.bins_us();
     json!({
         "name": "emu",
         "hosts": hosts.len(),
@@ -454,10 +462,8 @@ fn engine_section(core: &Core, hosts: &[Host], sockets: &SocketStats, tun_droppe
         "unroutable": s.unroutable,
         "write_errors": s.write_errors,
         "tun_dropped": tun_dropped,
-        "lateness_us": {
-            "p50": us(0.5), "p99": us(0.99), "max": late.max_ns() as f64 / 1e3, "count": late.count(),
-            "histogram": bins, "over_10ms": over,
-        },
+        "lateness_us": lateness_section(&s.lateness),
+        "timer_lateness_us": lateness_section(&sockets.timer_lateness),
         "overhead_us": overhead_section(core),
         "core_cpu_share": if wall_s > 0.0 { s.cpu_ns as f64 * 1e-9 / wall_s } else { 0.0 },
         "stray_datagrams": sockets.stray_datagrams,

@@ -115,6 +115,18 @@ def test_the_segments_the_binding_lists_are_tsharks(rundir):
     assert max(abs(a[0] - b[0]) for a, b in zip(ours, theirs)) < 1e-6
 
 
+def test_the_datagrams_the_binding_lists_are_tsharks(rundir):
+    # `_core.udp_datagrams`, through the same reader, for the UDP background.
+    out = subprocess.run(["tshark", "-r", str(rundir / "bottleneck.pcap"), "-Y", "udp", "-T", "fields", "-e", "frame.time_epoch",
+                          "-e", "ip.src", "-e", "udp.srcport", "-e", "ip.dst", "-e", "udp.dstport", "-e", "udp.length"],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    theirs = [(float(t), s, int(sp), d, int(dp), int(n) - 8) for t, s, sp, d, dp, n in (line.split("\t") for line in out)]
+    ours = _core.udp_datagrams(str(rundir / "bottleneck.pcap"))
+    assert len(ours) == len(theirs) > 1000
+    assert [x[1:] for x in ours] == [x[1:] for x in theirs]
+    assert max(abs(a[0] - b[0]) for a, b in zip(ours, theirs)) < 1e-6
+
+
 def test_a_capture_from_a_time_holds_what_crossed_after_it(tmp_path, rundir):
     # The warm-up before `pcap_from` runs but is not written: the capture
     # holds exactly the packets the series counts from then on.

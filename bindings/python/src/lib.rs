@@ -214,24 +214,42 @@ fn trace_series<'py>(
 /// text.
 type Segment = (f64, String, u16, String, u16, u32, u32, u16);
 
-/// Every TCP segment of a trace (pcap or pcapng, any link type the wire
-/// layer reads), in file order, through its one checked reader; records
-/// that do not decode are passed over.
-#[pyfunction]
-fn tcp_segments(py: Python<'_>, path: &str) -> PyResult<Vec<Segment>> {
+/// A UDP datagram of a trace: (time s, source, source port, destination,
+/// destination port, payload bytes), addresses as text.
+type Datagram = (f64, String, u16, String, u16, u32);
+
+/// What `keep` makes of each packet of a trace (pcap or pcapng, any link
+/// type the wire layer reads), in file order, through its one checked
+/// reader; records that do not decode are passed over.
+fn trace_packets<T: Send>(py: Python<'_>, path: &str, keep: impl Fn(f64, &wire::PacketInfo) -> Option<T> + Send + Sync) -> PyResult<Vec<T>> {
     py.detach(|| {
         let mut r = wire::TraceReader::open(path).map_err(|e| e.to_string())?;
         let mut out = Vec::new();
         while let Some(rec) = r.read_next().map_err(|e| e.to_string())? {
             let Ok(p) = rec.decode() else { continue };
-            if let Some(t) = p.tcp() {
-                let (src, dst) = (p.ip.src.to_string(), p.ip.dst.to_string());
-                out.push((rec.ts_ns as f64 * 1e-9, src, t.src_port, dst, t.dst_port, t.seq, t.payload_len, t.flags.0));
-            }
+            out.extend(keep(rec.ts_ns as f64 * 1e-9, &p));
         }
         Ok(out)
     })
     .map_err(|e: String| input_err(e))
+}
+
+/// Every TCP segment of a trace.
+#[pyfunction]
+fn tcp_segments(py: Python<'_>, path: &str) -> PyResult<Vec<Segment>> {
+    trace_packets(py, path, |at, p| {
+        let t = p.tcp()?;
+        Some((at, p.ip.src.to_string(), t.src_port, p.ip.dst.to_string(), t.dst_port, t.seq, t.payload_len, t.flags.0))
+    })
+}
+
+/// Every UDP datagram of a trace, a fragmented one by its first fragment.
+#[pyfunction]
+fn udp_datagrams(py: Python<'_>, path: &str) -> PyResult<Vec<Datagram>> {
+    trace_packets(py, path, |at, p| {
+        let u = p.udp()?;
+        Some((at, p.ip.src.to_string(), u.src_port, p.ip.dst.to_string(), u.dst_port, u.payload_len))
+    })
 }
 
 /// The default extraction options, as JSON.
@@ -434,6 +452,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_extract_options, m)?)?;
     m.add_function(wrap_pyfunction!(trace_series, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_segments, m)?)?;
+    m.add_function(wrap_pyfunction!(udp_datagrams, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     Ok(())

@@ -7,7 +7,9 @@ wall seconds, simulated seconds, bottleneck packets per wall second (all,
 and data packets alone), events per wall second, peak memory and aggregate
 throughput, plus the ratios. Then a swing background at scale
 (bench/swing_scale.toml, web-espn-2010's model extracted from the shared
-traces) against the dumbbell's speed, with its memory per open connection.
+traces) against the dumbbell's speed, with its memory per open connection;
+and, as root, the emulator's core (delay and rate error, capacity) and its
+generators' timing (bench/generator_precision.py).
 The figures also go to bench/results.json.
 """
 
@@ -22,6 +24,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import generator_precision
 
 ROOT = Path(__file__).resolve().parent.parent
 ANCHOR = ROOT.parent / "shared" / "anchors" / "ns3"
@@ -220,6 +224,25 @@ def bench_emu() -> dict:
     return json.loads(out.stdout)
 
 
+def bench_generators() -> dict:
+    """The emulator's generators' PIAT precision and accuracy (bench/generator_precision.py)."""
+    if os.geteuid() != 0 or not Path("/dev/net/tun").exists():
+        return {"skipped": "the emulator needs root and /dev/net/tun"}
+    print("bench: the emulator's generators, CBR at PIATs of 20 µs to 100 ms...", flush=True)
+    r = generator_precision.measure("emu", "20s", ROOT / "runs" / "bench-precision")
+    return r if r is not None else {"skipped": "the emulator's run failed (its error is above)"}
+
+
+def print_generators(g: dict) -> None:
+    if "skipped" in g:
+        print(f"\nemulator generators: skipped: {g['skipped']}")
+        return
+    worst = max(g["rows"], key=lambda r: max(r["mean_error_pct"], r["sd_error_pct"]))
+    errors = ", ".join(f"{r['piat_s'] * 1e3:g} ms {r['mean_error_pct']:.2f}/{r['sd_error_pct']:.2f}" for r in g["rows"])
+    print(f"\nemulator generators, {g['packet_bytes']}-byte UDP CBR through an idle bottleneck, PIAT mean/s.d. error % "
+          f"(the precision paper's eq. 2 and 3): {errors}; the largest at {worst['piat_s'] * 1e3:g} ms")
+
+
 def print_emu(e: dict) -> None:
     if "skipped" in e:
         print(f"\nemulator core: skipped: {e['skipped']}")
@@ -245,6 +268,7 @@ def print_emu(e: dict) -> None:
 def main() -> int:
     results = {"machine": platform.node(), "python": platform.python_version(), "cases": {}}
     results["emu"] = bench_emu()
+    results["generators"] = bench_generators()
     ex = bench_extract()
     results["extract"] = ex
     ensure_ns3()
@@ -291,6 +315,7 @@ def main() -> int:
           + (f"; ×{u['packets_per_s'] / ex['tshark_160']['packets_per_s']:.0f} tshark's packets/s" if "tshark_160" in ex else ""))
     print_swing(results["swing_scale"], results["cases"]["100M_50f_60s"]["undertow"])
     print_emu(results["emu"])
+    print_generators(results["generators"])
     out = ROOT / "bench" / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwritten: {out.relative_to(ROOT)}")

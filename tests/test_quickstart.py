@@ -8,7 +8,7 @@ The simulator shows the ordering under CBR background. Under Poisson background
 it does not in general: its UDP median is 0.021-0.024 s below its TCP one at
 seeds 2 and 3 (above by 0.005 s at seed 1), where Linux's is above by 0.027 s
 over 600 s (0.006 s in another 600 s run), though both engines' medians agree
-within 2% case by case (docs/emu.md). That ordering is a separate test,
+within 2% case by case (docs/engines.md). That ordering is a separate test,
 expected to fail at seeds 2 and 3 until what orders two medians this close is
 found; every median is held within 10% of Linux's."""
 
@@ -60,7 +60,7 @@ def test_poisson_udp_background_slows_downloads_more_than_tcp(quickstart, reques
     if request.node.callspec.params["quickstart"] in (2, 3):
         request.applymarker(pytest.mark.xfail(strict=True, reason="the simulator's Poisson-UDP median is 0.021-0.024 s below its "
                                               "Poisson-TCP one at seeds 2 and 3, Linux's 0.027 s above over 600 s; the cause is "
-                                              "not found (docs/emu.md)"))
+                                              "not found (docs/engines.md)"))
     web = {c: v["apps"]["web"] for c, v in quickstart.items()}
     tcp, udp = web["poisson_tcp"], web["poisson_udp"]
     assert udp["p50"] > tcp["p50"], f"poisson: UDP median {udp['p50']:.3f} s is not above TCP's {tcp['p50']:.3f} s"

@@ -43,7 +43,7 @@
 //! for the timer, and a timeout inside a loss episode does not cut ssthresh again. The
 //! defaults follow Linux 6.18 where it differs from the RFCs (CUBIC's arithmetic, the
 //! RTO estimator, RACK-TLP, PRR's details, the handshake's losses), checked against the
-//! emulator's real Linux stacks (docs/emu.md).
+//! emulator's real Linux stacks (docs/engines.md).
 //!
 //! # Speed
 //!

@@ -165,3 +165,16 @@ def test_a_model_with_values_changed_at_random_is_refused_in_one_line_or_runs(ca
         run_err = capsys.readouterr().err
         one_line_or_nothing(run, run_err)
         assert (run == 0) == (code == 0), (err, run_err)
+
+
+def test_a_model_naming_billions_of_servers_a_session_runs_in_bounded_memory(model_text, tmp_path):
+    # A count of servers past the side's hosts draws among them; the
+    # session does not keep one entry per index named.
+    m = json.loads(model_text)
+    for c in m["classes"]:
+        c["servers_per_session"]["values"] = [3.2e16] * len(c["servers_per_session"]["values"])
+    (tmp_path / "m.json").write_text(json.dumps(m))
+    (tmp_path / "s.toml").write_text('duration = "2s"\n[topology.bottleneck]\nrate = "100Mbps"\ndelay = "1ms"\n'
+                                     '[[background]]\nmodel = "swing"\nfile = "m.json"\n')
+    r = cli("run", str(tmp_path / "s.toml"), "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 0, r.stderr

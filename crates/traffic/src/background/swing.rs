@@ -300,6 +300,12 @@ impl SwingSource {
         let fresh = pool.len() - reached.len();
         let mut h = first;
         let sess = self.sessions.get_mut(s).expect("live session");
+        // A session keeps at most one server more than its side has hosts
+        // (a model's count may name billions): an index past them draws
+        // one of the side's hosts without keeping it.
+        if k as usize > pool.len() {
+            return pool[self.rng.below(pool.len() as u64) as usize];
+        }
         while sess.servers.len() <= k as usize {
             h = if fresh == 0 {
                 pool[self.rng.below(pool.len() as u64) as usize]

@@ -294,18 +294,18 @@ impl SwingSource {
         let first = sess.servers[0];
         let v6 = self.by_version[side][1].contains(&first) as usize;
         let pool = if self.by_version[side][v6].is_empty() { &self.cfg.hosts[side] } else { &self.by_version[side][v6] };
-        // The pool without the servers reached, drawn from by index: a copy
-        // of it per new server would cost as much as the side has hosts.
-        let reached = positions(pool, &sess.servers);
-        let fresh = pool.len() - reached.len();
-        let mut h = first;
-        let sess = self.sessions.get_mut(s).expect("live session");
         // A session keeps at most one server more than its side has hosts
         // (a model's count may name billions): an index past them draws
         // one of the side's hosts without keeping it.
         if k as usize > pool.len() {
             return pool[self.rng.below(pool.len() as u64) as usize];
         }
+        // The pool without the servers reached, drawn from by index: a copy
+        // of it per new server would cost as much as the side has hosts.
+        let reached = positions(pool, &sess.servers);
+        let fresh = pool.len() - reached.len();
+        let mut h = first;
+        let sess = self.sessions.get_mut(s).expect("live session");
         while sess.servers.len() <= k as usize {
             h = if fresh == 0 {
                 pool[self.rng.below(pool.len() as u64) as usize]

@@ -44,9 +44,9 @@ def case_name(piat: float) -> str:
     return f"piat_{round(piat * 1e6)}us"
 
 
-def scenario(duration: str) -> str:
+def scenario(duration: str, piats_s: list[float]) -> str:
     cases = []
-    for piat in PIATS_S:
+    for piat in piats_s:
         rate_bps = PACKET_BYTES * 8 / piat
         cases.append(f'[cases.{case_name(piat)}]\n'
                      f'background = [{{ model = "cbr", transport = "udp", rate = "{rate_bps:.6g}bps", '
@@ -76,24 +76,24 @@ def piats(run: Path) -> np.ndarray:
     return np.diff(times)
 
 
-def measure(engine: str, duration: str, out: Path) -> dict | None:
-    """Runs every PIAT in `engine` under `out` and returns the figures (None if the run failed)."""
+def measure(engine: str, duration: str, out: Path, piats_s: list[float] = PIATS_S) -> dict | None:
+    """Runs each PIAT in `engine` under `out` and returns the figures (None if the run failed)."""
     out.mkdir(parents=True, exist_ok=True)
     file = out / "generator-precision.toml"
-    file.write_text(scenario(duration))
+    file.write_text(scenario(duration, piats_s))
     runs = out / engine
     run = [str(UNDERTOW), "run", str(file), "--engine", engine, "-o", str(runs), "--overwrite", "-q"]
     if subprocess.run(run).returncode != 0:
         return None
     rows = []
-    for piat in PIATS_S:
+    for piat in piats_s:
         case = runs / case_name(piat)
         gaps = piats(case)
         timers = json.loads((case / "summary.json").read_text()).get("engine", {}).get("timer_lateness_us")
         rows.append({
             "piat_s": piat, "packets": len(gaps) + 1,
             "mean_error_pct": abs(piat - gaps.mean()) / piat * 100, "sd_error_pct": gaps.std() / piat * 100,
-            "p1_s": float(np.percentile(gaps, 1)), "p99_s": float(np.percentile(gaps, 99)),
+            "p1_s": float(np.percentile(gaps, 1)), "p99_s": float(np.percentile(gaps, 99)), "max_s": float(gaps.max()),
             "timer_p50_us": timers and timers["p50"], "timer_p99_us": timers and timers["p99"],
         })
     return {"engine": engine, "duration": duration, "packet_bytes": PACKET_BYTES, "rows": rows}

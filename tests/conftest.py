@@ -22,6 +22,17 @@ def traces_dir() -> Path:
     return d
 
 
+def emulator_unavailable() -> str | None:
+    """Why the emulator cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "the emulator needs root (CAP_NET_ADMIN)"
+    if not Path("/dev/net/tun").exists():
+        return "the emulator needs /dev/net/tun"
+    if shutil.which("ip") is None:
+        return "the emulator needs iproute2's ip"
+    return None
+
+
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Runs the installed command line as a user would."""
     return subprocess.run([str(UNDERTOW), *args], capture_output=True, text=True, cwd=cwd, timeout=600)

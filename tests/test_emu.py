@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,24 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import spawn
+from conftest import emulator_unavailable, spawn
 from undertow import _core
 
 ROOT = Path(__file__).resolve().parent.parent
 UNDERTOW = [str(Path(sys.executable).parent / "undertow")]
 
 
-def _unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "the emulator needs root (CAP_NET_ADMIN)"
-    if not Path("/dev/net/tun").exists():
-        return "the emulator needs /dev/net/tun"
-    if shutil.which("ip") is None:
-        return "the emulator needs iproute2's ip"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_unavailable() is not None, reason=str(_unavailable()))
+pytestmark = pytest.mark.skipif(emulator_unavailable() is not None, reason=str(emulator_unavailable()))
 
 
 def short_quickstart(tmp_path: Path, duration: str) -> Path:

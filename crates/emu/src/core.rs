@@ -15,6 +15,7 @@ use crate::flows::Flows;
 use crate::lateness::Lateness;
 use crate::network::Network;
 use crate::overhead::{Advance, Overhead};
+use crate::spin::SpinBudget;
 use crate::sys;
 use net::fabric::{Fabric, HostId, Next};
 use net::monitor::Monitor;
@@ -43,15 +44,18 @@ pub struct CoreConfig {
     /// a sleeper some tens of microseconds late. Zero sleeps all the way.
     pub spin: Dur,
     /// Run the core under SCHED_FIFO at this priority (0: as an ordinary
-    /// thread), so that the programs and generators it serves, which run
-    /// as ordinary threads, cannot delay its departures. It sleeps between
-    /// departures, so it takes the CPU only when a packet is due.
+    /// thread), so that the programs (ordinary threads) and generators
+    /// (SCHED_FIFO below it) it serves cannot delay its departures. It
+    /// sleeps between departures, so it takes the CPU only when one is due.
     pub realtime: i32,
+    /// The share of its CPU beyond which the core stops spinning for a
+    /// while ([`SpinBudget`]), so that the kernel never has to stop it.
+    pub spin_share: f64,
 }
 
 impl Default for CoreConfig {
     fn default() -> Self {
-        CoreConfig { spin: Dur::from_micros(50), realtime: 50 }
+        CoreConfig { spin: Dur::from_micros(50), realtime: 50, spin_share: 0.75 }
     }
 }
 
@@ -73,6 +77,9 @@ pub struct CoreStats {
     /// CPU time of the core's thread, and the wall time it ran.
     pub cpu_ns: u64,
     pub wall_ns: u64,
+    /// Windows of [`crate::spin::WINDOW_NS`] in which the core slept all
+    /// the way to its departures, its CPU share having passed `spin_share`.
+    pub spin_withheld: u64,
 }
 
 fn reason_index(r: DropReason) -> usize {
@@ -213,6 +220,7 @@ impl Core {
         let (cpu0, wall0) = (sys::thread_cpu_ns(), sys::monotonic_ns());
         let mut ready = Vec::new();
         let mut armed = None;
+        let mut budget = SpinBudget::new(self.cfg.spin_share);
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -231,8 +239,9 @@ impl Core {
             }
             let now = self.now();
             let next = self.heap.peek().map(|Reverse((t, _, _))| *t);
+            let spin = if budget.may_spin(now.0, sys::thread_cpu_ns) { self.cfg.spin } else { Dur::ZERO };
             match next {
-                Some(t) if t <= now + self.cfg.spin => {
+                Some(t) if t <= now + spin => {
                     // Close to a departure: poll the TUNs until it is due.
                     while self.now() < t {
                         let mut got = 0;
@@ -246,7 +255,7 @@ impl Core {
                     }
                 }
                 _ => {
-                    let wake = next.map(|t| t - self.cfg.spin);
+                    let wake = next.map(|t| t - spin);
                     let mut timeout = IDLE_WAIT_MS;
                     if let Some(w) = wake {
                         if armed != Some(w) {
@@ -265,6 +274,7 @@ impl Core {
                 }
             }
         }
+        self.stats.spin_withheld += budget.withheld;
         self.stats.cpu_ns += sys::thread_cpu_ns() - cpu0;
         self.stats.wall_ns += sys::monotonic_ns() - wall0;
         Ok(())

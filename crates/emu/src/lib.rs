@@ -22,6 +22,7 @@ pub mod programs;
 pub mod run;
 pub mod settings;
 pub mod sockets;
+pub mod spin;
 pub mod sys;
 pub mod testbed;
 

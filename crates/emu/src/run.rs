@@ -466,6 +466,7 @@ fn engine_section(core: &Core, hosts: &[Host], sockets: &SocketStats, tun_droppe
         "timer_lateness_us": lateness_section(&sockets.timer_lateness),
         "overhead_us": overhead_section(core),
         "core_cpu_share": if wall_s > 0.0 { s.cpu_ns as f64 * 1e-9 / wall_s } else { 0.0 },
+        "core_spin_withheld_s": s.spin_withheld as f64 * crate::spin::WINDOW_NS as f64 * 1e-9,
         "stray_datagrams": sockets.stray_datagrams,
         "lost_before_link": core.fabric().losses.before_link,
         "lost_after_link": core.fabric().losses.after_link,

@@ -451,11 +451,13 @@ fn loss_after_the_link_shows_the_lost_copies_on_the_link() {
     let lost = after.world.fabric.losses.after_link as f64;
     let fwd = |b: &sim::build::Built| stats(b, sim::build::BOTTLENECK_FWD).queue.accepted_pkts as f64;
     assert!(lost > 0.05 * fwd(&after), "{lost} of {}", fwd(&after));
-    // Requests are the same (but for a session still out at the end); the
-    // link sees more packets when loss is past it.
+    // About as many requests go (the sessions are closed loops, so each
+    // request's losses move the next ones: a few sessions' worth either
+    // way in 60 s); per request byte the link sees more packets when loss
+    // is past it.
     let (rb, ra) = (counter(&before, "request_bytes"), counter(&after, "request_bytes"));
-    assert!((rb - ra).abs() <= 0.02 * rb, "{rb} vs {ra}");
-    assert!(fwd(&after) > 1.05 * fwd(&before), "{} vs {}", fwd(&after), fwd(&before));
+    assert!((rb - ra).abs() <= 0.05 * rb, "{rb} vs {ra}");
+    assert!(fwd(&after) / ra > 1.05 * fwd(&before) / rb, "{} per {ra} vs {} per {rb}", fwd(&after), fwd(&before));
     // Nothing is lost before the link when all the loss is after it.
     assert_eq!(after.world.fabric.losses.before_link, 0);
     assert!(before.world.fabric.losses.before_link as f64 > 0.05 * fwd(&before));

@@ -6,12 +6,14 @@ fn ms(x: u64) -> Dur {
     Dur::from_millis(x)
 }
 
-/// A's data is black-holed from `from` on.
+/// A's data is black-holed from `from` on. B ACKs by the delayed-ACK rule
+/// alone (no ACK at once of pushed segments), so that flights end on a
+/// pair and every RTT sample is the path's 20 ms.
 fn outage(cfg_a: TcpConfig, from: f64, until: f64) -> Net {
     let (a, b) = (Time::from_secs_f64(from), Time::from_secs_f64(until));
-    let mut net = Net::new(cfg_a, cfg(Algorithm::NewReno, true), ms(10))
-        .transfer(2_000_000, 0)
-        .dropping(move |t, side, seg| side == Side::A && seg.len > 0 && t >= a && t < b);
+    let receiver = TcpConfig { ack_pushed: false, ..cfg(Algorithm::NewReno, true) };
+    let mut net =
+        Net::new(cfg_a, receiver, ms(10)).transfer(2_000_000, 0).dropping(move |t, side, seg| side == Side::A && seg.len > 0 && t >= a && t < b);
     net.start();
     net
 }

@@ -5,6 +5,14 @@ use crate::cc::CongestionControl;
 use crate::{Ecn, Flags, Segment};
 use units::Time;
 
+/// An skb of new data being sent: where its last segment is in the output
+/// and how many segments it has.
+#[derive(Default)]
+struct Skb {
+    last: usize,
+    segments: u32,
+}
+
 impl Tcp {
     /// Send everything the windows allow: RFC 6675 NextSeg order (lost data, new data,
     /// then rule 3). No Nagle; sender SWS avoidance only holds back a partial segment
@@ -24,8 +32,11 @@ impl Tcp {
         // Sending changes neither the window nor the recovery state.
         let wnd = self.rec.send_window(&self.w, self.cfg.limited_transmit, self.snd_wnd);
         let rule3 = self.rec.rule3_allowed();
-        // New data still to send of the skb being cut (`tcp_write_xmit`).
+        // New data still to send of the skb being cut (`tcp_write_xmit`),
+        // and the skb sent so far: its last segment's place in `out`, its
+        // segments.
         let mut skb_left = 0;
+        let mut skb = Skb::default();
         loop {
             let room = wnd.saturating_sub(self.sb.pipe());
             let cand = if self.sb.lost() > 0 || rule3 { self.sb.next_candidate() } else { None };
@@ -35,6 +46,7 @@ impl Tcp {
                     cwnd_limited = true;
                     break;
                 }
+                self.end_skb(&mut skb, out);
                 self.send_retransmission(c.idx, now, out);
                 sent = true;
                 continue;
@@ -50,6 +62,7 @@ impl Tcp {
                         break;
                     }
                     if skb_left == 0 {
+                        self.end_skb(&mut skb, out);
                         match self.next_skb(now, room, avail) {
                             Some(bytes) => skb_left = bytes,
                             None => {
@@ -60,6 +73,7 @@ impl Tcp {
                     }
                     skb_left = skb_left.saturating_sub(len);
                     self.send_new_data(now, len, out);
+                    skb = Skb { last: out.len() - 1, segments: skb.segments + 1 };
                     (sent, sent_new) = (true, true);
                     continue;
                 }
@@ -78,12 +92,14 @@ impl Tcp {
                     cwnd_limited = true;
                     break;
                 }
+                self.end_skb(&mut skb, out);
                 self.send_retransmission(c.idx, now, out);
                 sent = true;
                 continue;
             }
             break;
         }
+        self.end_skb(&mut skb, out);
         if sent_new && !self.schedule_probe(now, false) && matches!(self.xmit(), Some((_, Xmit::Probe))) {
             // New data replaces a probe that may no longer run (Linux
             // `tcp_event_new_data_sent`).
@@ -92,6 +108,20 @@ impl Tcp {
         if sent || cwnd_limited {
             self.validate_cwnd(cwnd_limited);
         }
+    }
+
+    /// The skb of new data `skb` describes has gone: Linux forces PSH on
+    /// every packet it sends of more than one segment, to flush the
+    /// receiver's GRO at once (`__tcp_transmit_skb`), and GSO leaves it on
+    /// the last segment; a single segment keeps what its write gave it. The
+    /// receiver ACKs such a segment as soon as it is read (`ack_pushed`), so
+    /// this sets where a Linux receiver's ACKs fall. Only with `tso_defer`,
+    /// the model in which new data leaves in skbs at all.
+    fn end_skb(&self, skb: &mut Skb, out: &mut [Segment]) {
+        if self.cfg.tso_defer && skb.segments > 1 {
+            out[skb.last].flags |= Flags::PSH;
+        }
+        *skb = Skb::default();
     }
 
     /// A tail loss probe of new data: one segment, whatever cwnd says, if the peer's

@@ -11,7 +11,12 @@
 //! segment rather than per two. How much of the buffer counts as window
 //! Linux measures from the segments themselves (`scaling_ratio`, since 6.5):
 //! a segment's payload over the memory its receive buffer takes, so the
-//! window opens past 64 KiB from the first full-sized segment on.
+//! window opens past 64 KiB from the first full-sized segment on. With
+//! window scaling the advertised window is rounded up to the scale's unit
+//! (`__tcp_select_window`'s `ALIGN`), not down to whole segments, and a
+//! segment that opens the window is still in the buffer when the room is
+//! measured (`tcp_grow_window` after `tcp_queue_rcv`), so the window stops
+//! one segment's memory short of the buffer.
 
 use units::{Dur, Opt, Time};
 
@@ -44,10 +49,16 @@ fn space_from_win(win: u64, ratio: u8) -> u64 {
 }
 
 /// The first window Linux offers (tcp_select_initial_window): what the
-/// starting buffer holds, at most 64 KiB - 1, in whole segments.
+/// starting buffer holds, at most 64 KiB - 1, in whole segments of `mss`.
 pub(crate) fn initial_window(mss: u32, initial_buf: u64, max_buf: u64) -> u64 {
     let mss = mss.max(1) as u64;
     (win_from_space(initial_buf.min(max_buf), DEFAULT_RATIO).min(u16::MAX as u64) / mss * mss).max(mss)
+}
+
+/// The window scale Linux chooses for a buffer that may grow to `max_buf`
+/// (tcp_select_initial_window: the shift that lets 16 bits span it).
+fn window_scale(max_buf: u64) -> u32 {
+    (u64::BITS - 1 - max_buf.max(1).leading_zeros()).saturating_sub(15).min(14)
 }
 
 #[derive(Clone, Debug)]
@@ -77,18 +88,22 @@ pub(crate) struct RcvSpace {
 
 impl RcvSpace {
     /// A connection whose buffer may grow to `max_buf`, starting at
-    /// `initial_buf`, from sequence number `rcv_nxt` on at `now`.
-    pub fn new(mss: u32, initial_buf: u64, max_buf: u64, rcv_nxt: u64) -> RcvSpace {
-        let w0 = initial_window(mss, initial_buf, max_buf);
+    /// `initial_buf`, from sequence number `rcv_nxt` on, whose SYN (or
+    /// SYN-ACK) offered `offered`; `mss` is the segment size it receives.
+    pub fn new(mss: u32, initial_buf: u64, max_buf: u64, rcv_nxt: u64, offered: u64) -> RcvSpace {
         let mss = mss.max(1);
         let buf = initial_buf.min(max_buf);
+        // tcp_init_buffer_space: the window's clamp keeps one segment of
+        // the buffer in reserve (`tcp_app_win`).
+        let clamp = win_from_space(buf, DEFAULT_RATIO).saturating_sub(mss as u64).max(2 * mss as u64);
+        let ssthresh = offered.min(clamp);
         RcvSpace {
             mss,
             ratio: DEFAULT_RATIO,
             max_buf,
             buf,
-            ssthresh: w0,
-            space: (INIT_SPACE_SEGMENTS * mss as u64).min(w0),
+            ssthresh,
+            space: (INIT_SPACE_SEGMENTS * mss as u64).min(ssthresh),
             space_seq: rcv_nxt,
             space_time: Opt::NONE,
             rtt: Opt::NONE,
@@ -104,24 +119,36 @@ impl RcvSpace {
     }
 
     /// The window to advertise (before the no-shrink rule): free space up
-    /// to `rcv_ssthresh`, in whole segments.
+    /// to `rcv_ssthresh`, rounded up to the window scale's unit (without
+    /// scaling, down to whole segments).
     pub fn window(&self, ooo_bytes: u64) -> u64 {
         let w = self.free(ooo_bytes).min(self.ssthresh);
         let mss = self.mss as u64;
-        if w >= mss {
+        if window_scale(self.max_buf) > 0 {
+            self.align(w)
+        } else if w >= mss {
             w / mss * mss
         } else {
             w
         }
     }
 
-    /// A segment of `len` bytes arrived: opens the window if there is room;
-    /// true if it did, when Linux ACKs the segment at once.
+    /// `w` rounded up to the window scale's unit, as a window that is kept
+    /// rather than shrunk is advertised (`tcp_select_window`).
+    pub fn align(&self, w: u64) -> u64 {
+        let unit = 1u64 << window_scale(self.max_buf);
+        w.div_ceil(unit) * unit
+    }
+
+    /// A segment of `len` bytes arrived: opens the window if there is room
+    /// with the segment itself still in the buffer; true if it did, when
+    /// Linux ACKs the segment at once.
     pub fn grow(&mut self, len: u32, ooo_bytes: u64) -> bool {
         if len < GROW_MIN_LEN {
             return false;
         }
-        let room = self.free(ooo_bytes).saturating_sub(self.ssthresh);
+        let held = win_from_space(RCV_TRUESIZE as u64, self.ratio);
+        let room = self.free(ooo_bytes).saturating_sub(held).saturating_sub(self.ssthresh);
         if room == 0 {
             return false;
         }
@@ -131,12 +158,21 @@ impl RcvSpace {
 
     /// An in-order segment of a new size, at least the segment size
     /// measured so far ([`crate::rcv_mss::RcvMss::measure`]), sets the ratio
-    /// to its payload over its buffer's memory (`tcp_measure_rcv_mss`); the
-    /// window may not then exceed what the buffer holds at that ratio.
-    pub fn remeasure(&mut self, len: u32) {
+    /// to its payload over its buffer's memory (`tcp_measure_rcv_mss`), and
+    /// the window's clamp to what the buffer holds at that ratio
+    /// (`tcp_set_window_clamp`): a lower clamp lowers `rcv_ssthresh`, a
+    /// higher one raises it to the window last advertised, `advertised`.
+    pub fn remeasure(&mut self, len: u32, advertised: u64) {
         let r = ((len as u64) << RATIO_SCALE) / RCV_TRUESIZE as u64;
+        let old = self.ratio;
         self.ratio = r.clamp(1, u8::MAX as u64) as u8;
-        self.ssthresh = self.ssthresh.min(win_from_space(self.buf, self.ratio));
+        let clamp = win_from_space(self.buf, self.ratio);
+        if self.ratio > old {
+            self.ssthresh = self.ssthresh.max(advertised.min(clamp));
+        } else {
+            self.ssthresh = self.ssthresh.min(clamp);
+        }
+        self.space = self.space.min(clamp);
     }
 
     /// The receiver's round-trip sample from a timestamp echo: `delta` since
@@ -239,45 +275,69 @@ mod tests {
 
     const MSS: u32 = 1448;
 
+    /// What a Linux 6.18 client's SYN offers on a 1500-byte path: 44
+    /// segments of 1460 bytes.
+    const SYN_WINDOW: u64 = 64_240;
+
     #[test]
-    fn the_first_window_is_64_kib_in_whole_segments() {
-        let s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
-        // Linux's SYN/ACK: 45 segments of 1448 bytes.
-        assert_eq!(s.window(0), 65_160);
+    fn a_window_kept_from_the_syn_is_rounded_up_to_the_scales_unit() {
+        let s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0, SYN_WINDOW);
+        // A 4 MiB buffer takes a scale of 7 (128-byte units). Until data
+        // arrives the clamp keeps a segment of the 64 KiB in reserve
+        // (65,536 - 1448), and what the SYN offered is kept, rounded up:
+        // Linux's handshake ACK offers 64,256.
+        assert_eq!(s.window(0), 64_128);
+        assert_eq!(s.align(SYN_WINDOW), 64_256);
+        let unscaled = RcvSpace::new(MSS, 16 << 10, 32 << 10, 0, 8 * MSS as u64);
+        assert_eq!(unscaled.window(0), 8 * MSS as u64 / 2, "no scale: 8,192 less a segment, in whole segments");
     }
 
     #[test]
-    fn the_window_opens_two_segments_per_segment_only_while_the_buffer_has_room() {
-        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
-        // The first full-sized segment is measured: 1448 bytes in 2304 of
-        // memory, a ratio of 160/256, so the 128 KiB buffer holds 81,920
-        // bytes of window, 16,760 more than the first 65,160: five
-        // openings of two segments and a last of what is left.
-        s.remeasure(MSS);
-        for i in 1..=5 {
+    fn the_window_opens_two_segments_per_segment_as_linux_opened_it() {
+        // A Linux 6.18 client's ACKs of a download's first segments, from
+        // the emulator's capture: 67,200, 70,144, 72,960, 75,904 and 78,848,
+        // then 80,512 from the sixth on. The first full-sized segment is
+        // measured (1448 bytes in 2304 of memory, a ratio of 160/256), which
+        // raises the clamp to the 81,920 the 128 KiB buffer holds and
+        // `rcv_ssthresh` to the 64,256 last offered; each segment adds two
+        // (2,896) and the window is rounded up to 128 bytes.
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0, SYN_WINDOW);
+        s.remeasure(MSS, 64_256);
+        for want in [67_200, 70_144, 72_960, 75_904, 78_848, 80_512] {
             assert!(s.grow(MSS, 0));
-            assert_eq!(s.window(0), 65_160 + i * 2 * MSS as u64);
+            assert_eq!(s.window(0), want);
         }
-        assert!(s.grow(MSS, 0));
-        assert_eq!(s.window(0), 81_920 / MSS as u64 * MSS as u64);
+        // The room is measured with the arriving segment in the buffer:
+        // 81,920 less its 1,440 bytes' worth of memory.
+        assert_eq!(s.ssthresh, 80_480);
         assert!(!s.grow(MSS, 0), "no room left: the window stays and ACKs are delayed again");
         // Right-sizing makes room: each segment then opens two more.
         s.rtt_from_echo(1, Dur::from_millis(40));
         s.adjust(Time::ZERO, 0, 0);
         s.adjust(Time(50 * 1_000_000), 100 * MSS as u64, 0);
-        let before = s.window(0);
+        let before = s.ssthresh;
         assert!(s.grow(MSS, 0));
-        assert_eq!(s.window(0), before + 2 * MSS as u64);
+        assert_eq!(s.ssthresh, before + 2 * MSS as u64);
         assert!(!s.grow(100, 0), "small segments do not open the window");
     }
 
     #[test]
+    fn a_lower_ratio_lowers_the_window_and_a_higher_one_raises_it_only_to_what_was_offered() {
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0, SYN_WINDOW);
+        // 600 bytes in 2304: 66/256, a clamp of 33,792.
+        s.remeasure(600, 64_256);
+        assert_eq!(s.ssthresh, 33_792);
+        s.remeasure(MSS, 40_000);
+        assert_eq!(s.ssthresh, 40_000, "raised to the window last offered, not to the new clamp");
+    }
+
+    #[test]
     fn the_ratio_is_measured_on_each_larger_segment_size_and_never_on_a_smaller_one() {
-        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0, SYN_WINDOW);
         let mut m = crate::rcv_mss::RcvMss::new(MSS, true);
         let mut arrive = |s: &mut RcvSpace, len: u32| {
             if m.measure(len, false) {
-                s.remeasure(len);
+                s.remeasure(len, SYN_WINDOW);
             }
             s.grow(len, 0);
         };
@@ -300,8 +360,8 @@ mod tests {
 
     #[test]
     fn right_sizing_grows_the_buffer_as_linux_does_in_slow_start() {
-        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
-        s.remeasure(MSS);
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0, SYN_WINDOW);
+        s.remeasure(MSS, SYN_WINDOW);
         // The first data starts the first measure.
         s.adjust(Time::ZERO, 0, 0);
         s.adjust(Time(100 * 1_000_000), 50_000, 0);
@@ -325,7 +385,7 @@ mod tests {
         // The same amount again: the buffer stays.
         s.adjust(Time(180 * 1_000_000), read + 40 * MSS as u64, 0);
         assert_eq!(s.buf(), 556_032);
-        let mut small = RcvSpace::new(MSS, RCV_BUF_INITIAL, 1 << 20, 0);
+        let mut small = RcvSpace::new(MSS, RCV_BUF_INITIAL, 1 << 20, 0, SYN_WINDOW);
         small.rtt_from_echo(1, Dur::from_millis(40));
         small.adjust(Time::ZERO, 0, 0);
         for i in 1..20u64 {
@@ -338,8 +398,8 @@ mod tests {
     fn data_held_out_of_order_grows_the_buffer_by_its_span() {
         // The first measure is the initial window's ten segments; the
         // 128 KiB buffer holds 56 segments of window.
-        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
-        s.remeasure(MSS);
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0, SYN_WINDOW);
+        s.remeasure(MSS, SYN_WINDOW);
         // Twice the measure and a hole of ten segments fit: nothing changes.
         s.out_of_order(10 * MSS as u64);
         assert_eq!(s.buf(), RCV_BUF_INITIAL);
@@ -347,8 +407,8 @@ mod tests {
         s.out_of_order(60 * MSS as u64);
         assert_eq!(s.buf(), space_from_win(80 * MSS as u64, s.ratio));
         // A read round trip counts what is still held the same way.
-        let mut t = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0);
-        t.remeasure(MSS);
+        let mut t = RcvSpace::new(MSS, RCV_BUF_INITIAL, 32 << 20, 0, SYN_WINDOW);
+        t.remeasure(MSS, SYN_WINDOW);
         t.rtt_from_echo(1, Dur::from_millis(45));
         t.adjust(Time::ZERO, 0, 0);
         t.adjust(Time(45 * 1_000_000), 20 * MSS as u64, 60 * MSS as u64);
@@ -358,7 +418,7 @@ mod tests {
 
     #[test]
     fn the_receivers_round_trip_takes_a_smaller_echo_at_once_and_smooths_a_larger_one() {
-        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0, SYN_WINDOW);
         s.rtt_from_echo(1, Dur::from_millis(44));
         s.rtt_from_echo(2, Dur::from_millis(60));
         assert_eq!(s.rtt.get(), Some(Dur::from_millis(46)), "44 + (60 - 44) / 8");
@@ -370,7 +430,7 @@ mod tests {
 
     #[test]
     fn without_timestamps_the_round_trip_is_a_windows_arrival() {
-        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0);
+        let mut s = RcvSpace::new(MSS, RCV_BUF_INITIAL, 4 << 20, 0, SYN_WINDOW);
         s.rtt_from_window(Time::ZERO, 0, 65_160);
         s.rtt_from_window(Time(20 * 1_000_000), 30_000, 65_160);
         assert_eq!(s.rtt.get(), None);

@@ -181,16 +181,17 @@ impl Receiver {
     }
 
     /// Synchronise on the peer's SYN; `mss` and `ack_every` set the delayed-ACK threshold
-    /// (Linux: ACK once more than one full segment is pending when ack_every = 2).
-    pub fn start(&mut self, peer_isn: u64, mss: u32, ack_every: u32, sack: bool, timestamps: bool) {
+    /// (Linux: ACK once more than one full segment is pending when ack_every = 2);
+    /// `offered` is the window our SYN (or SYN-ACK) offers.
+    pub fn start(&mut self, peer_isn: u64, mss: u32, ack_every: u32, sack: bool, timestamps: bool, offered: u64) {
         self.rcv_nxt = peer_isn + 1;
         self.ack_after = ack_every.saturating_sub(1).saturating_mul(mss);
         self.rcv_mss = RcvMss::new(mss, timestamps);
         self.sack_enabled = sack;
         // 40 option bytes: 12 go to the timestamps, leaving room for 3 blocks.
         self.max_blocks = if timestamps { 3 } else { SackBlocks::MAX as u8 };
-        self.space = self.auto_initial.get().map(|initial| RcvSpace::new(mss, initial, self.rcv_buf, self.rcv_nxt));
-        self.right_edge = self.rcv_nxt + self.window();
+        self.space = self.auto_initial.get().map(|initial| RcvSpace::new(mss, initial, self.rcv_buf, self.rcv_nxt, offered));
+        self.right_edge = self.rcv_nxt + offered;
     }
 
     #[inline]
@@ -201,13 +202,15 @@ impl Receiver {
     pub fn window(&self) -> u64 {
         // The buffer's free space, but never less than what is left of the
         // window last advertised: a receiver does not shrink its window
-        // (RFC 9293 §3.8.6, Linux's tcp_select_window), so data the sender
+        // (RFC 9293 §3.8.6, Linux's tcp_select_window, which advertises
+        // what is left rounded up to the scale's unit), so data the sender
         // may send past a hole is kept, not trimmed.
-        let room = self.rcv_buf.saturating_sub(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt));
+        let left = self.right_edge.saturating_sub(self.rcv_nxt);
+        let room = self.rcv_buf.saturating_sub(self.ooo_bytes).max(left);
         match &self.space {
             None if !self.ooo_shrinks => self.rcv_buf,
             None => room,
-            Some(sp) => sp.window(self.ooo_bytes).max(self.right_edge.saturating_sub(self.rcv_nxt)).min(room),
+            Some(sp) => sp.window(self.ooo_bytes).max(sp.align(left)).min(room.max(sp.align(left))),
         }
     }
     #[inline]
@@ -314,7 +317,8 @@ impl Receiver {
             let resized = self.rcv_mss.measure(len, psh);
             if let Some(sp) = &mut self.space {
                 if resized {
-                    sp.remeasure(len);
+                    // What the last ACK offered, as Linux's `rcv_wnd`.
+                    sp.remeasure(len, self.right_edge.saturating_sub(start));
                 }
                 opened = sp.grow(len, self.ooo_bytes);
                 if !sp.timestamped() {
@@ -465,7 +469,7 @@ mod tests {
 
     fn rx() -> Receiver {
         let mut r = Receiver::new(1 << 20, Dur::from_millis(40));
-        r.start(0, 500, 2, true, false);
+        r.start(0, 500, 2, true, false, r.window());
         r
     }
 
@@ -558,7 +562,7 @@ mod tests {
     #[test]
     fn ack_every_one_acks_everything() {
         let mut r = Receiver::new(1 << 20, Dur::from_millis(40));
-        r.start(0, 500, 1, false, false);
+        r.start(0, 500, 1, false, false, r.window());
         r.on_segment(Time::ZERO, 1, 10, false, false);
         assert!(r.ack_due());
         assert!(r.sack_blocks().is_empty());
@@ -595,7 +599,7 @@ mod tests {
         // Linux never moves the right edge back, so the sender, which sent
         // up to it, loses nothing at the receiver.
         let mut r = Receiver::new(2000, Dur::from_millis(40));
-        r.start(0, 500, 2, true, false);
+        r.start(0, 500, 2, true, false, r.window());
         r.on_ack_sent();
         assert_eq!(r.window(), 2000);
         for i in 1..4u64 {
@@ -621,7 +625,7 @@ mod tests {
         for (shrinks, want) in [(true, 19_200 - 960), (false, 19_200)] {
             let mut r = Receiver::new(19_200, Dur::from_millis(200));
             r.set_ooo_shrinks_window(shrinks);
-            r.start(0, 960, 1, false, false);
+            r.start(0, 960, 1, false, false, r.window());
             r.on_ack_sent();
             for i in [1, 2, 4] {
                 r.on_segment(Time::ZERO, 1 + i * 960, 960, false, false);
@@ -645,7 +649,7 @@ mod tests {
         // same right edge, so filling the hole delivers all 20 at once.
         let mss = 1000u64;
         let mut r = Receiver::new(20 * mss, Dur::from_millis(40));
-        r.start(0, mss as u32, 1, false, false);
+        r.start(0, mss as u32, 1, false, false, r.window());
         r.on_ack_sent();
         let edge = r.rcv_nxt() + r.window();
         assert_eq!(edge, 1 + 20 * mss);

@@ -9,7 +9,7 @@ mod common;
 
 use common::{Net, Side};
 
-use tcp::{Algorithm, Dur, TcpConfig, Time};
+use tcp::{Algorithm, Dur, Flags, TcpConfig, Time};
 use units::Rate;
 
 fn linux(rcv_buf_auto: bool) -> TcpConfig {
@@ -79,4 +79,21 @@ fn hystart_leaves_slow_start_where_linux_does_when_acks_come_per_segment() {
     // Linux 6.18 on the same path: 70 (BDP 50 segments; the queue overflows at 150).
     assert!((60..=85).contains(&exit), "exit cwnd {exit}");
     assert_eq!(net.a().stats().retransmits, 0);
+}
+
+#[test]
+fn a_client_advertises_linuxs_windows_ack_for_ack_as_a_download_opens_them() {
+    // Linux 6.18's client in the emulator's capture (50 Mbit/s, 10 ms each
+    // way): its SYN offers 44 segments of 1460 bytes, its handshake ACK
+    // keeps that rounded up to the scale's 128-byte unit, and the ACKs of
+    // the download's first segments open two segments each, rounded up,
+    // until the 128 KiB buffer, less the segment just queued, is reached.
+    let c = linux(true);
+    let mut net = Net::new(c.clone(), c, Dur::from_millis(10)).bottleneck(Rate::bps(50_000_000), 200).transfer(0, 200_000);
+    net.start();
+    net.run(Time::from_secs_f64(5.0));
+    assert_eq!(net.app[0].delivered, 200_000);
+    // The client has nothing to send and closes its side at once: its FIN aside.
+    let windows: Vec<u64> = net.sent_by(Side::A).filter(|w| w.seg.len == 0 && !w.seg.flags.contains(Flags::FIN)).map(|w| w.seg.wnd).take(9).collect();
+    assert_eq!(windows, [64_240, 64_256, 67_200, 70_144, 72_960, 75_904, 78_848, 80_512, 80_512]);
 }

@@ -20,14 +20,7 @@ impl Tcp {
         let flags = flags | self.ecn.syn_flags(synack, EcnSetting::of(&self.cfg));
         // A SYN offers timestamps if configured; a SYN-ACK echoes them if agreed.
         let ts = if synack { self.ts_ok } else { self.cfg.timestamps };
-        // A SYN's window is not scaled: Linux offers its first window there,
-        // sized for segments that carry the options it offers.
-        let wnd = if self.cfg.rcv_buf_auto {
-            let mss = self.cfg.mss.saturating_sub(if ts { 12 } else { 0 });
-            crate::rcv_space::initial_window(mss, self.cfg.rcv_buf_initial, self.cfg.rcv_buf)
-        } else {
-            self.cfg.rcv_buf
-        };
+        let wnd = self.syn_window(synack);
         out.push(Segment {
             seq: 0,
             ack,
@@ -44,6 +37,21 @@ impl Tcp {
         self.stats.retransmits += retransmit as u32;
         self.last_send = now;
         self.arm(now, self.rtt.rto(), Xmit::Retransmit);
+    }
+
+    /// The window a SYN-ACK (`synack`) or SYN offers, not scaled: what the
+    /// starting buffer holds in whole segments of the MSS it announces, less
+    /// the timestamps' 12 bytes once they are agreed, which only a SYN-ACK
+    /// knows (Linux `tcp_openreq_init_rwin`; `tcp_connect_init` has no echo
+    /// yet, so a SYN offers 44 segments of 1460 bytes where a SYN-ACK offers
+    /// 45 of 1448).
+    fn syn_window(&self, synack: bool) -> u64 {
+        if !self.cfg.rcv_buf_auto {
+            return self.cfg.rcv_buf;
+        }
+        let ts = synack && self.ts_ok;
+        let mss = self.cfg.mss.saturating_sub(if ts { super::TIMESTAMP_OPTION as u32 } else { 0 });
+        crate::rcv_space::initial_window(mss, self.cfg.rcv_buf_initial, self.cfg.rcv_buf)
     }
 
     pub(super) fn on_peer_syn(&mut self, syn: &Segment) {
@@ -68,7 +76,9 @@ impl Tcp {
         if self.cfg.rcv_buf_auto {
             self.rcv.set_autotuning(self.cfg.rcv_buf_initial);
         }
-        self.rcv.start(syn.seq, self.mss, self.cfg.ack_every, self.sack_ok, self.ts_ok);
+        // A SYN-SENT end offered its SYN's window; a listener offers its SYN-ACK's.
+        let offered = self.syn_window(self.state != State::SynSent);
+        self.rcv.start(syn.seq, self.mss, self.cfg.ack_every, self.sack_ok, self.ts_ok, offered);
         self.snd_wnd = syn.wnd;
         self.snd_wl1 = syn.seq;
         self.snd_wl2 = 0;

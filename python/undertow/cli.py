@@ -329,7 +329,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from undertow.inspect_model import ModelError, load_model
     from undertow.report.energy_plot import plot_energy
-    from undertow.validate import text, validate
+    from undertow.validate import Regeneration, text, validate
 
     out = outputs.output_path(args.output, "-o") if args.output is not None else Path("runs") / f"validate-{Path(args.model).stem}"
     plot = outputs.check_file_target(outputs.output_path(args.plot, "--plot")) if args.plot is not None else None
@@ -340,9 +340,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     bar = Progress(not args.quiet and (args.progress or sys.stderr.isatty()))
     try:
         with outputs.new_directory(out, args.overwrite) as tmp:
-            v = validate(args.model, args.trace, tmp, link_rate=args.link_rate, seed=args.seed, bin_s=args.bin, periods=args.periods,
-                         structure=args.structure, progress=lambda f: bar({"run": f}), as_captured=not args.full_link,
-                         engine=args.engine, hosts=args.hosts)
+            how = Regeneration(link_rate=args.link_rate, seed=args.seed, periods=args.periods, bin_s=args.bin, structure=args.structure,
+                               as_captured=not args.full_link, engine=args.engine, hosts=args.hosts)
+            v = validate(args.model, args.trace, tmp, how, progress=lambda f: bar({"run": f}))
             e = v.energy
             curves = {"trace A to B": e["original"]["fwd"], "regenerated A to B": e["regenerated"]["fwd"],
                       "trace B to A": e["original"]["rev"], "regenerated B to A": e["regenerated"]["rev"]}

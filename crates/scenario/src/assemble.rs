@@ -112,6 +112,15 @@ fn header(transport: RateTransport, group: &Group) -> u32 {
     }
 }
 
+/// Source and sink host pairs: `n` hosts of `group` on side `sources`, then
+/// `n` on the other side, those of `sink_group` (the sources' own, unless
+/// the sinks differ).
+fn pairs(maker: &mut dyn Hosts, sources: Side, n: u32, group: &Group, sink_group: &Group) -> Vec<(HostId, HostId)> {
+    let src = group_hosts(maker, sources, n, group);
+    let dst = group_hosts(maker, sources.other(), n, sink_group);
+    src.into_iter().zip(dst).collect()
+}
+
 /// The applications of `r`, each host they need made by `maker`.
 pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
     let mut apps: Vec<Box<dyn App>> = Vec::new();
@@ -120,151 +129,156 @@ pub fn assemble(r: &Resolved, maker: &mut dyn Hosts) -> Assembled {
     let stop_all = Time(r.duration.0);
     for a in &r.apps {
         maker.owner(a.name());
-        match a {
-            AppModel::Http { name, object_sizes, request_size, think_time, start, stop, count, clients, port, server_side, client, server } => {
-                let srv = group_hosts(maker, *server_side, 1, server)[0];
-                let cl = group_hosts(maker, server_side.other(), *clients, client);
-                apps.push(Box::new(HttpApp::new(HttpConfig {
-                    name: name.clone(),
-                    server: srv,
-                    clients: cl,
-                    port: *port,
-                    object_sizes: object_sizes.clone(),
-                    request_size: *request_size,
-                    think_time: *think_time,
-                    start: *start,
-                    stop: (*stop).min(stop_all),
-                    count: *count,
-                })));
-                names.push(name.clone());
+        match foreground(a, maker, stop_all) {
+            Foreground::App(app) => {
+                apps.push(app);
+                names.push(a.name().to_string());
             }
-            AppModel::Command { name, here, server_command, client_command, start, stop, server_side, client, server } => {
-                let srv = group_hosts(maker, *server_side, 1, server)[0];
-                let cl = group_hosts(maker, server_side.other(), 1, client)[0];
-                commands.push(Command {
-                    name: name.clone(),
-                    here: here.clone(),
-                    server: srv,
-                    client: cl,
-                    server_command: server_command.clone(),
-                    client_command: client_command.clone(),
-                    start: *start,
-                    stop: (*stop).min(stop_all),
-                });
-            }
+            Foreground::Command(c) => commands.push(c),
         }
     }
     for bg in &r.background {
         maker.owner(bg.name());
-        match bg {
-            BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
-                let src = group_hosts(maker, *sources, *hosts, group);
-                let dst = group_hosts(maker, sources.other(), *hosts, group);
-                let header = header(*transport, group);
-                let cfg = RateSourceConfig {
-                    name: name.clone(),
-                    arrivals: *arrivals,
-                    transport: *transport,
-                    pairs: src.into_iter().zip(dst).collect(),
-                    rate_bps: rate.as_f64(),
-                    packet_size: *packet_size,
-                    header,
-                    port: port(*transport),
-                    start: *start,
-                    stop: *stop,
-                };
-                apps.push(Box::new(RateSource::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
-                names.push(name.clone());
-            }
-            BackgroundModel::Process(m) => {
-                let src = group_hosts(maker, m.sources, m.hosts, &m.group);
-                let dst = group_hosts(maker, m.sources.other(), m.hosts, &m.group);
-                let cfg = RateSourceConfig {
-                    name: m.name.clone(),
-                    arrivals: Arrivals::Constant,
-                    transport: m.transport,
-                    pairs: src.into_iter().zip(dst).collect(),
-                    rate_bps: m.process.mean(),
-                    packet_size: m.packet_size,
-                    header: header(m.transport, &m.group),
-                    port: port(m.transport),
-                    start: m.start,
-                    stop: m.stop,
-                };
-                // The rate's random parts from a stream of their own, so
-                // that they do not depend on how the hosts draw theirs.
-                let process = m.process.build(&mut Rng::stream(r.seed, &format!("bg/{}/rate", m.name)));
-                apps.push(Box::new(RateSource::paced(cfg, process, Rng::stream(r.seed, &format!("bg/{}", m.name)))));
-                names.push(m.name.clone());
-            }
-            BackgroundModel::Swing(m) => {
-                let SwingVirtual { hosts, ipv6, copies } = swing_hosts(maker, m, r.seed);
-                let cfg = SwingConfig {
-                    name: m.name.clone(),
-                    model: m.model.clone(),
-                    hosts,
-                    ipv6,
-                    copies,
-                    start: m.start,
-                    stop: m.stop,
-                    session_scale: m.session_scale,
-                    response_scale: m.response_scale,
-                    zero_think: m.zero_think,
-                    port_base: SWING_PORT_BASE,
-                    structure: if m.whole_sessions { Structure::Sessions } else { Structure::Marginals },
-                };
-                apps.push(Box::new(SwingSource::new(cfg, Rng::stream(r.seed, &format!("bg/{}", m.name)))));
-                names.push(m.name.clone());
-            }
-            BackgroundModel::Playback(m) => {
-                let src = group_hosts(maker, m.sources, m.hosts, &m.group);
-                let dst = group_hosts(maker, m.sources.other(), m.hosts, &m.group);
-                let cfg = PlaybackConfig {
-                    name: m.name.clone(),
-                    transport: m.transport,
-                    granularity: m.granularity,
-                    pairs: src.into_iter().zip(dst).collect(),
-                    trace: m.trace.clone(),
-                    header: header(m.transport, &m.group),
-                    port: if m.transport == RateTransport::Udp { BG_UDP_PORT } else { BG_TCP_PORT },
-                    start: m.start,
-                    stop: m.stop,
-                };
-                apps.push(Box::new(Playback::new(cfg)));
-                names.push(m.name.clone());
-            }
-            BackgroundModel::Web { name, hosts, sources, start, stop, flows_per_s, sizes, group } => {
-                let src = group_hosts(maker, *sources, *hosts, group);
-                // The sinks are best effort: only the flows' data carries the class.
-                let sink_group = Group { class: 0, ..group.clone() };
-                let dst = group_hosts(maker, sources.other(), *hosts, &sink_group);
-                let cfg = WebConfig {
-                    name: name.clone(),
-                    pairs: src.into_iter().zip(dst).collect(),
-                    port: BG_TCP_PORT,
-                    flows_per_s: *flows_per_s,
-                    sizes: sizes.clone(),
-                    start: *start,
-                    stop: *stop,
-                };
-                apps.push(Box::new(Web::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
-                names.push(name.clone());
-            }
-            BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, group } => {
-                let src = group_hosts(maker, *sources, *hosts, group);
-                let dst = group_hosts(maker, sources.other(), *hosts, group);
-                let cfg = GreedyConfig {
-                    name: name.clone(),
-                    pairs: src.into_iter().zip(dst).collect(),
-                    port: BG_TCP_PORT,
-                    start: *start,
-                    spread: *spread,
-                    stop: *stop,
-                };
-                apps.push(Box::new(Greedy::new(cfg, Rng::stream(r.seed, &format!("bg/{name}")))));
-                names.push(name.clone());
-            }
-        }
+        apps.push(background(bg, maker, r.seed));
+        names.push(bg.name().to_string());
     }
     Assembled { apps, names, commands }
+}
+
+/// A foreground application: one of the engine's own, or programs to start.
+enum Foreground {
+    App(Box<dyn App>),
+    Command(Command),
+}
+
+fn foreground(a: &AppModel, maker: &mut dyn Hosts, stop_all: Time) -> Foreground {
+    match a {
+        AppModel::Http { name, object_sizes, request_size, think_time, start, stop, count, clients, port, server_side, client, server } => {
+            let srv = group_hosts(maker, *server_side, 1, server)[0];
+            let cl = group_hosts(maker, server_side.other(), *clients, client);
+            Foreground::App(Box::new(HttpApp::new(HttpConfig {
+                name: name.clone(),
+                server: srv,
+                clients: cl,
+                port: *port,
+                object_sizes: object_sizes.clone(),
+                request_size: *request_size,
+                think_time: *think_time,
+                start: *start,
+                stop: (*stop).min(stop_all),
+                count: *count,
+            })))
+        }
+        AppModel::Command { name, here, server_command, client_command, start, stop, server_side, client, server } => {
+            let srv = group_hosts(maker, *server_side, 1, server)[0];
+            let cl = group_hosts(maker, server_side.other(), 1, client)[0];
+            Foreground::Command(Command {
+                name: name.clone(),
+                here: here.clone(),
+                server: srv,
+                client: cl,
+                server_command: server_command.clone(),
+                client_command: client_command.clone(),
+                start: *start,
+                stop: (*stop).min(stop_all),
+            })
+        }
+    }
+}
+
+/// A background model's source, its random streams named after it.
+fn background(bg: &BackgroundModel, maker: &mut dyn Hosts, seed: u64) -> Box<dyn App> {
+    let rng = |what: &str| Rng::stream(seed, &format!("bg/{}{what}", bg.name()));
+    match bg {
+        BackgroundModel::Rate { name, arrivals, transport, rate, packet_size, hosts, sources, start, stop, group } => {
+            let cfg = RateSourceConfig {
+                name: name.clone(),
+                arrivals: *arrivals,
+                transport: *transport,
+                pairs: pairs(maker, *sources, *hosts, group, group),
+                rate_bps: rate.as_f64(),
+                packet_size: *packet_size,
+                header: header(*transport, group),
+                port: port(*transport),
+                start: *start,
+                stop: *stop,
+            };
+            Box::new(RateSource::new(cfg, rng("")))
+        }
+        BackgroundModel::Process(m) => {
+            let cfg = RateSourceConfig {
+                name: m.name.clone(),
+                arrivals: Arrivals::Constant,
+                transport: m.transport,
+                pairs: pairs(maker, m.sources, m.hosts, &m.group, &m.group),
+                rate_bps: m.process.mean(),
+                packet_size: m.packet_size,
+                header: header(m.transport, &m.group),
+                port: port(m.transport),
+                start: m.start,
+                stop: m.stop,
+            };
+            // The rate's random parts from a stream of their own, so
+            // that they do not depend on how the hosts draw theirs.
+            let process = m.process.build(&mut rng("/rate"));
+            Box::new(RateSource::paced(cfg, process, rng("")))
+        }
+        BackgroundModel::Swing(m) => {
+            let SwingVirtual { hosts, ipv6, copies } = swing_hosts(maker, m, seed);
+            let cfg = SwingConfig {
+                name: m.name.clone(),
+                model: m.model.clone(),
+                hosts,
+                ipv6,
+                copies,
+                start: m.start,
+                stop: m.stop,
+                session_scale: m.session_scale,
+                response_scale: m.response_scale,
+                zero_think: m.zero_think,
+                port_base: SWING_PORT_BASE,
+                structure: if m.whole_sessions { Structure::Sessions } else { Structure::Marginals },
+            };
+            Box::new(SwingSource::new(cfg, rng("")))
+        }
+        BackgroundModel::Playback(m) => {
+            let cfg = PlaybackConfig {
+                name: m.name.clone(),
+                transport: m.transport,
+                granularity: m.granularity,
+                pairs: pairs(maker, m.sources, m.hosts, &m.group, &m.group),
+                trace: m.trace.clone(),
+                header: header(m.transport, &m.group),
+                port: port(m.transport),
+                start: m.start,
+                stop: m.stop,
+            };
+            Box::new(Playback::new(cfg))
+        }
+        BackgroundModel::Web { name, hosts, sources, start, stop, flows_per_s, sizes, group } => {
+            // The sinks are best effort: only the flows' data carries the class.
+            let sink_group = Group { class: 0, ..group.clone() };
+            let cfg = WebConfig {
+                name: name.clone(),
+                pairs: pairs(maker, *sources, *hosts, group, &sink_group),
+                port: BG_TCP_PORT,
+                flows_per_s: *flows_per_s,
+                sizes: sizes.clone(),
+                start: *start,
+                stop: *stop,
+            };
+            Box::new(Web::new(cfg, rng("")))
+        }
+        BackgroundModel::Greedy { name, hosts, sources, start, spread, stop, group } => {
+            let cfg = GreedyConfig {
+                name: name.clone(),
+                pairs: pairs(maker, *sources, *hosts, group, group),
+                port: BG_TCP_PORT,
+                start: *start,
+                spread: *spread,
+                stop: *stop,
+            };
+            Box::new(Greedy::new(cfg, rng("")))
+        }
+    }
 }

@@ -10,6 +10,7 @@ use emu::{addr, Core, Network};
 use net::Side;
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use traffic::apps::{HttpApp, HttpConfig};
 use traffic::background::{Arrivals, RateSource, RateSourceConfig, RateTransport};
@@ -144,6 +145,46 @@ fn http_downloads_take_the_bottlenecks_serialisation_and_round_trips_and_not_muc
         stats.cpu_ns as f64 / stats.wall_ns as f64 * 100.0,
         stats.wall_ns as f64 * 1e-9
     );
+}
+
+/// The client's segments as they crossed the bottleneck left to right, in
+/// order: (source port, a SYN, a FIN).
+#[derive(Clone, Default)]
+struct LeftToRight(Arc<Mutex<Vec<(u16, bool, bool)>>>);
+
+impl emu::core::Observer for LeftToRight {
+    fn arrived(&mut self, monitor: u8, _: Time, ip: &[u8]) {
+        let Ok(p) = wire::decode(wire::LinkType::RAW, ip, ip.len() as u32) else { return };
+        if let (0, Some(t)) = (monitor, p.tcp()) {
+            self.0.lock().unwrap().push((t.src_port, t.flags.syn(), t.flags.fin()));
+        }
+    }
+    fn finish(self: Box<Self>) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_closed_connections_fin_leaves_before_the_next_connections_syn() {
+    // The http client closes each finished download and opens the next in
+    // the same callback, in that order: its FIN crosses the bottleneck
+    // first, as the simulator sends it (writes wait for the callback's
+    // end; a close does not).
+    let Some(_one) = emu::testbed::exclusive() else { return };
+    let mut r = rig(50, 5, SocketOptions::default());
+    let seen = LeftToRight::default();
+    r.core.observer = Some(Box::new(seen.clone()));
+    let sizes = [30_000, 30_000, 30_000, 30_000];
+    let (app, told) = watched(http(&sizes, 300));
+    let mut apps = vec![app];
+    drive(&mut r, &mut apps, at(5.0), &|_| count(&told, |e| matches!(e, Event::Closed(_))) == 2 * sizes.len());
+    let seen = seen.0.lock().unwrap().clone();
+    let syns: Vec<(usize, u16)> = seen.iter().enumerate().filter(|(_, s)| s.1).map(|(i, s)| (i, s.0)).collect();
+    assert_eq!(syns.len(), sizes.len());
+    for w in syns.windows(2) {
+        let fin = seen.iter().position(|s| s.0 == w[0].1 && s.2).expect("the client closed");
+        assert!(fin < w[1].0, "the FIN of port {} came after the next SYN: {seen:?}", w[0].1);
+    }
 }
 
 #[test]

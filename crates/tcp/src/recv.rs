@@ -210,7 +210,10 @@ impl Receiver {
         match &self.space {
             None if !self.ooo_shrinks => self.rcv_buf,
             None => room,
-            Some(sp) => sp.window(self.ooo_bytes).max(sp.align(left)).min(room.max(sp.align(left))),
+            Some(sp) => {
+                let kept = sp.align(left);
+                sp.window(self.ooo_bytes).max(kept).min(room.max(kept))
+            }
         }
     }
     #[inline]

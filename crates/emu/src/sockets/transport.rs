@@ -43,7 +43,14 @@ impl Transport for View<'_, '_> {
         });
     }
     fn close(&mut self, conn: ConnId) {
-        self.lp.with_conn(conn, |c| (c.closing, c.greedy) = (true, false));
+        // As a program's close(): the FIN leaves now, after what is staged
+        // and before whatever the application does next in this callback (a
+        // new connection's SYN), in the order the simulator sends them. An
+        // error, and the handle's end, are the flush after the callback's.
+        self.lp.with_conn(conn, |c| {
+            (c.closing, c.greedy) = (true, false);
+            let _ = c.flush().and_then(|()| c.shut_if_done());
+        });
     }
     fn abort(&mut self, conn: ConnId) {
         self.lp.abort(conn)

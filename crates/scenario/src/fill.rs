@@ -25,7 +25,7 @@ fn link_spec(p: &LinkParams) -> LinkSpec {
 
 fn tcp_spec(c: &TcpConfig) -> TcpSpec {
     let linux = TcpConfig::default();
-    TcpSpec {
+    let mut spec = TcpSpec {
         flavour: None,
         congestion_control: Some(match c.algorithm {
             Algorithm::Tahoe => CongestionControl::Tahoe,
@@ -47,15 +47,6 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
         min_rto: Some(TimeSpan(c.min_rto)),
         max_rto: Some(TimeSpan(c.max_rto)),
         initial_rto: Some(TimeSpan(c.initial_rto)),
-        // Written only where they leave Linux's behaviour, so the scenarios
-        // recorded before these settings existed read back unchanged.
-        limited_transmit: (c.limited_transmit != linux.limited_transmit).then_some(c.limited_transmit),
-        idle_restart: (c.slow_start_after_idle != linux.slow_start_after_idle).then_some(c.slow_start_after_idle),
-        rack: (c.rack != linux.rack).then_some(c.rack),
-        tlp: (c.tlp != linux.tlp).then_some(c.tlp),
-        tso_defer: (c.tso_defer != linux.tso_defer).then_some(c.tso_defer),
-        packet_window: (c.packet_window != linux.packet_window).then_some(c.packet_window),
-        ack_pushed: (c.ack_pushed != linux.ack_pushed).then_some(c.ack_pushed),
         rto_estimator: (c.rto_estimator != linux.rto_estimator).then_some(match c.rto_estimator {
             RtoEstimator::Linux => RtoEstimatorSpec::Linux,
             RtoEstimator::Rfc6298 => RtoEstimatorSpec::Rfc6298,
@@ -70,9 +61,22 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
             PartialAckTimer::Every => PartialAckTimerSpec::Every,
             PartialAckTimer::First => PartialAckTimerSpec::First,
         }),
-        ooo_shrinks_window: (c.ooo_shrinks_window != linux.ooo_shrinks_window).then_some(c.ooo_shrinks_window),
         ecn: c.ecn.then_some(true),
+        ..TcpSpec::default()
+    };
+    // Written only where they leave Linux's behaviour, so the scenarios
+    // recorded before these settings existed read back unchanged.
+    macro_rules! unless_linux {
+        ($($setting:ident => $field:ident),* $(,)?) => {
+            $(spec.$setting = (c.$field != linux.$field).then_some(c.$field);)*
+        };
     }
+    unless_linux!(
+        limited_transmit => limited_transmit, idle_restart => slow_start_after_idle, rack => rack, tlp => tlp,
+        tso_defer => tso_defer, packet_window => packet_window, ack_pushed => ack_pushed,
+        ooo_shrinks_window => ooo_shrinks_window,
+    );
+    spec
 }
 
 fn span(t: units::Time) -> Option<TimeSpan> {

@@ -329,8 +329,29 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
             CongestionControl::Cubic => Algorithm::Cubic,
         };
     }
-    if let Some(s) = spec.sack {
-        c.sack = s;
+    // The settings taken as they are.
+    macro_rules! as_given {
+        ($($setting:ident => $field:ident),* $(,)?) => {
+            $(if let Some(v) = spec.$setting {
+                c.$field = v;
+            })*
+        };
+    }
+    as_given!(
+        sack => sack, byte_counting => byte_counting, hystart => hystart, tso_defer => tso_defer,
+        packet_window => packet_window, ack_pushed => ack_pushed,         timestamps => timestamps, quickack => quickack, limited_transmit => limited_transmit,
+        idle_restart => slow_start_after_idle, rack => rack, tlp => tlp,
+        ooo_shrinks_window => ooo_shrinks_window, ecn => ecn,
+    );
+    for (span, field) in [
+        (spec.delack_timeout, &mut c.delack_timeout),
+        (spec.min_rto, &mut c.min_rto),
+        (spec.max_rto, &mut c.max_rto),
+        (spec.initial_rto, &mut c.initial_rto),
+    ] {
+        if let Some(t) = span {
+            *field = t.0;
+        }
     }
     if let Some(m) = spec.mss {
         if !(64..=65495).contains(&m.0) {
@@ -352,56 +373,11 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
         }
         c.initial_cwnd = w;
     }
-    if let Some(b) = spec.byte_counting {
-        c.byte_counting = b;
-    }
-    if let Some(h) = spec.hystart {
-        c.hystart = h;
-    }
-    if let Some(d) = spec.tso_defer {
-        c.tso_defer = d;
-    }
-    if let Some(p) = spec.packet_window {
-        c.packet_window = p;
-    }
-    if let Some(a) = spec.ack_pushed {
-        c.ack_pushed = a;
-    }
-    if let Some(t) = spec.timestamps {
-        c.timestamps = t;
-    }
-    if let Some(q) = spec.quickack {
-        c.quickack = q;
-    }
     if let Some(a) = spec.ack_every {
         if !(1..=64).contains(&a) {
             return Err(err(format!("{field}.ack_every"), format!("{a} is out of range: expected 1 (every segment) to 64")));
         }
         c.ack_every = a;
-    }
-    if let Some(d) = spec.delack_timeout {
-        c.delack_timeout = d.0;
-    }
-    if let Some(d) = spec.min_rto {
-        c.min_rto = d.0;
-    }
-    if let Some(d) = spec.max_rto {
-        c.max_rto = d.0;
-    }
-    if let Some(d) = spec.initial_rto {
-        c.initial_rto = d.0;
-    }
-    if let Some(l) = spec.limited_transmit {
-        c.limited_transmit = l;
-    }
-    if let Some(r) = spec.idle_restart {
-        c.slow_start_after_idle = r;
-    }
-    if let Some(r) = spec.rack {
-        c.rack = r;
-    }
-    if let Some(t) = spec.tlp {
-        c.tlp = t;
     }
     if let Some(e) = spec.rto_estimator {
         c.rto_estimator = match e {
@@ -427,12 +403,6 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
             PartialAckTimerSpec::Every => PartialAckTimer::Every,
             PartialAckTimerSpec::First => PartialAckTimer::First,
         };
-    }
-    if let Some(o) = spec.ooo_shrinks_window {
-        c.ooo_shrinks_window = o;
-    }
-    if let Some(e) = spec.ecn {
-        c.ecn = e;
     }
     if c.ecn && c.loss_response == LossResponse::Ns3 {
         return Err(err(

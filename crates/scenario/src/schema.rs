@@ -225,37 +225,42 @@ pub struct TcpSpec {
 impl TcpSpec {
     /// `self` with unset fields taken from `base`.
     pub fn over(&self, base: &TcpSpec) -> TcpSpec {
-        TcpSpec {
-            flavour: self.flavour.or(base.flavour),
-            congestion_control: self.congestion_control.or(base.congestion_control),
-            sack: self.sack.or(base.sack),
-            mss: self.mss.or(base.mss),
-            rcv_buf: self.rcv_buf.or(base.rcv_buf),
-            snd_buf: self.snd_buf.or(base.snd_buf),
-            initial_cwnd: self.initial_cwnd.or(base.initial_cwnd),
-            byte_counting: self.byte_counting.or(base.byte_counting),
-            hystart: self.hystart.or(base.hystart),
-            tso_defer: self.tso_defer.or(base.tso_defer),
-            packet_window: self.packet_window.or(base.packet_window),
-            ack_pushed: self.ack_pushed.or(base.ack_pushed),
-            timestamps: self.timestamps.or(base.timestamps),
-            quickack: self.quickack.or(base.quickack),
-            ack_every: self.ack_every.or(base.ack_every),
-            delack_timeout: self.delack_timeout.or(base.delack_timeout),
-            min_rto: self.min_rto.or(base.min_rto),
-            max_rto: self.max_rto.or(base.max_rto),
-            initial_rto: self.initial_rto.or(base.initial_rto),
-            limited_transmit: self.limited_transmit.or(base.limited_transmit),
-            idle_restart: self.idle_restart.or(base.idle_restart),
-            rack: self.rack.or(base.rack),
-            tlp: self.tlp.or(base.tlp),
-            rto_estimator: self.rto_estimator.or(base.rto_estimator),
-            rto_tick: self.rto_tick.or(base.rto_tick),
-            loss_response: self.loss_response.or(base.loss_response),
-            ooo_shrinks_window: self.ooo_shrinks_window.or(base.ooo_shrinks_window),
-            partial_ack_timer: self.partial_ack_timer.or(base.partial_ack_timer),
-            ecn: self.ecn.or(base.ecn),
+        macro_rules! either {
+            ($($field:ident),*) => {
+                TcpSpec { $($field: self.$field.or(base.$field)),* }
+            };
         }
+        either!(
+            flavour,
+            congestion_control,
+            sack,
+            mss,
+            rcv_buf,
+            snd_buf,
+            initial_cwnd,
+            byte_counting,
+            hystart,
+            tso_defer,
+            packet_window,
+            ack_pushed,
+            timestamps,
+            quickack,
+            ack_every,
+            delack_timeout,
+            min_rto,
+            max_rto,
+            initial_rto,
+            limited_transmit,
+            idle_restart,
+            rack,
+            tlp,
+            rto_estimator,
+            rto_tick,
+            loss_response,
+            ooo_shrinks_window,
+            partial_ack_timer,
+            ecn
+        )
     }
 }
 

@@ -63,7 +63,7 @@ def ks_p_value(d: float, n: int, m: int) -> float:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """`1-8` or `1,2,5`: the simulator's seeds."""
+    """`1-8` or `1,2,5`: the seeds."""
     seeds: list[int] = []
     for part in text.split(","):
         lo, sep, hi = part.strip().partition("-")

@@ -75,7 +75,7 @@ TUNED = {
     "ndpi-webex.pcap": ("on-host", 0.10, 0.10, 0.1, 1.0, 3.3),
     # A 206 kB upload in the trace's last 0.5 s, broken up where the
     # client's few random losses fall (docs/corpus.md).
-    "ndpi-signal.pcap": ("link", 0.10, 0.10, 0.1, 3.2, 1.0),
+    "ndpi-signal.pcap": ("link", 0.10, 0.10, 0.1, 3.4, 1.0),
     # On the same VPN client, and the same kind of middlebox before two
     # servers with 47% of the bytes.
     "ndpi-waze.pcap": ("on-host", 0.10, 0.10, 0.1, 1.4, 1.5),
@@ -85,7 +85,7 @@ TUNED = {
     "zeek-windowsupdate-cab.pcap": ("on-host", 0.10, 0.10, 0.1, 1.0, 1.0),
     # Two range requests, captured beside the server, its client 362 ms
     # away (docs/corpus.md).
-    "zeek-206-example-a.pcap": ("unknown", 0.10, 0.10, 0.1, 1.3, 1.7),
+    "zeek-206-example-a.pcap": ("unknown", 0.10, 0.10, 0.1, 1.9, 2.1),
 }
 
 

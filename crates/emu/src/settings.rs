@@ -108,9 +108,11 @@ fn fixed_in_linux(tcp: &TcpConfig, d: &TcpConfig) -> Vec<(&'static str, &'static
         ("hystart", tcp.hystart != d.hystart),
         // Deferral is part of Linux's output path whenever the device takes GSO.
         ("tso_defer", tcp.tso_defer != d.tso_defer),
-        // Linux's cwnd counts packets, and its receiver ACKs a pushed segment once read.
+        // Linux's cwnd counts packets, its receiver ACKs a pushed segment once
+        // read, and a FIN makes the connection interactive.
         ("packet_window", tcp.packet_window != d.packet_window),
         ("ack_pushed", tcp.ack_pushed != d.ack_pushed),
+        ("delayed_fin_ack", tcp.delayed_fin_ack != d.delayed_fin_ack),
         ("limited_transmit", tcp.limited_transmit != d.limited_transmit),
         // Linux 6.17 removed RFC 6675's loss detection: RACK runs whatever tcp_recovery says.
         ("rack", tcp.rack != d.rack),
@@ -188,6 +190,8 @@ mod tests {
         assert!(e.contains("tcp.packet_window"), "{e}");
         let e = linux(&TcpConfig { ack_pushed: false, ..TcpConfig::default() }).unwrap_err();
         assert!(e.contains("tcp.ack_pushed"), "{e}");
+        let e = linux(&TcpConfig { delayed_fin_ack: false, ..TcpConfig::default() }).unwrap_err();
+        assert!(e.contains("tcp.delayed_fin_ack"), "{e}");
         // Linux's RTO estimator is its own.
         let e = linux(&TcpConfig { rto_estimator: tcp::RtoEstimator::Rfc6298, ..TcpConfig::default() }).unwrap_err();
         assert!(e.contains("tcp.rto_estimator"), "{e}");

@@ -74,7 +74,7 @@ fn tcp_spec(c: &TcpConfig) -> TcpSpec {
     unless_linux!(
         limited_transmit => limited_transmit, idle_restart => slow_start_after_idle, rack => rack, tlp => tlp,
         tso_defer => tso_defer, packet_window => packet_window, ack_pushed => ack_pushed,
-        ooo_shrinks_window => ooo_shrinks_window,
+        delayed_fin_ack => delayed_fin_ack, ooo_shrinks_window => ooo_shrinks_window,
     );
     spec
 }

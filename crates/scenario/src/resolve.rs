@@ -339,7 +339,8 @@ fn tcp(spec: &TcpSpec, field: &str) -> Res<TcpConfig> {
     }
     as_given!(
         sack => sack, byte_counting => byte_counting, hystart => hystart, tso_defer => tso_defer,
-        packet_window => packet_window, ack_pushed => ack_pushed,         timestamps => timestamps, quickack => quickack, limited_transmit => limited_transmit,
+        packet_window => packet_window, ack_pushed => ack_pushed, delayed_fin_ack => delayed_fin_ack,
+        timestamps => timestamps, quickack => quickack, limited_transmit => limited_transmit,
         idle_restart => slow_start_after_idle, rack => rack, tlp => tlp,
         ooo_shrinks_window => ooo_shrinks_window, ecn => ecn,
     );

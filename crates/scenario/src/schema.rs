@@ -177,6 +177,10 @@ pub struct TcpSpec {
     /// does (default true); false: the delayed-ACK rule alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_pushed: Option<bool>,
+    /// A FIN's ACK waits for the application's own FIN or the delayed-ACK
+    /// timer, as Linux's does (default true); false: ACKed at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_fin_ack: Option<bool>,
     /// Delayed ACKs: acknowledge every N full segments (1 = no delay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_every: Option<u32>,
@@ -243,6 +247,7 @@ impl TcpSpec {
             tso_defer,
             packet_window,
             ack_pushed,
+            delayed_fin_ack,
             timestamps,
             quickack,
             ack_every,

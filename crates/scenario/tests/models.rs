@@ -282,6 +282,7 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
         "ooo_shrinks_window = false",
         "packet_window = false",
         "ack_pushed = false",
+        "delayed_fin_ack = false",
     ] {
         assert!(filled.contains(want), "{want} missing from\n{filled}");
     }
@@ -304,6 +305,7 @@ fn the_ns2_flavour_fills_in_ns2s_settings_under_the_fields_a_scenario_sets() {
         "ooo_shrinks_window",
         "packet_window",
         "ack_pushed",
+        "delayed_fin_ack",
     ] {
         assert!(!linux.contains(absent), "{absent} in\n{linux}");
     }

@@ -174,6 +174,13 @@ pub struct TcpConfig {
     /// stable kernels back to 5.15), unless the connection is interactive.
     /// Off: the delayed-ACK rule alone, as ns-2's and ns-3's receivers.
     pub ack_pushed: bool,
+    /// A FIN that arrives before the application has closed makes the
+    /// connection interactive, and its ACK waits for the delayed-ACK timer,
+    /// so that an application closing in answer sends one segment, its FIN
+    /// carrying the ACK (Linux's `tcp_fin` enters ping-pong mode). A FIN
+    /// that arrives after the application closed is ACKed at once. Off:
+    /// every FIN ACKed at once, as ns-3's `TcpSocketBase` does.
+    pub delayed_fin_ack: bool,
     /// The RTO estimator, unless `rto_tick` is set.
     pub rto_estimator: RtoEstimator,
     /// `Some(tick)`: ns-2's coarse-clock estimator (`tcpTick_`) instead of
@@ -227,6 +234,7 @@ impl Default for TcpConfig {
             tso_defer: true,
             packet_window: true,
             ack_pushed: true,
+            delayed_fin_ack: true,
             rto_estimator: RtoEstimator::Linux,
             rto_tick: None,
             loss_response: LossResponse::Linux,
@@ -271,6 +279,7 @@ impl TcpConfig {
             tso_defer: false,
             packet_window: false,
             ack_pushed: false,
+            delayed_fin_ack: false,
             ..TcpConfig::default()
         }
     }
@@ -313,6 +322,7 @@ impl TcpConfig {
             tso_defer: false,
             packet_window: false,
             ack_pushed: false,
+            delayed_fin_ack: false,
             rto_estimator: RtoEstimator::Rfc6298,
             ..TcpConfig::default()
         }

@@ -55,6 +55,9 @@ pub(crate) struct Receiver {
     rcv_mss: RcvMss,
     /// Whether those marks are heeded (`TcpConfig::ack_pushed`).
     ack_pushed: bool,
+    /// A FIN's ACK waits for the timer or our reply (`TcpConfig::delayed_fin_ack`,
+    /// until the application closes).
+    fin_delays_ack: bool,
     space: Option<RcvSpace>,
     rcv_nxt: u64,
     rcv_buf: u64,
@@ -98,6 +101,7 @@ impl Receiver {
             max_blocks: SackBlocks::MAX as u8,
             rcv_mss: RcvMss::new(0, false),
             ack_pushed: false,
+            fin_delays_ack: false,
             quick: 0,
             quick_max: 0,
             last_data: Opt::NONE,
@@ -148,6 +152,13 @@ impl Receiver {
     /// read it (`TcpConfig::ack_pushed`; call before `start`).
     pub fn set_ack_pushed(&mut self, on: bool) {
         self.ack_pushed = on;
+    }
+
+    /// Whether a FIN in order waits for the delayed-ACK timer or our reply
+    /// (`TcpConfig::delayed_fin_ack`); off once the application has closed,
+    /// as Linux's `tcp_fin` ACKs at once in FIN-WAIT.
+    pub fn set_fin_delays_ack(&mut self, on: bool) {
+        self.fin_delays_ack = on;
     }
 
     /// Data of ours went out at `now`: within the delayed-ACK timeout of data
@@ -273,7 +284,9 @@ impl Receiver {
         if fin && !self.fin_done {
             self.fin_seq = Opt::some(end);
         }
-        if end <= self.rcv_nxt || (len == 0 && !fin) {
+        if len == 0 && fin && seq == self.rcv_nxt && !self.fin_done {
+            // A FIN alone, in order: its ACK is decided below.
+        } else if end <= self.rcv_nxt || (len == 0 && !fin) {
             // Old duplicate (or pure ACK): duplicates get an immediate ACK (RFC 5681 §4.2).
             if len > 0 || fin {
                 self.ack_now = true;
@@ -312,6 +325,12 @@ impl Receiver {
                 self.ooo = VecDeque::new();
             }
             rx.delivered = self.rcv_nxt - start;
+            // Linux's `tcp_fin` runs before the ACK is decided: a FIN that
+            // makes the connection interactive leaves quick-ACK mode off.
+            let interactive_fin = self.fin_delays_ack && self.fin_seq.get() == Some(self.rcv_nxt);
+            if interactive_fin {
+                self.rcv_mss.set_pingpong(true);
+            }
             // Linux opens the window on in-order data and ACKs at once
             // while it does (tcp_grow_window's quick ACK), then lets the
             // application read, which right-sizes the buffer.
@@ -344,7 +363,7 @@ impl Receiver {
                     } else if self.delack_at.is_none() {
                         self.delack_at = Opt::some(now + self.delack_timeout);
                     }
-                } else if self.quick > 0 || opened {
+                } else if (self.quick > 0 || opened) && !interactive_fin {
                     // Opening the window sets quick-ACK's low bit (Linux
                     // `icsk_ack.quick |= 1`): the ACK it sends costs the
                     // count nothing while the count is even.
@@ -363,8 +382,18 @@ impl Receiver {
         if !self.fin_done && self.fin_seq.get() == Some(self.rcv_nxt) {
             self.rcv_nxt += 1;
             self.fin_done = true;
-            self.ack_now = true;
             rx.fin = true;
+            if self.fin_delays_ack {
+                // Linux's `tcp_fin` in ESTABLISHED: ping-pong mode, so the
+                // ACK is delayed and an application that closes in answer
+                // sends its FIN with it, one segment rather than two.
+                self.rcv_mss.set_pingpong(true);
+                if !self.ack_now && self.delack_at.is_none() {
+                    self.delack_at = Opt::some(now + self.delack_timeout);
+                }
+            } else {
+                self.ack_now = true;
+            }
         }
         rx
     }

@@ -123,13 +123,59 @@ fn out_of_order_and_hole_fill_are_acked_immediately() {
     assert!(fill.seg.sack.is_empty());
 }
 
-#[test]
-fn peer_fin_is_acked_immediately() {
-    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10)).transfer(MSS, 0);
-    net.app[1].close_on_fin = false; // B stays in CLOSE-WAIT so its ACK is a pure one
+/// A sends one segment and closes (its FIN on that segment); B's application
+/// closes when it reads the FIN, or not at all. Returns the net and A's FIN.
+fn closing(b: TcpConfig, b_closes: bool) -> (Net, Wire) {
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), b, ms(10)).transfer(MSS, 0);
+    net.app[1].close_on_fin = b_closes;
     net.start();
     net.run(Time::from_secs_f64(2.0));
-    let fin = net.sent_by(Side::A).find(|w| w.seg.flags.contains(Flags::FIN)).unwrap();
-    let ack = net.sent_by(Side::B).find(|w| w.seg.ack == fin.seg.seq + fin.seg.seq_len()).unwrap();
-    assert_eq!(ack.t, fin.t + ms(10));
+    let fin = *net.sent_by(Side::A).find(|w| w.seg.flags.contains(Flags::FIN)).unwrap();
+    (net, fin)
+}
+
+fn acks_of(net: &Net, fin: &Wire) -> Vec<(Time, Flags)> {
+    let end = fin.seg.seq + fin.seg.seq_len();
+    net.sent_by(Side::B).filter(|w| w.seg.ack >= end).map(|w| (w.t, w.seg.flags)).collect()
+}
+
+#[test]
+fn a_linux_receiver_acks_a_fin_with_its_own_fin_when_its_application_closes_in_answer() {
+    // Linux's `tcp_fin` makes the connection interactive, so the ACK waits and
+    // the application's close sends one segment: FIN and ACK together, even
+    // in quick-ACK mode, which a ping-pong connection is not in.
+    for quickack in [0, 16] {
+        let (net, fin) = closing(TcpConfig { quickack, ..cfg(Algorithm::Cubic, true) }, true);
+        assert_eq!(acks_of(&net, &fin), vec![(fin.t + ms(10), Flags::ACK | Flags::FIN)], "quickack {quickack}");
+        assert_eq!(net.a().state(), tcp::State::TimeWait);
+    }
+}
+
+#[test]
+fn a_linux_receiver_whose_application_does_not_close_acks_a_fin_at_its_delayed_ack_timer() {
+    let (net, fin) = closing(cfg(Algorithm::Cubic, true), false);
+    assert_eq!(acks_of(&net, &fin), vec![(fin.t + ms(10) + ms(40), Flags::ACK)]);
+}
+
+#[test]
+fn a_receiver_without_delayed_fin_acks_acks_a_fin_at_once_then_sends_its_own() {
+    // ns-3's `TcpSocketBase`: the ACK at once, the FIN when the application closes.
+    let b = TcpConfig { delayed_fin_ack: false, ..cfg(Algorithm::Cubic, true) };
+    let (net, fin) = closing(b.clone(), true);
+    assert_eq!(acks_of(&net, &fin), vec![(fin.t + ms(10), Flags::ACK), (fin.t + ms(10), Flags::ACK | Flags::FIN)]);
+    let (net, fin) = closing(b, false);
+    assert_eq!(acks_of(&net, &fin), vec![(fin.t + ms(10), Flags::ACK)]);
+}
+
+#[test]
+fn a_fin_that_arrives_after_the_application_closed_is_acked_at_once() {
+    // B answers and closes first; A closes when it reads B's FIN, and B, in
+    // FIN-WAIT-2, ACKs A's FIN on arrival (Linux `tcp_fin`: `tcp_send_ack`).
+    let mut net = Net::new(cfg(Algorithm::Cubic, true), cfg(Algorithm::Cubic, true), ms(10));
+    net.app[0] = App { close_on_fin: true, ..App::default() };
+    net.app[1] = App { to_send: 7_000, close_when_done: true, ..App::default() };
+    net.start();
+    net.run(Time::from_secs_f64(2.0));
+    let fin = *net.sent_by(Side::A).find(|w| w.seg.flags.contains(Flags::FIN)).unwrap();
+    assert_eq!(acks_of(&net, &fin), vec![(fin.t + ms(10), Flags::ACK)]);
 }

@@ -1,6 +1,6 @@
 mod common;
 use common::*;
-use tcp::{Algorithm, Dur, Flags, State, Time};
+use tcp::{Algorithm, Dur, Flags, State, TcpConfig, Time};
 use units::{Rate, Rng};
 
 const ALGS: [Algorithm; 4] = [Algorithm::Tahoe, Algorithm::Reno, Algorithm::NewReno, Algorithm::Cubic];
@@ -49,16 +49,25 @@ fn active_close_walks_fin_wait_states() {
 
 #[test]
 fn passive_side_closes_first() {
-    // B sends a response and closes; A only closes when it sees B's FIN.
-    let mut net = Net::new(cfg(Algorithm::NewReno, false), cfg(Algorithm::NewReno, false), ms(10));
-    net.app[0] = App { close_on_fin: true, ..App::default() };
-    net.app[1] = App { to_send: 7_000, close_when_done: true, ..App::default() };
-    net.start();
-    net.run(Time::from_secs_f64(5.0));
-    assert_eq!(net.app[0].delivered, 7_000);
-    assert_eq!(net.states[1], vec![State::SynReceived, State::Established, State::FinWait1, State::FinWait2, State::TimeWait]);
-    assert_eq!(net.states[0], vec![State::SynSent, State::Established, State::CloseWait, State::LastAck, State::Closed]);
-    assert!(net.app[0].peer_fin && net.app[1].peer_fin);
+    // B sends a response and closes; A only closes when it sees B's FIN. A
+    // Linux receiver's FIN carries its ACK of B's FIN, so B goes from
+    // FIN-WAIT-1 to TIME-WAIT on one segment (RFC 9293 §3.10.7.4); one that
+    // ACKs the FIN at once takes B through FIN-WAIT-2.
+    for (delayed_fin_ack, b_states) in [
+        (true, vec![State::SynReceived, State::Established, State::FinWait1, State::TimeWait]),
+        (false, vec![State::SynReceived, State::Established, State::FinWait1, State::FinWait2, State::TimeWait]),
+    ] {
+        let a = TcpConfig { delayed_fin_ack, ..cfg(Algorithm::NewReno, false) };
+        let mut net = Net::new(a, cfg(Algorithm::NewReno, false), ms(10));
+        net.app[0] = App { close_on_fin: true, ..App::default() };
+        net.app[1] = App { to_send: 7_000, close_when_done: true, ..App::default() };
+        net.start();
+        net.run(Time::from_secs_f64(5.0));
+        assert_eq!(net.app[0].delivered, 7_000);
+        assert_eq!(net.states[1], b_states, "delayed_fin_ack {delayed_fin_ack}");
+        assert_eq!(net.states[0], vec![State::SynSent, State::Established, State::CloseWait, State::LastAck, State::Closed]);
+        assert!(net.app[0].peer_fin && net.app[1].peer_fin);
+    }
 }
 
 #[test]

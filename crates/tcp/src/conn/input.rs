@@ -72,6 +72,7 @@ impl Tcp {
         self.rcv.set_quickack(self.cfg.quickack);
         self.rcv.set_ack_bytes(self.cfg.ack_bytes);
         self.rcv.set_ack_pushed(self.cfg.ack_pushed);
+        self.rcv.set_fin_delays_ack(self.cfg.delayed_fin_ack && !self.fin_queued);
         self.rcv.set_ooo_shrinks_window(self.cfg.ooo_shrinks_window);
         if self.cfg.rcv_buf_auto {
             self.rcv.set_autotuning(self.cfg.rcv_buf_initial);

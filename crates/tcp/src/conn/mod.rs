@@ -388,6 +388,8 @@ impl Tcp {
             _ => return,
         }
         self.fin_queued = true;
+        // Linux's `tcp_fin` in FIN-WAIT: a FIN that arrives now is ACKed at once.
+        self.rcv.set_fin_delays_ack(false);
         self.transmit(now, out);
     }
 

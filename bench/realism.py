@@ -320,10 +320,10 @@ def shared_tables(names: list[str], out: Path, seeds: list[int], reuse: bool) ->
 
 
 def corpus_tables(only: list[str] | None, out: Path, seeds: list[int], reuse: bool) -> list[str]:
-    tables = []
+    tables, halves = [], corpus_halves()
     for half, title in (("tuned", "**Tuned half** (asserted at seed 1):"), ("held-out", "**Held-out half** (reported only):")):
         models, runs = {}, {}
-        for name in wanted(corpus_halves()[half], only):
+        for name in wanted(halves[half], only):
             models[name], runs[name] = run_seeds(CORPUS / name, out / stem(name), seeds, reuse)
         if runs:
             tables.append(corpus_table(title, models, runs))

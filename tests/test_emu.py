@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import emulator_unavailable, spawn
@@ -115,7 +117,13 @@ def test_the_quickstarts_no_background_and_cbr_udp_cases_run_in_the_emulator(tmp
         overhead = engine["overhead_us"]
         assert overhead["probes"] >= 90, overhead
         assert 0 < overhead["correction"] == overhead["p10"] <= overhead["p50"] < 1000, overhead
-        assert (out / case / "series" / "bottleneck.parquet").exists()
+        series = pq.read_table(out / case / "series" / "bottleneck.parquet").to_pydict()
+        # The queue as the series saw it, within the run (the summary's
+        # counts take in what the core forwarded after its end too).
+        for d in ("fwd", "rev"):
+            assert max(series[f"{d}_queue_packets"]) <= s["links"][f"bottleneck_{d}"]["max_queue_packets"]
+        # A download's slow start fills the queue, with or without background.
+        assert max(series["fwd_queue_packets"]) >= 20
         assert "engine = \"emu\"" in (out / case / "scenario.toml").read_text()
     nbg = json.loads((out / "nbg" / "summary.json").read_text())
     cbr = json.loads((out / "cbr_udp" / "summary.json").read_text())
@@ -356,8 +364,6 @@ def test_trace_playback_sends_the_same_packets_and_bytes_in_both_engines(tmp_pat
     some datagrams cross as fragments) played over UDP at 1 ms and over
     TCP: the same packets and bytes in both engines, nearly every
     millisecond's packets in the same millisecond."""
-    import numpy as np
-    import pyarrow.parquet as pq
 
     from conftest import traces_dir
 

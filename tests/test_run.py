@@ -73,6 +73,9 @@ def test_series_agrees_with_link_totals(rundir):
         assert sum(t[f"{d}_packets"]) == link["packets"]
         assert sum(t[f"{d}_drops"]) == link["drops"]
         assert link["mean_rate_bps"] == pytest.approx(link["bytes"] * 8 / 20)
+        assert max(t[f"{d}_queue_packets"]) == link["max_queue_packets"]
+    # The forward queue fills at times and is mostly not empty.
+    assert 0 < np.median(t["fwd_queue_packets"]) < max(t["fwd_queue_packets"])
     # 1 ms bins never carry more than the link can: 15 Mbps = 1875 B/ms (+1 packet straddling).
     assert max(t["fwd_bytes"]) <= 1875 + 1500
     # 40% Poisson plus the downloads keep the forward direction busy.

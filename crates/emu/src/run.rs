@@ -14,7 +14,7 @@ use crate::settings::{self, Linux};
 use crate::sockets::{SocketHost, SocketOptions, SocketStats, Sockets};
 use crate::sys;
 use net::fabric::Fabric;
-use net::monitor::Monitor;
+use net::monitor;
 use net::Side;
 use rundir::{io_err, CaptureMiss, Facts, Link, RunError, RunReport, TcpTotals};
 use scenario::Resolved;
@@ -224,7 +224,7 @@ fn run(
     }
     let mut engine = engine_section(&core, &hosts, &stats, tun_dropped, wall);
     engine["tcp_not_applied"] = json!(not_applied);
-    let link = |i: usize| Link { monitor: &core.monitors[i], stats: core.fabric().paths[i].path.stats(), rate: r.bottleneck[i].rate() };
+    let link = |i: usize| Link::new(&core.monitors[i], &core.fabric().paths[i].path, r.bottleneck[i].rate());
     let facts = Facts {
         reports: owned.reports,
         app_names: &owned.owners,
@@ -292,10 +292,11 @@ fn measure_overhead(net: &Network, hosts: &[Host]) -> Result<Overhead, RunError>
 
 /// The core for `hosts`: the bottleneck's series, per-connection records
 /// when real programs run (`flows`), the capture if asked.
-fn make_core(r: &Resolved, fabric: Fabric, hosts: &[Host], flows: bool, pcap: &Path, origin: u64) -> Result<Core, RunError> {
+fn make_core(r: &Resolved, mut fabric: Fabric, hosts: &[Host], flows: bool, pcap: &Path, origin: u64) -> Result<Core, RunError> {
     let addrs: Vec<(IpAddr, u32)> = hosts.iter().map(|h| (h.addr, h.space)).collect();
+    let monitors = monitor::observe(&mut fabric, r.output.series_bin, r.duration);
     let mut core = Core::new(fabric, &addrs, CoreConfig::default(), origin);
-    core.monitors = (0..2).map(|_| Monitor::new(r.output.series_bin, r.duration)).collect();
+    core.monitors = monitors;
     if flows {
         core.flows = Some(Flows::default());
     }

@@ -1,9 +1,23 @@
 //! What an observed path carries: bytes, packets and drops per time bin.
 //!
 //! Packets are counted when their last bit reaches the far end of the link
-//! (as ns-3's PhyRxEnd trace does), drops when the link refuses them.
+//! (as ns-3's PhyRxEnd trace does), drops when the link refuses them. How
+//! full its queue was the queue keeps itself ([`crate::queue::Occupancy`]).
 
+use crate::fabric::Fabric;
 use units::{Dur, Time};
+
+/// The monitors of `fabric`'s observed paths (the bottleneck, forward and
+/// back) for a run of `duration` in bins of `bin`; their queues are watched
+/// in the same bins.
+pub fn observe(fabric: &mut Fabric, bin: Dur, duration: Dur) -> Vec<Monitor> {
+    for slot in fabric.paths.iter_mut().filter(|s| s.monitor.is_some()) {
+        if let Some(q) = slot.path.queue_mut() {
+            q.watch(bin, duration);
+        }
+    }
+    (0..2).map(|_| Monitor::new(bin, duration)).collect()
+}
 
 /// Bytes, packets and drops per time bin, plus run totals.
 pub struct Monitor {

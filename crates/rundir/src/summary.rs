@@ -127,6 +127,16 @@ pub struct Link<'a> {
     pub stats: net::PathStats,
     /// The rate of its first queue, if it has one.
     pub rate: Option<units::Rate>,
+    /// The most packets waiting in its queue at once per bin of the
+    /// monitor, if it has a queue.
+    pub occupancy: Option<Vec<u32>>,
+}
+
+impl<'a> Link<'a> {
+    /// The direction whose path is `path`, seen by `monitor`.
+    pub fn new(monitor: &'a Monitor, path: &net::path::Path, rate: Option<units::Rate>) -> Link<'a> {
+        Link { monitor, stats: path.stats(), rate, occupancy: path.queue().and_then(|q| q.occupancy()) }
+    }
 }
 
 /// What a finished run knows, whichever engine ran it.
@@ -244,6 +254,10 @@ pub fn write_tables(dir: &Path, f: &Facts) -> Result<(), String> {
 
     let series = dir.join("series");
     std::fs::create_dir_all(&series).map_err(|e| format!("{}: {e}", series.display()))?;
+    let queue = |l: &Link| {
+        Column::I64((0..l.monitor.bytes.len()).map(|i| l.occupancy.as_ref().map_or(0, |q| q.get(i).copied().unwrap_or(0) as i64)).collect())
+    };
+    let (fq, rq) = (queue(&f.links[0]), queue(&f.links[1]));
     let [f, r] = [f.links[0].monitor, f.links[1].monitor];
     let bin = f.bin.as_secs_f64();
     let n = f.bytes.len();
@@ -256,6 +270,8 @@ pub fn write_tables(dir: &Path, f: &Facts) -> Result<(), String> {
         ("rev_bytes", int(&r.bytes)),
         ("rev_packets", int(&r.pkts)),
         ("rev_drops", int(&r.drops)),
+        ("fwd_queue_packets", fq),
+        ("rev_queue_packets", rq),
     ];
     let path = series.join("bottleneck.parquet");
     let refs: Vec<(&str, &Column)> = cols.iter().map(|(n, c)| (*n, c)).collect();

@@ -5,7 +5,7 @@
 use crate::topology::{Host, EPHEMERAL_FIRST};
 use crate::world::World;
 use net::fabric::Fabric;
-use net::monitor::Monitor;
+use net::monitor;
 use rundir::TcpTotals;
 use scenario::{Resolved, Side};
 use traffic::plan::HostPlan;
@@ -57,9 +57,10 @@ impl scenario::Hosts for Builder {
 }
 
 pub fn build(r: &Resolved) -> Built {
-    let fabric = Fabric::dumbbell(&r.bottleneck, r.seed).unwrap_or_else(|e| panic!("bottleneck: {e}"));
+    let mut fabric = Fabric::dumbbell(&r.bottleneck, r.seed).unwrap_or_else(|e| panic!("bottleneck: {e}"));
+    let monitors = monitor::observe(&mut fabric, r.output.series_bin, r.duration);
     let mut b = Builder { world: World::new(fabric), side_count: [0, 0] };
-    b.world.monitors = (0..2).map(|_| Monitor::new(r.output.series_bin, r.duration)).collect();
+    b.world.monitors = monitors;
 
     // Command apps (real programs) never reach here: run_scenario refuses them.
     let scenario::Assembled { apps, names, .. } = scenario::assemble(r, &mut b);

@@ -11,7 +11,7 @@ use std::path::Path;
 /// The facts of a finished run, with the engine section `engine`.
 fn facts<'a>(b: &'a Built, r: &Resolved, engine: Value) -> Facts<'a> {
     let w = &b.world;
-    let link = |i: usize| Link { monitor: &w.monitors[i], stats: w.fabric.paths[i].path.stats(), rate: r.bottleneck[i].rate() };
+    let link = |i: usize| Link::new(&w.monitors[i], &w.fabric.paths[i].path, r.bottleneck[i].rate());
     Facts {
         reports: b.apps.iter().map(|a| a.report()).collect(),
         app_names: &b.app_names,

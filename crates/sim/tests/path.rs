@@ -68,3 +68,45 @@ series_bin = "1us"
     assert_eq!(arrived, want);
     assert_eq!(s.drops(net::DropReason::Loss) + s.drops(net::DropReason::QueueFull) + 5, 40);
 }
+
+#[test]
+fn the_series_shows_a_burst_filling_the_queue_and_draining_a_packet_a_transmission_time() {
+    // Twenty datagrams at once into a queue of ten behind a 12 Mbit/s
+    // serialiser (a millisecond each): one in service, ten waiting, nine
+    // dropped; then one fewer waiting every millisecond.
+    let text = r#"
+duration = "2s"
+seed = 7
+[topology.bottleneck]
+path = [{ element = "queue", rate = "12Mbps", limit = "10p" }]
+[topology.access]
+rate = "1000Tbps"
+delay = "0s"
+[[background]]
+model = "cbr"
+transport = "udp"
+rate = "1Mbps"
+hosts = 1
+start = "5s"
+stop = "6s"
+"#;
+    let f = ScenarioFile::parse("s.toml", Path::new("."), text).unwrap_or_else(|e| panic!("{e}"));
+    let (_, r) = f.resolved(None, None).unwrap();
+    let mut b = sim::build::build(&r);
+    b.world.now = Time(1_000 * MS);
+    for _ in 0..20 {
+        b.world.send_udp(0, 40000, 1, 9, 1472);
+    }
+    sim::driver::run(&mut b, Time(r.duration.0), &mut |_| true).unwrap();
+    assert_eq!(b.world.monitors[0].total_drops, 9);
+    let path = &b.world.fabric.paths[sim::build::BOTTLENECK_FWD as usize].path;
+    let q = path.queue().and_then(|q| q.occupancy()).expect("the bottleneck's queue is watched");
+    assert_eq!(q.len(), 2_000);
+    assert!(q[..1_000].iter().all(|&n| n == 0));
+    // The first packet reaches the queue a nanosecond into the second (its
+    // access link's), so each packet starts its service a nanosecond into
+    // a millisecond, which began with one more waiting.
+    assert_eq!(q[1_000..1_012], [10, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    assert!(q[1_012..].iter().all(|&n| n == 0));
+    assert_eq!(path.stats().queue.max_backlog_pkts, 10);
+}

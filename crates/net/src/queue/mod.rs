@@ -19,6 +19,7 @@
 mod codel;
 mod droptail;
 mod fifo;
+mod occupancy;
 mod pie;
 mod red;
 mod rio;
@@ -29,6 +30,7 @@ mod wrr;
 pub use codel::{Codel, CodelParams};
 pub use droptail::DropTail;
 pub use fifo::Fifo;
+pub use occupancy::Occupancy;
 pub use pie::{Pie, PieParams};
 pub use red::{AdaptiveRed, Red, RedCurve, RedEstimator, RedParams, RedRule, RedVerdict};
 pub use rio::{Rio, RioFlavour, RioSpec};
@@ -152,6 +154,8 @@ pub struct QueueStats {
     /// Sum over accepted packets of the time spent waiting for the
     /// serialiser (not counting their own transmission).
     pub queue_delay_sum: Dur,
+    /// The most packets waiting at once, for a watched queue
+    /// ([`Queue::watch`]); 0 for another.
     pub max_backlog_pkts: u64,
     /// Packets the queue dropped, by reason.
     pub drops: [u64; DropReason::ALL.len()],
@@ -239,7 +243,8 @@ pub struct Queue {
     /// the queue then fills two cache lines exactly, so that an element
     /// inline after it in a path starts a line too.
     drops: Box<[u64; DropReason::ALL.len()]>,
-    max_backlog_pkts: u64,
+    /// How full the queue was, kept for a watched queue only.
+    watch: Option<Box<Occupancy>>,
 }
 
 impl Queue {
@@ -251,7 +256,24 @@ impl Queue {
                 Mode::Scheduled(Box::new(Scheduled { scheduler: s, in_service: None, pending: Vec::new(), pending_at: None }))
             }
         };
-        Queue { server, busy_until: Time::ZERO, accepted: Accepted::default(), mode, drops: Box::default(), max_backlog_pkts: 0 }
+        Queue { server, busy_until: Time::ZERO, accepted: Accepted::default(), mode, drops: Box::default(), watch: None }
+    }
+
+    /// Keeps, from now on, the most packets waiting at once per `bin` of
+    /// a run of `duration` ([`Queue::occupancy`]) and over the run
+    /// (`max_backlog_pkts` in [`Queue::stats`]).
+    pub fn watch(&mut self, bin: Dur, duration: Dur) {
+        self.watch = Some(Box::new(Occupancy::new(bin, duration)));
+    }
+
+    /// The most packets waiting at once per bin, for a watched queue;
+    /// bins after the last arrival see the packets still waiting served.
+    pub fn occupancy(&self) -> Option<Vec<u32>> {
+        let w = self.watch.as_deref()?;
+        Some(match &self.mode {
+            Mode::Fifo(InOrder { waiting, .. }) => waiting.drained(w).per_bin(),
+            Mode::Scheduled(_) => w.per_bin(),
+        })
     }
 
     pub fn stats(&self) -> QueueStats {
@@ -264,7 +286,7 @@ impl Queue {
             accepted_pkts: self.accepted.pkts,
             accepted_bytes: self.accepted.bytes,
             queue_delay_sum: self.accepted.queue_delay_sum,
-            max_backlog_pkts: self.max_backlog_pkts,
+            max_backlog_pkts: self.watch.as_ref().map_or(0, |w| w.max() as u64),
             drops: *self.drops,
             aqm,
         }
@@ -283,7 +305,7 @@ impl Queue {
     pub fn backlog_pkts(&mut self, now: Time) -> usize {
         match &mut self.mode {
             Mode::Fifo(InOrder { waiting, .. }) => {
-                waiting.advance(now);
+                advance(waiting, now, &mut self.watch);
                 waiting.packets()
             }
             Mode::Scheduled(s) => s.scheduler.backlog().0,
@@ -294,7 +316,7 @@ impl Queue {
     pub fn backlog_bytes(&mut self, now: Time) -> u64 {
         match &mut self.mode {
             Mode::Fifo(InOrder { waiting, .. }) => {
-                waiting.advance(now);
+                advance(waiting, now, &mut self.watch);
                 waiting.bytes()
             }
             Mode::Scheduled(s) => s.scheduler.backlog().1,
@@ -311,11 +333,11 @@ impl Queue {
             // Drop-tail needs the backlog only for a packet that would wait.
             FifoDiscipline::DropTail(d) if !waits => d.admit_idle(),
             FifoDiscipline::DropTail(d) => {
-                waiting.advance(now);
+                advance(waiting, now, &mut self.watch);
                 d.admit_waiting(waiting.packets(), waiting.bytes(), pkt.len)
             }
             FifoDiscipline::Other(d) => {
-                waiting.advance(now);
+                advance(waiting, now, &mut self.watch);
                 let idle = (waiting.packets() == 0 && *busy_until <= now).then_some(*busy_until);
                 let q = Backlog { packets: waiting.packets(), bytes: waiting.bytes(), wait: start - now, idle_since: idle };
                 d.admit(now, pkt, &q)
@@ -327,7 +349,9 @@ impl Queue {
         }
         if waits {
             waiting.push(start, pkt.len);
-            self.max_backlog_pkts = self.max_backlog_pkts.max(waiting.packets() as u64);
+            if let Some(w) = &mut self.watch {
+                w.changed(now, waiting.packets());
+            }
         }
         *busy_until = finish;
         self.server.sent(finish, pkt.len);
@@ -363,9 +387,7 @@ impl Queue {
         if in_service.is_none() {
             self.start_next(now);
         }
-        if let Mode::Scheduled(s) = &self.mode {
-            self.max_backlog_pkts = self.max_backlog_pkts.max(s.scheduler.backlog().0 as u64);
-        }
+        self.saw_scheduled(now);
         verdict
     }
 
@@ -382,6 +404,7 @@ impl Queue {
             self.accepted.queue_delay_sum += start - p.enqueued_at;
             *in_service = Some((p, finish));
         }
+        let taken = !dropped.is_empty() || in_service.is_some();
         if !dropped.is_empty() {
             for (_, r) in &dropped {
                 self.drops[r.index()] += 1;
@@ -389,6 +412,26 @@ impl Queue {
             pending.extend(dropped.into_iter().map(|(p, r)| Release::Drop(p, r)));
             *pending_at = Some(now);
         }
+        if taken {
+            self.saw_scheduled(now);
+        }
+    }
+
+    /// Tells a watched scheduled queue's occupancy what waits at `now`.
+    fn saw_scheduled(&mut self, now: Time) {
+        if let (Some(w), Mode::Scheduled(s)) = (&mut self.watch, &self.mode) {
+            w.changed(now, s.scheduler.backlog().0);
+        }
+    }
+}
+
+/// Forgets the packets of `waiting` whose service has started by `now`,
+/// telling a watched queue's occupancy of each.
+#[inline(always)]
+fn advance(waiting: &mut Waiting, now: Time, watch: &mut Option<Box<Occupancy>>) {
+    match watch {
+        None => waiting.advance(now),
+        Some(w) => waiting.advance_seen(now, w),
     }
 }
 

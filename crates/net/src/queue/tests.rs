@@ -112,6 +112,68 @@ fn a_scheduled_queue_gives_the_departures_and_drops_of_drop_tail_decided_at_arri
     }
 }
 
+#[test]
+fn a_watched_queue_knows_the_most_packets_waiting_at_once_in_each_millisecond_as_a_sweep_of_its_packets_gives() {
+    // Poisson arrivals at load 1.2, as above, over 4 s in 1 ms bins.
+    let mut rng = Rng::stream(9, "arrivals");
+    let mut t = 0u64;
+    let arrivals: Vec<(u64, u32)> = (0..8_000)
+        .map(|_| {
+            let len = [40, 576, 1500][rng.below(3) as usize];
+            t += (-rng.uniform_open0().ln() * 470_000.0) as u64;
+            (t, len)
+        })
+        .take_while(|a| a.0 < 4_000_000_000)
+        .collect();
+    let (bin, bins) = (Dur::from_millis(1), 4_000usize);
+    let mut fifo = queue(10, QueueLimit::Packets(20), DisciplineSpec::DropTail);
+    let mut held = queue(10, QueueLimit::Packets(20), DisciplineSpec::ScheduledFifo);
+    for p in [&mut fifo, &mut held] {
+        p.queue_mut().unwrap().watch(bin, Dur::from_secs(4));
+    }
+    let out = drive(&mut fifo, &arrivals);
+    assert_eq!(drive(&mut held, &arrivals), out);
+
+    // Each accepted packet waits from its arrival to its start of service
+    // (its departure less its 800 ns a byte at 10 Mbit/s): the count of
+    // those spans, swept in time order, a start of service before an
+    // arrival at the same instant, as the queue orders them.
+    let mut steps: Vec<(u64, i64)> = Vec::new();
+    for (&(a, len), o) in arrivals.iter().zip(&out) {
+        if let Outcome::Arrive(done) = o {
+            let start = done.0 - len as u64 * 800;
+            if start > a {
+                steps.extend([(a, 1), (start, -1)]);
+            }
+        }
+    }
+    steps.sort();
+    let mut want = vec![0u32; bins];
+    let (mut n, mut k) = (0i64, 0);
+    for (i, w) in want.iter_mut().enumerate() {
+        let (start, end) = (i as u64 * bin.0, (i as u64 + 1) * bin.0);
+        // Changes on the bin's first instant come before it begins.
+        while k < steps.len() && steps[k].0 == start {
+            n += steps[k].1;
+            k += 1;
+        }
+        let mut most = n;
+        while k < steps.len() && steps[k].0 < end {
+            n += steps[k].1;
+            most = most.max(n);
+            k += 1;
+        }
+        *w = most as u32;
+    }
+    let busy = want.iter().filter(|&&m| m >= 10).count();
+    assert!(busy > 500, "{busy} bins with ten or more waiting: the test should fill the queue");
+    for p in [&fifo, &held] {
+        let q = p.queue().unwrap();
+        assert_eq!(q.occupancy().unwrap(), want);
+        assert_eq!(q.stats().max_backlog_pkts, 20);
+    }
+}
+
 /// What a packet finding a drop-tail queue idle reads (the serialiser, the
 /// end of service, the accepted counts, the mode's and discipline's tags)
 /// lies in the queue's first cache line; the element's tag takes no room

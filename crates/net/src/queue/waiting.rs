@@ -1,5 +1,6 @@
 //! The packets of a first-in first-out queue still waiting for service.
 
+use super::occupancy::Occupancy;
 use std::collections::VecDeque;
 use units::Time;
 
@@ -22,6 +23,27 @@ impl Waiting {
             self.q.pop_front();
             self.bytes -= len as u64;
         }
+    }
+
+    /// As [`Waiting::advance`], telling `seen` of each start of service.
+    pub(crate) fn advance_seen(&mut self, now: Time, seen: &mut Occupancy) {
+        while let Some(&(start, len)) = self.q.front() {
+            if start > now {
+                break;
+            }
+            self.q.pop_front();
+            self.bytes -= len as u64;
+            seen.changed(start, self.q.len());
+        }
+    }
+
+    /// `seen` as it will be once every packet waiting now is in service.
+    pub(crate) fn drained(&self, seen: &Occupancy) -> Occupancy {
+        let mut seen = seen.clone();
+        for (i, &(start, _)) in self.q.iter().enumerate() {
+            seen.changed(start, self.q.len() - i - 1);
+        }
+        seen
     }
 
     #[inline]

@@ -4,7 +4,7 @@ beside ns-2 2.35's diffserv module on the same setting (bench/ns2/afbe.tcl).
     python bench/afbe_sweep.py [--loads 0.3,0.5,0.7,0.9] [--af-shares 0.5]
                                [--seeds 1,2,3] [--stop 180] [--ns2] [--ns2-control]
                                [--same-flows] [--ns2-cache DIR] [--tcp-flavour ns2]
-                               [--reuse] [--tails SECONDS] [-j 2] [-o runs/afbe]
+                               [--reuse] [--queue] [--tails SECONDS] [-j 2] [-o runs/afbe]
 
 For each (load, AF share) it runs the example's setting with web flows of
 both clouds at that load, once per seed, and prints per class (AF, BE)
@@ -29,6 +29,9 @@ differs from the mean by a few percent, which near saturation moves best
 effort's completion times by tens of percent; --same-flows has ns-2 start
 the flows undertow's run completed, at the same times and sizes, so that
 the two differ only in what the queue and TCP do with the same load.
+With --same-flows, --queue also compares how full the bottleneck's queue
+was: per millisecond the most packets waiting at once (undertow's series,
+ns-2's queue trace), as the share of milliseconds with k or more waiting.
 Target: within 15%.
 """
 
@@ -89,7 +92,7 @@ def run_undertow(load: float, af_share: float, seed: int, stop: float, end: floa
 def new_result() -> dict:
     """Per (class, bytes) the flows' completion times and, in the same order, their
     start times; per class the drop counts."""
-    return {"flows": defaultdict(list), "starts": defaultdict(list), "counts": {}}
+    return {"flows": defaultdict(list), "starts": defaultdict(list), "counts": {}, "queue": None}
 
 
 def read_undertow(out: Path) -> dict:
@@ -109,7 +112,48 @@ def read_undertow(out: Path) -> dict:
         if c:
             early = sum(r["early"] for r in c["drops_by_colour"].values())
             res["counts"][name] = {"offered": c["offered"], "drops": c["drops"], "early": early}
+    series = pq.read_table(out / "series" / "bottleneck.parquet", columns=["fwd_queue_packets"])
+    res["queue"] = np.bincount(series.column(0).to_numpy())
     return res
+
+
+def ns2_occupancy(trace: Path, end: float, bin_s: float = 0.001) -> np.ndarray:
+    """From afbe.tcl's TRACE: how many milliseconds of the run had each
+    number of packets waiting at most at once (its index), as undertow's
+    series counts them: the packets that arrived ("+") less those that
+    started their service ("-") or were dropped ("d"), taken after all the
+    events of one instant."""
+    most = np.zeros(int(round(end / bin_s)), dtype=np.int64)
+    n = held = last = 0
+    t_prev = None
+
+    def settle(t: float) -> None:
+        # The instant t is over, leaving n waiting.
+        nonlocal held, last
+        b = int(t / bin_s)
+        if b < len(most):
+            if b > last:
+                most[last + 1:b] = held
+                most[b] = max(held, n) if t > b * bin_s else n
+                last = b
+            else:
+                most[b] = max(most[b], n)
+        held = n
+
+    with open(trace) as f:
+        for line in f:
+            kind, t, src, dst = line.split(None, 4)[:4]
+            if src != "2" or dst != "3" or kind not in "+-d":
+                continue
+            t = float(t)
+            if t_prev is not None and t != t_prev:
+                settle(t_prev)
+            t_prev = t
+            n += 1 if kind == "+" else -1
+    if t_prev is not None:
+        settle(t_prev)
+    most[last + 1:] = held
+    return np.bincount(most)
 
 
 def write_flows(run_dir: Path, path: Path) -> int:
@@ -127,20 +171,23 @@ def write_flows(run_dir: Path, path: Path) -> int:
 
 
 def run_ns2(load: float, af_share: float, seed: int, stop: float, end: float, control: bool = False,
-            cache: Path | None = None, flows: Path | None = None, keep: Path | None = None) -> dict:
+            cache: Path | None = None, flows: Path | None = None, keep: Path | None = None,
+            trace: Path | None = None) -> dict:
     """ns-2's run of bench/ns2/afbe.tcl, in the form of run_undertow's; with
     `control`, each flow also sends the three 40-byte packets a two-way
     TCP sends beside its SYN and data; with `flows` (write_flows), it
     starts those flows in place of its own Poisson arrivals. ns-2 is
     deterministic: with `cache`, its output is kept there and reused
-    (not for `flows`); `keep` is a file its output is written to."""
+    (not for `flows` or `trace`); `keep` is a file its output is written
+    to; `trace`, one its queue trace is."""
     args = [str(load), str(af_share), str(seed), str(stop), str(end), str(int(control))]
-    kept = cache / ("afbe_" + "_".join(args) + ".txt") if cache and not flows else None
+    kept = cache / ("afbe_" + "_".join(args) + ".txt") if cache and not flows and not trace else None
     if kept and kept.exists():
         out = kept.read_text()
     else:
         # ns runs in the temporary directory: the flows by their absolute path.
-        cmd = ["ns", str(NS2_SCRIPT), *args] + ([str(Path(flows).resolve())] if flows else [])
+        cmd = ["ns", str(NS2_SCRIPT), *args, str(Path(flows).resolve()) if flows else ""]
+        cmd += [str(Path(trace).resolve())] if trace else []
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
         if kept:
             kept.parent.mkdir(parents=True, exist_ok=True)
@@ -178,10 +225,12 @@ def run_same_flows(load: float, af_share: float, seed: int, args, out: Path) -> 
     point = {"load": load, "af_share": af_share, "seed": seed, "stop": args.stop, "end": args.end,
              "tcp_flavour": args.tcp_flavour, "ns2_control": args.ns2_control}
     done, ns2_out, flows = out / "point.json", out / "ns2.txt", out / "ns2_flows.txt"
+    ns2_queue = out / "ns2_queue.json"
+    needed = (done, ns2_out, flows) + ((ns2_queue,) if args.queue else ())
     kept = None
-    if args.reuse and all(f.exists() for f in (done, ns2_out, flows)) and json.loads(done.read_text()) == point:
+    if args.reuse and all(f.exists() for f in needed) and json.loads(done.read_text()) == point:
         # The run below replaces the directory whole.
-        kept = (flows.read_text(), ns2_out.read_text())
+        kept = (flows.read_text(), ns2_out.read_text(), ns2_queue.read_text() if args.queue else None)
     u = run_undertow(load, af_share, seed, args.stop, args.end, out, args.tcp_flavour)
     unfinished = write_flows(out, flows)
     if unfinished:
@@ -190,8 +239,17 @@ def run_same_flows(load: float, af_share: float, seed: int, args, out: Path) -> 
     if kept and kept[0] == flows.read_text():
         ns2_out.write_text(kept[1])
         n = parse_ns2(kept[1])
+        if args.queue:
+            ns2_queue.write_text(kept[2])
+    elif args.queue:
+        with tempfile.TemporaryDirectory() as tmp:
+            trace = Path(tmp) / "queue.tr"
+            n = run_ns2(load, af_share, seed, args.stop, args.end, args.ns2_control, None, flows, ns2_out, trace)
+            ns2_queue.write_text(json.dumps(ns2_occupancy(trace, args.end).tolist()) + "\n")
     else:
         n = run_ns2(load, af_share, seed, args.stop, args.end, args.ns2_control, None, flows, ns2_out)
+    if args.queue:
+        n["queue"] = np.array(json.loads(ns2_queue.read_text()))
     done.write_text(json.dumps(point) + "\n")
     return u, n
 
@@ -324,6 +382,26 @@ def tails(u_runs: list[dict], n_runs: list[dict], slow: float) -> None:
               f" {len(n) - len(fast_n):>4} ({share_n:.0%}); the others {mean(fast_u) / mean(fast_n):.2f}")
 
 
+def occupancy(u_runs: list[dict], n_runs: list[dict]) -> None:
+    """The share of milliseconds with k or more packets waiting at once in
+    the bottleneck's queue, every seed's together, on each side."""
+    def pooled_queue(runs: list[dict]) -> np.ndarray:
+        h = np.zeros(max(len(r["queue"]) for r in runs), dtype=np.int64)
+        for r in runs:
+            h[: len(r["queue"])] += r["queue"]
+        return h
+
+    def mean(h: np.ndarray) -> float:
+        return float(np.arange(len(h)) @ h / h.sum())
+
+    u, n = pooled_queue(u_runs), pooled_queue(n_runs)
+    print(f"\n  the queue, per millisecond the most packets waiting at once: mean {mean(u):.2f} against {mean(n):.2f}")
+    print(f"  {'k':>5}{'share with k or more':>22}{'ns-2':>10}{'ratio':>7}")
+    for k in (1, 10, 20, 40, 60, 80, 90, 95, 99):
+        su, sn = u[k:].sum() / u.sum(), n[k:].sum() / n.sum()
+        print(f"  {k:>5}{su:>22.5f}{sn:>10.5f}{fmt(su / sn if sn else None, '.2f'):>7}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--loads", default="0.3,0.5,0.7,0.9")
@@ -340,12 +418,16 @@ def main() -> int:
                    help="ns-2 starts the flows undertow's run started (same sizes and times) in place of its own arrivals; implies --ns2")
     p.add_argument("--reuse", action="store_true",
                    help="with --same-flows: reuse ns-2's output kept in the output directory for the same settings and flows")
+    p.add_argument("--queue", action="store_true",
+                   help="with --same-flows: also compare how full the bottleneck's queue was, millisecond by millisecond")
     p.add_argument("--tails", type=float, metavar="SECONDS",
                    help="also print, per class and length, the flows taking this long or more on each side")
     p.add_argument("-j", "--jobs", type=int, default=1, help="runs at once")
     p.add_argument("-o", "--output", type=Path, default=Path("runs/afbe"))
     args = p.parse_args()
     args.ns2 = args.ns2 or args.same_flows
+    if args.queue and not args.same_flows:
+        p.error("--queue compares the same flows on both sides: it needs --same-flows")
     seeds = [int(x) for x in args.seeds.split(",")]
     points = [(float(s), float(lo)) for s in args.af_shares.split(",") for lo in args.loads.split(",")]
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -410,6 +492,8 @@ def main() -> int:
             rows.append(row)
         if n and args.tails:
             tails(u_runs, n_runs, args.tails)
+        if n and args.queue:
+            occupancy(u_runs, n_runs)
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "sweep.json").write_text(json.dumps(rows, indent=1) + "\n")
     if args.ns2:

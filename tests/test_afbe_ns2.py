@@ -6,13 +6,18 @@ completed and sending a two-way TCP's control packets too), reduced to
 60 s of arrivals and seed 1. At load 0.5 every AF flow length's mean
 completion time and best effort's over all its flows within 15% of
 ns-2's; at load 0.9 each class's mean completion time over all its flows,
-its drop fraction and best effort's early-drop fraction within 15%. The
+its drop fraction and best effort's early-drop fraction within 15%, and
+the bottleneck queue's occupancy (per millisecond the most packets waiting
+at once: its mean, and the share of milliseconds with 1 to 60 or more
+waiting) within 15%. The
 full sweep (seeds 1-18, 180 s, loads 0.3-0.9, AF shares 0.5 and 0.3) is
 bench/afbe_sweep.py, its table in docs/queues-vs-ns2.md."""
 
 from __future__ import annotations
 
 import importlib.util
+
+import numpy as np
 
 from conftest import ROOT, need_ns2
 
@@ -32,7 +37,9 @@ def both(load: float, tmp_path):
     u = afbe.run_undertow(load, 0.5, SEED, STOP, END, out, TCP)
     flows = tmp_path / f"flows{load}.txt"
     afbe.write_flows(out, flows)
-    n = afbe.run_ns2(load, 0.5, SEED, STOP, END, control=True, flows=flows)
+    trace = tmp_path / f"queue{load}.tr"
+    n = afbe.run_ns2(load, 0.5, SEED, STOP, END, control=True, flows=flows, trace=trace)
+    n["queue"] = afbe.ns2_occupancy(trace, END)
     assert sum(len(v) for v in n["flows"].values()) == sum(len(v) for v in u["flows"].values()), "ns-2 completes every replayed flow"
     return u, n
 
@@ -64,3 +71,8 @@ def test_completion_and_drops_at_load_0_9_are_within_fifteen_percent_of_ns2(tmp_
         within(class_mean(u, name), class_mean(n, name), f"{name} mean completion")
         within(pu[name + "_drop"], pn[name + "_drop"], f"{name} drop fraction")
     within(pu["be_early"], pn["be_early"], "best effort's early-drop fraction")
+    qu, qn = u["queue"], n["queue"]
+    assert qu.sum() == qn.sum() == END * 1000, "a count per millisecond of the run"
+    within(np.arange(len(qu)) @ qu, np.arange(len(qn)) @ qn, "the queue's mean")
+    for k in (1, 10, 20, 40, 60):
+        within(qu[k:].sum(), qn[k:].sum(), f"milliseconds with {k} or more packets waiting")

@@ -3,7 +3,7 @@
 # through a bottleneck whose dsRED edge queue marks AF with TSW2CM (one
 # profile for the AF aggregate) and runs RIO-C on two precedences.
 #
-#   ns afbe.tcl LOAD AF_SHARE SEED STOP END [CONTROL [FLOWS]]
+#   ns afbe.tcl LOAD AF_SHARE SEED STOP END [CONTROL [FLOWS [TRACE]]]
 #
 # prints one line per completed flow, "flow CLOUD BYTES START COMPLETION",
 # COMPLETION from the SYN to the ACK of the last data packet (ns-2's
@@ -18,7 +18,11 @@
 #
 # FLOWS, a file of "CLOUD BYTES START" lines, replaces the Poisson
 # arrivals with those flows (bench/afbe_sweep.py --same-flows writes the
-# ones undertow's run started), so both simulators carry the same load.
+# ones undertow's run started), so both simulators carry the same load;
+# an empty FLOWS keeps the Poisson arrivals.
+#
+# TRACE, a file name, gets ns-2's trace of the bottleneck queue (each
+# packet's arrival "+", start of service "-" and drop "d").
 
 set load [lindex $argv 0]
 set afshare [lindex $argv 1]
@@ -27,6 +31,7 @@ set stop [lindex $argv 3]
 set end [lindex $argv 4]
 set control [expr {[llength $argv] > 5 ? [lindex $argv 5] : 0}]
 set flows [expr {[llength $argv] > 6 ? [lindex $argv 6] : ""}]
+set trace [expr {[llength $argv] > 7 ? [lindex $argv 7] : ""}]
 
 set rate 10e6
 set sizes {1 3 6 10 20 45 90}
@@ -50,6 +55,10 @@ foreach l [list [$ns link $A $S] [$ns link $S $A] [$ns link $B $S] [$ns link $S 
     [$l queue] set limit_ 1000
 }
 
+if {$trace ne ""} {
+    set tf [open $trace w]
+    $ns trace-queue $S $R $tf
+}
 set q [[$ns link $S $R] queue]
 $q meanPktSize [expr $pkt + 40]
 $q set numQueues_ 1
@@ -145,8 +154,9 @@ foreach {cloud node share} [list af $A $afshare be $B [expr 1.0 - $afshare]] {
 }
 
 proc finish {} {
-    global q
+    global q trace tf
     $q printStats
+    if {$trace ne ""} { close $tf }
     exit 0
 }
 $ns at $end "finish"

@@ -10,21 +10,19 @@ use units::{Rng, Time};
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 
-#[test]
-fn loss_then_queue_then_shaper_then_delay_on_the_bottleneck_do_what_a_hand_computation_says() {
-    // Hosts whose access links take a nanosecond a packet and no delay, so
-    // the bottleneck sees what they send as it is sent. A cbr model only
-    // to have a sender and a receiver: it starts after the run's end.
-    let text = r#"
+/// `n` datagrams of 1500 IP bytes sent at once at `at` from the left host
+/// to the right through a bottleneck of `path` (a TOML array), run to the
+/// end of 2 s in series bins of `bin`. The hosts' access links take a
+/// nanosecond a packet and no delay, so the bottleneck sees what they send
+/// as it is sent; a cbr model only to have a sender and a receiver (it
+/// starts after the run's end).
+fn after_a_burst(path: &str, bin: &str, n: usize, at: Time) -> sim::build::Built {
+    let text = format!(
+        r#"
 duration = "2s"
 seed = 7
 [topology.bottleneck]
-path = [
-  { element = "loss", rate = "30%" },
-  { element = "queue", rate = "96Mbps", limit = "4p" },
-  { element = "shaper", rate = "12Mbps", burst = "3000B" },
-  { element = "delay", delay = "10ms" },
-]
+path = {path}
 [topology.access]
 rate = "1000Tbps"
 delay = "0s"
@@ -36,18 +34,31 @@ hosts = 1
 start = "5s"
 stop = "6s"
 [output]
-series_bin = "1us"
-"#;
-    let f = ScenarioFile::parse("s.toml", Path::new("."), text).unwrap_or_else(|e| panic!("{e}"));
+series_bin = "{bin}"
+"#
+    );
+    let f = ScenarioFile::parse("s.toml", Path::new("."), &text).unwrap_or_else(|e| panic!("{e}"));
     let (_, r) = f.resolved(None, None).unwrap();
     let mut b = sim::build::build(&r);
-    // 40 datagrams of 1500 IP bytes, all at 1 s, from the left host to the right.
-    let t0 = 1_000 * MS;
-    b.world.now = Time(t0);
-    for _ in 0..40 {
+    b.world.now = at;
+    for _ in 0..n {
         b.world.send_udp(0, 40000, 1, 9, 1472);
     }
     sim::driver::run(&mut b, Time(r.duration.0), &mut |_| true).unwrap();
+    b
+}
+
+#[test]
+fn loss_then_queue_then_shaper_then_delay_on_the_bottleneck_do_what_a_hand_computation_says() {
+    let path = r#"[
+  { element = "loss", rate = "30%" },
+  { element = "queue", rate = "96Mbps", limit = "4p" },
+  { element = "shaper", rate = "12Mbps", burst = "3000B" },
+  { element = "delay", delay = "10ms" },
+]"#;
+    // 40 datagrams at 1 s.
+    let t0 = 1_000 * MS;
+    let b = after_a_burst(path, "1us", 40, Time(t0));
 
     // Loss: the packets the first element's stream draws under 0.3.
     let mut rng = Rng::stream(7, "link/bottleneck/fwd/0");
@@ -74,30 +85,8 @@ fn the_series_shows_a_burst_filling_the_queue_and_draining_a_packet_a_transmissi
     // Twenty datagrams at once into a queue of ten behind a 12 Mbit/s
     // serialiser (a millisecond each): one in service, ten waiting, nine
     // dropped; then one fewer waiting every millisecond.
-    let text = r#"
-duration = "2s"
-seed = 7
-[topology.bottleneck]
-path = [{ element = "queue", rate = "12Mbps", limit = "10p" }]
-[topology.access]
-rate = "1000Tbps"
-delay = "0s"
-[[background]]
-model = "cbr"
-transport = "udp"
-rate = "1Mbps"
-hosts = 1
-start = "5s"
-stop = "6s"
-"#;
-    let f = ScenarioFile::parse("s.toml", Path::new("."), text).unwrap_or_else(|e| panic!("{e}"));
-    let (_, r) = f.resolved(None, None).unwrap();
-    let mut b = sim::build::build(&r);
-    b.world.now = Time(1_000 * MS);
-    for _ in 0..20 {
-        b.world.send_udp(0, 40000, 1, 9, 1472);
-    }
-    sim::driver::run(&mut b, Time(r.duration.0), &mut |_| true).unwrap();
+    let path = r#"[{ element = "queue", rate = "12Mbps", limit = "10p" }]"#;
+    let b = after_a_burst(path, "1ms", 20, Time(1_000 * MS));
     assert_eq!(b.world.monitors[0].total_drops, 9);
     let path = &b.world.fabric.paths[sim::build::BOTTLENECK_FWD as usize].path;
     let q = path.queue().and_then(|q| q.occupancy()).expect("the bottleneck's queue is watched");

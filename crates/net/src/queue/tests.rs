@@ -86,19 +86,25 @@ fn drive(p: &mut Path, arrivals: &[(u64, u32)]) -> Vec<Outcome> {
     }
 }
 
-#[test]
-fn a_scheduled_queue_gives_the_departures_and_drops_of_drop_tail_decided_at_arrival() {
-    // Poisson arrivals at load 1.2 into 10 Mbit/s with a 20-packet queue:
-    // queueing, overflow and idle periods alike.
-    let mut rng = Rng::stream(5, "arrivals");
+/// `n` Poisson arrivals (time in ns, bytes) of 40, 576 and 1500 bytes
+/// alike, at load 1.2 of 10 Mbit/s.
+fn overload(seed: u64, n: usize) -> Vec<(u64, u32)> {
+    let mut rng = Rng::stream(seed, "arrivals");
     let mut t = 0u64;
-    let arrivals: Vec<(u64, u32)> = (0..20_000)
+    (0..n)
         .map(|_| {
             let len = [40, 576, 1500][rng.below(3) as usize];
             t += (-rng.uniform_open0().ln() * 470_000.0) as u64;
             (t, len)
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_scheduled_queue_gives_the_departures_and_drops_of_drop_tail_decided_at_arrival() {
+    // Into 10 Mbit/s with a 20-packet queue: queueing, overflow and idle
+    // periods alike.
+    let arrivals = overload(5, 20_000);
     for limit in [QueueLimit::Packets(20), QueueLimit::Bytes(15_000)] {
         let mut fifo = queue(10, limit, DisciplineSpec::DropTail);
         let mut held = queue(10, limit, DisciplineSpec::ScheduledFifo);
@@ -114,17 +120,8 @@ fn a_scheduled_queue_gives_the_departures_and_drops_of_drop_tail_decided_at_arri
 
 #[test]
 fn a_watched_queue_knows_the_most_packets_waiting_at_once_in_each_millisecond_as_a_sweep_of_its_packets_gives() {
-    // Poisson arrivals at load 1.2, as above, over 4 s in 1 ms bins.
-    let mut rng = Rng::stream(9, "arrivals");
-    let mut t = 0u64;
-    let arrivals: Vec<(u64, u32)> = (0..8_000)
-        .map(|_| {
-            let len = [40, 576, 1500][rng.below(3) as usize];
-            t += (-rng.uniform_open0().ln() * 470_000.0) as u64;
-            (t, len)
-        })
-        .take_while(|a| a.0 < 4_000_000_000)
-        .collect();
+    // As above, over 4 s in 1 ms bins.
+    let arrivals: Vec<(u64, u32)> = overload(9, 8_000).into_iter().take_while(|a| a.0 < 4_000_000_000).collect();
     let (bin, bins) = (Dur::from_millis(1), 4_000usize);
     let mut fifo = queue(10, QueueLimit::Packets(20), DisciplineSpec::DropTail);
     let mut held = queue(10, QueueLimit::Packets(20), DisciplineSpec::ScheduledFifo);

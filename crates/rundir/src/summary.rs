@@ -254,14 +254,17 @@ pub fn write_tables(dir: &Path, f: &Facts) -> Result<(), String> {
 
     let series = dir.join("series");
     std::fs::create_dir_all(&series).map_err(|e| format!("{}: {e}", series.display()))?;
+    let int = |v: &[u32]| Column::I64(v.iter().map(|&x| x as i64).collect());
+    // The monitor's bins (an emulator run that ended early has fewer).
     let queue = |l: &Link| {
-        Column::I64((0..l.monitor.bytes.len()).map(|i| l.occupancy.as_ref().map_or(0, |q| q.get(i).copied().unwrap_or(0) as i64)).collect())
+        let mut q = l.occupancy.clone().unwrap_or_default();
+        q.resize(l.monitor.bytes.len(), 0);
+        int(&q)
     };
     let (fq, rq) = (queue(&f.links[0]), queue(&f.links[1]));
     let [f, r] = [f.links[0].monitor, f.links[1].monitor];
     let bin = f.bin.as_secs_f64();
     let n = f.bytes.len();
-    let int = |v: &[u32]| Column::I64(v.iter().map(|&x| x as i64).collect());
     let cols = [
         ("t_s", Column::F64((0..n).map(|i| i as f64 * bin).collect())),
         ("fwd_bytes", int(&f.bytes)),

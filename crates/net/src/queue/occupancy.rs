@@ -12,9 +12,8 @@ use units::{Dur, Time};
 pub struct Occupancy {
     bin: Dur,
     most: Vec<u32>,
-    /// The bin of the latest change, where it ends, and the count it left.
+    /// The bin of the latest change, and the count it left.
     last: usize,
-    last_end: u64,
     held: u32,
     max: u32,
 }
@@ -23,7 +22,7 @@ impl Occupancy {
     pub fn new(bin: Dur, duration: Dur) -> Occupancy {
         let bin = Dur(bin.0.max(1));
         let n = duration.0.div_ceil(bin.0) as usize;
-        Occupancy { bin, most: vec![0; n], last: 0, last_end: bin.0, held: 0, max: 0 }
+        Occupancy { bin, most: vec![0; n], last: 0, held: 0, max: 0 }
     }
 
     /// From `t` on, `waiting` packets wait.
@@ -32,7 +31,7 @@ impl Occupancy {
         let waiting = waiting.min(u32::MAX as usize) as u32;
         self.max = self.max.max(waiting);
         // Most changes fall in the bin of the one before.
-        if t.0 < self.last_end {
+        if t.0 < (self.last as u64 + 1) * self.bin.0 {
             if let Some(m) = self.most.get_mut(self.last) {
                 *m = (*m).max(waiting);
             }
@@ -53,7 +52,6 @@ impl Occupancy {
             self.most[i] = if t.0 > i as u64 * self.bin.0 { self.held.max(waiting) } else { waiting };
         }
         self.last = i;
-        self.last_end = (i as u64 + 1) * self.bin.0;
         self.held = waiting;
     }
 

@@ -111,7 +111,9 @@ def read_undertow(out: Path) -> dict:
         c = classes.get(str(k))
         if c:
             early = sum(r["early"] for r in c["drops_by_colour"].values())
-            res["counts"][name] = {"offered": c["offered"], "drops": c["drops"], "early": early}
+            colours = c.get("by_colour", {})
+            res["counts"][name] = {"offered": c["offered"], "drops": c["drops"], "early": early,
+                                   "out": colours.get("yellow", 0) + colours.get("red", 0)}
     series = pq.read_table(out / "series" / "bottleneck.parquet", columns=["fwd_queue_packets"])
     res["queue"] = np.bincount(series.column(0).to_numpy())
     return res
@@ -211,7 +213,9 @@ def parse_ns2(out: str) -> dict:
     for name, cps in NS2_CODEPOINTS.items():
         tot, _, ldrops, edrops = (sum(stats.get(cp, [0] * 4)[i] for cp in cps) for i in range(4))
         if tot:
-            res["counts"][name] = {"offered": tot, "drops": ldrops + edrops, "early": edrops}
+            # A class's code points after its first are its out-of-profile ones.
+            out = sum(stats.get(cp, [0] * 4)[0] for cp in cps[1:])
+            res["counts"][name] = {"offered": tot, "drops": ldrops + edrops, "early": edrops, "out": out}
     return res
 
 
@@ -267,10 +271,12 @@ def pooled(runs: list[dict]) -> dict:
             out["completion"][name, b] = mean(flows)
             out["n"][name, b] = len(flows)
         counts = [r["counts"][name] for r in runs if name in r["counts"]]
-        offered, drops, early = (sum(c[k] for c in counts) for k in ("offered", "drops", "early"))
+        offered, drops, early, off = (sum(c.get(k, 0) for c in counts) for k in ("offered", "drops", "early", "out"))
         out[name + "_drop"] = drops / offered if offered else None
         out[name + "_early"] = early / drops if drops else None
         out[name + "_drops"] = drops
+        out[name + "_out"] = off / offered if offered else None
+        out[name + "_outs"] = off
     return out
 
 
@@ -477,10 +483,11 @@ def main() -> int:
         for name in CLASSES:
             line = f"{name}: drop fraction {fmt(u[name + '_drop'])}, early-drop fraction {fmt(u[name + '_early'])} ({u[name + '_drops']} drops)"
             row = {"load": load, "af_share": share, "class": name, "drop_fraction": u[name + "_drop"],
-                   "early_drop_fraction": u[name + "_early"], "drops": u[name + "_drops"]}
+                   "early_drop_fraction": u[name + "_early"], "drops": u[name + "_drops"], "out_of_profile": u[name + "_out"]}
             if n:
                 line += f"; ns-2 {fmt(n[name + '_drop'])}, {fmt(n[name + '_early'])} ({n[name + '_drops']} drops)"
-                row.update(ns2_drop_fraction=n[name + "_drop"], ns2_early_drop_fraction=n[name + "_early"], ns2_drops=n[name + "_drops"])
+                row.update(ns2_drop_fraction=n[name + "_drop"], ns2_early_drop_fraction=n[name + "_early"], ns2_drops=n[name + "_drops"],
+                           ns2_out_of_profile=n[name + "_out"])
                 if u[name + "_early"] is not None and n[name + "_early"]:
                     ratio = u[name + "_early"] / n[name + "_early"]
                     iv = unc["ratio"].get(name + "_early")
@@ -489,6 +496,11 @@ def main() -> int:
                     line += f"; ratio {ratio:.2f} ({fmt_iv(iv)})" + ("" if v == "within" else f" {v}")
                     row.update(early_ratio=ratio, early_ratio_interval=iv)
             print(line)
+            if len(NS2_CODEPOINTS[name]) > 1:
+                # The marker's verdicts on the class it meters (best effort
+                # takes `others`): how much of it left out of its profile.
+                print(f"{name}: out of profile {fmt(u[name + '_out'], '.5f')} ({u[name + '_outs']} packets)"
+                      + (f"; ns-2 {fmt(n[name + '_out'], '.5f')} ({n[name + '_outs']})" if n else ""))
             rows.append(row)
         if n and args.tails:
             tails(u_runs, n_runs, args.tails)

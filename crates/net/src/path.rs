@@ -5,7 +5,7 @@ use crate::bunching::Bunching;
 use crate::delay::Delay;
 use crate::element::{DropReason, Element, Release, Verdict};
 use crate::loss::Loss;
-use crate::packet::Packet;
+use crate::packet::{Colour, Packet};
 use crate::queue::{Queue, QueueStats};
 use units::{Dur, Time};
 
@@ -91,25 +91,35 @@ pub struct PathStats {
 /// class selector; a higher class is counted as 7).
 pub const CLASSES: usize = 8;
 
-/// What entered a path per class, and what it dropped per class, colour
-/// (the one the packet had when dropped) and reason. Both are counted at
-/// the engine's time whatever the path's elements, so a run's counts do
-/// not depend on which elements hold packets.
+/// What entered a path per class, and per class and colour (the one the
+/// elements it crossed on entering gave it: a marker's verdict, for a
+/// path that opens with one); what it dropped per class, colour (the one
+/// the packet had when dropped) and reason. All are counted at the
+/// engine's time whatever the path's elements, so a run's counts do not
+/// depend on which elements hold packets.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClassCounts {
     pub offered: [u64; CLASSES],
+    pub coloured: [[u64; 3]; CLASSES],
     pub drops: [[[u64; DropReason::ALL.len()]; 3]; CLASSES],
 }
 
 impl ClassCounts {
     #[inline]
     fn offered(&mut self, p: &Packet) {
-        self.offered[(p.class as usize).min(CLASSES - 1)] += 1;
+        let class = (p.class as usize).min(CLASSES - 1);
+        self.offered[class] += 1;
+        self.coloured[class][p.colour.index()] += 1;
     }
 
     #[inline]
     fn dropped(&mut self, p: &Packet, r: DropReason) {
         self.drops[(p.class as usize).min(CLASSES - 1)][p.colour.index()][r.index()] += 1;
+    }
+
+    /// Packets of `class` offered and coloured `colour` on entering.
+    pub fn offered_with(&self, class: usize, colour: Colour) -> u64 {
+        self.coloured[class][colour.index()]
     }
 
     /// Classes that carried anything, in order.
@@ -214,10 +224,13 @@ impl Path {
     /// A packet enters the path at `now`.
     #[inline]
     pub fn offer(&mut self, now: Time, pkt: &mut Packet) -> Outcome {
+        let out = self.run(0, now, pkt);
+        // Counted once the elements it crossed on entering (a marker) have
+        // coloured it; a drop among them was counted as it happened.
         if let Some(c) = &mut self.classes {
             c.offered(pkt);
         }
-        self.run(0, now, pkt)
+        out
     }
 
     /// A packet that [`Outcome::Resume`]d reaches its element at `now`.

@@ -64,11 +64,18 @@ fn first_discipline(path: &net::PathSpec) -> Option<&net::DisciplineSpec> {
 }
 
 /// Per DiffServ class: packets offered, drops, and the early-drop fraction
-/// (RED's random and forced drops over all its drops, as ns-2's dsRED
-/// counts early drops); per colour its drops by reason.
+/// (RED's random drops over all its drops, as ns-2's dsRED counts early
+/// drops); per colour the packets offered with it (a marker's verdict:
+/// ns-2's count per code point) and its drops by reason.
 fn class_summary(c: &net::ClassCounts) -> Value {
     let mut out = Map::new();
     for k in c.used() {
+        let by_colour: Map<String, Value> = net::Colour::ALL
+            .iter()
+            .map(|&colour| (colour, c.offered_with(k, colour)))
+            .filter(|(_, n)| *n > 0)
+            .map(|(colour, n)| (colour.name().to_string(), json!(n)))
+            .collect();
         let mut colours = Map::new();
         let (mut drops, mut early) = (0u64, 0u64);
         for colour in net::Colour::ALL {
@@ -93,6 +100,7 @@ fn class_summary(c: &net::ClassCounts) -> Value {
                 "drop_fraction": round(if offered > 0 { drops as f64 / offered as f64 } else { 0.0 }),
                 "early_drop_fraction": if drops > 0 { round(early as f64 / drops as f64) } else { Value::Null },
                 "drops_by_colour": Value::Object(colours),
+                "by_colour": Value::Object(by_colour),
             }),
         );
     }

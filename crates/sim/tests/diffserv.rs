@@ -117,3 +117,41 @@ flow_sizes = [["10000B", 1.0]]
     let forced = c.drops[1][2][net::DropReason::Forced as usize] + c.drops[0][2][net::DropReason::Forced as usize];
     assert_eq!(forced, s.total_drops());
 }
+
+#[test]
+fn the_bottleneck_counts_what_it_was_offered_by_the_colour_its_marker_gave() {
+    // Open-loop class 1 at 8 Mbit/s against a 4 Mbit/s profile: the TSW
+    // estimate settles at 8 Mbit/s, where RFC 2859's two-colour rule makes
+    // each packet red with probability 1 − 4/8. Its estimate starts at the
+    // profile and takes a few windows (1 s) to rise, which costs the red
+    // share about a hundredth over 60 s. Best effort takes `others`.
+    let text = r#"
+duration = "60s"
+[topology.bottleneck]
+path = [
+  { element = "tswtcm", cir = "4Mbps", class = 1, others = "green" },
+  { element = "queue", rate = "100Mbps", limit = "1000p" },
+  { element = "delay", delay = "10ms" },
+]
+[[background]]
+model = "cbr"
+transport = "udp"
+rate = "8Mbps"
+class = 1
+[[background]]
+model = "cbr"
+transport = "udp"
+rate = "2Mbps"
+"#;
+    let b = built(text);
+    let c = b.world.fabric.paths[sim::build::BOTTLENECK_FWD as usize].path.stats().classes.expect("the bottleneck counts classes");
+    let [green, yellow, red] = net::Colour::ALL.map(|colour| c.offered_with(1, colour));
+    let share = red as f64 / (green + red) as f64;
+    assert!(yellow == 0 && (share - 0.5).abs() < 0.025, "AF: {green} green, {yellow} yellow, {red} red");
+    assert!(c.offered_with(0, net::Colour::Green) > 0 && c.offered_with(0, net::Colour::Red) == 0);
+    // Each packet offered is counted once, with its colour.
+    for class in [0, 1] {
+        let coloured: u64 = net::Colour::ALL.iter().map(|&colour| c.offered_with(class, colour)).sum();
+        assert_eq!(coloured, c.offered[class], "class {class}");
+    }
+}

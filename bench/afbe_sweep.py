@@ -9,7 +9,8 @@ beside ns-2 2.35's diffserv module on the same setting (bench/ns2/afbe.tcl).
 For each (load, AF share) it runs the example's setting with web flows of
 both clouds at that load, once per seed, and prints per class (AF, BE)
 the mean flow completion time of each flow length over the flows of
-every seed, the drop fraction and the early-drop fraction (RED's random
+every seed, AF's share marked out of profile (summary.json's `by_colour`;
+ns-2's code point 11), the drop fraction and the early-drop fraction (RED's random
 drops over all drops: ns-2's dsRED counts its forced drops, past max_th,
 with the buffer overflows as `ldrops`, and only the random ones as
 `edrops`). With --ns2 it runs ns-2 on the same setting and seeds and

@@ -112,9 +112,8 @@ def read_undertow(out: Path) -> dict:
         c = classes.get(str(k))
         if c:
             early = sum(r["early"] for r in c["drops_by_colour"].values())
-            colours = c.get("by_colour", {})
             res["counts"][name] = {"offered": c["offered"], "drops": c["drops"], "early": early,
-                                   "out": colours.get("yellow", 0) + colours.get("red", 0)}
+                                   "out": c["by_colour"].get("yellow", 0) + c["by_colour"].get("red", 0)}
     series = pq.read_table(out / "series" / "bottleneck.parquet", columns=["fwd_queue_packets"])
     res["queue"] = np.bincount(series.column(0).to_numpy())
     return res
@@ -272,12 +271,12 @@ def pooled(runs: list[dict]) -> dict:
             out["completion"][name, b] = mean(flows)
             out["n"][name, b] = len(flows)
         counts = [r["counts"][name] for r in runs if name in r["counts"]]
-        offered, drops, early, off = (sum(c.get(k, 0) for c in counts) for k in ("offered", "drops", "early", "out"))
+        offered, drops, early, off = (sum(c[k] for c in counts) for k in ("offered", "drops", "early", "out"))
         out[name + "_drop"] = drops / offered if offered else None
         out[name + "_early"] = early / drops if drops else None
         out[name + "_drops"] = drops
         out[name + "_out"] = off / offered if offered else None
-        out[name + "_outs"] = off
+        out[name + "_out_packets"] = off
     return out
 
 
@@ -500,8 +499,8 @@ def main() -> int:
             if len(NS2_CODEPOINTS[name]) > 1:
                 # The marker's verdicts on the class it meters (best effort
                 # takes `others`): how much of it left out of its profile.
-                print(f"{name}: out of profile {fmt(u[name + '_out'], '.5f')} ({u[name + '_outs']} packets)"
-                      + (f"; ns-2 {fmt(n[name + '_out'], '.5f')} ({n[name + '_outs']})" if n else ""))
+                print(f"{name}: out of profile {fmt(u[name + '_out'], '.5f')} ({u[name + '_out_packets']} packets)"
+                      + (f"; ns-2 {fmt(n[name + '_out'], '.5f')} ({n[name + '_out_packets']})" if n else ""))
             rows.append(row)
         if n and args.tails:
             tails(u_runs, n_runs, args.tails)

@@ -74,7 +74,7 @@ def test_completion_and_drops_at_load_0_9_are_within_fifteen_percent_of_ns2(tmp_
     within(pu["be_early"], pn["be_early"], "best effort's early-drop fraction")
     # AF offers 4.5 Mbit/s against its 5 Mbit/s profile: its bursts pass
     # the profile, and the marker's verdicts on them are ns-2's.
-    assert pu["af_outs"] > 1000 and pn["af_outs"] > 1000, (pu["af_outs"], pn["af_outs"])
+    assert pu["af_out_packets"] > 1000 and pn["af_out_packets"] > 1000, (pu["af_out_packets"], pn["af_out_packets"])
     within(pu["af_out"], pn["af_out"], "AF's share marked out of profile")
     qu, qn = u["queue"], n["queue"]
     assert qu.sum() == qn.sum() == END * 1000, "a count per millisecond of the run"

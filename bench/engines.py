@@ -12,12 +12,12 @@ these sizes from one distribution lie that far apart (asymptotic; a
 run's downloads are not independent draws, so it is a guide, not a
 test). The figures also go to DIR/engines.json. `--only ENGINE` runs
 that engine again and keeps the other's runs in DIR. `--seeds` runs the
-simulator once per seed (DIR/sim/seed-N) and pools their values: a
-simulator run draws its random phases once, the emulator's real clocks
-draw them afresh all the time, so one simulator seed against one
-emulator run compares two draws; the KS range over the seeds is printed
-beside the pooled one. Targets (the emulator issue): medians within 15%,
-KS at most 0.15.
+simulator once per seed (DIR/sim/seed-N) and pools their values, the KS
+range over the seeds printed beside the pooled one. Both engines draw a
+scenario's sources (a CBR source's first packet, each Poisson gap) from
+its seed, so the simulator at the emulator run's seed shares its draws,
+and other seeds show how far the draws alone move a case. Targets (the
+emulator issue): medians within 15%, KS at most 0.15.
 """
 
 from __future__ import annotations

@@ -198,6 +198,8 @@ pub struct Resolved {
     pub bottleneck: [net::PathSpec; 2],
     pub background: Vec<BackgroundModel>,
     pub apps: Vec<AppModel>,
+    /// How late application timers fire (none: on time).
+    pub timer_lateness: Option<TimerLateness>,
     pub output: OutputParams,
 }
 
@@ -471,7 +473,37 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
     let output = output(&s.output, s.duration.0)?;
     check_load(&background, &apps)?;
     let engine = s.engine.unwrap_or(Engine::Sim);
-    Ok(Resolved { name: s.name.clone().unwrap_or_default(), duration: s.duration.0, seed: s.seed, engine, bottleneck, background, apps, output })
+    let timer_lateness = s.timer_lateness.map(timer_lateness).transpose()?;
+    Ok(Resolved {
+        name: s.name.clone().unwrap_or_default(),
+        duration: s.duration.0,
+        seed: s.seed,
+        engine,
+        bottleneck,
+        background,
+        apps,
+        timer_lateness,
+        output,
+    })
+}
+
+/// The widest spread a shifted exponential through a median can have and
+/// still start at zero or later: its 99th percentile over its median is at
+/// most 1 + ln 50 / ln 2.
+pub const TIMER_LATENESS_P99_OVER_MEDIAN: f64 = 6.64;
+
+fn timer_lateness(t: TimerLateness) -> Res<TimerLateness> {
+    let (median, p99) = (t.median.0, t.p99.0);
+    if p99 < median || p99.0 as f64 > median.0 as f64 * TIMER_LATENESS_P99_OVER_MEDIAN {
+        return Err(err(
+            "timer_lateness.p99",
+            format!(
+                "{p99} against a median of {median}: expected from the median to {TIMER_LATENESS_P99_OVER_MEDIAN} times it \
+                 (a shifted exponential through both, starting at zero or later)"
+            ),
+        ));
+    }
+    Ok(t)
 }
 
 /// What the traffic models of a scenario resolve against.

@@ -36,6 +36,10 @@ pub struct Scenario {
     pub background: Vec<BackgroundSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apps: Vec<AppSpec>,
+    /// How late the hosts' applications' timers fire; exactly on time if
+    /// not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_lateness: Option<TimerLateness>,
     #[serde(default)]
     pub output: OutputSpec,
 }
@@ -53,6 +57,18 @@ pub struct Topology {
     /// Access link of every host unless its group says otherwise.
     #[serde(default)]
     pub access: LinkSpec,
+}
+
+/// How late an application's timer fires on a real host (its wake-up
+/// latency): a shifted exponential through this median and 99th
+/// percentile. The simulator draws it for every application timer; the
+/// emulator's timers are its hosts' own, late by what their kernel gives
+/// (its summary reports how late they fired).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimerLateness {
+    pub median: TimeSpan,
+    pub p99: TimeSpan,
 }
 
 choice! {

@@ -2,6 +2,7 @@
 //! runs and which hosts it needs come from `scenario::assemble`; this
 //! module only makes each planned host as a simulated host and its paths.
 
+use crate::timers::AppTimers;
 use crate::topology::{Host, EPHEMERAL_FIRST};
 use crate::world::World;
 use net::fabric::Fabric;
@@ -65,6 +66,7 @@ pub fn build(r: &Resolved) -> Built {
     // Command apps (real programs) never reach here: run_scenario refuses them.
     let scenario::Assembled { apps, names, .. } = scenario::assemble(r, &mut b);
     b.world.app_tcp = vec![TcpTotals::default(); apps.len()];
+    b.world.app_timers = r.timer_lateness.as_ref().map(|t| AppTimers::new(t, r.seed, &names));
     b.world.paths_added();
     Built { world: b.world, apps, app_names: names }
 }

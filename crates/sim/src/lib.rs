@@ -19,6 +19,7 @@ mod ip;
 pub mod output;
 mod packet;
 pub mod prefetch;
+pub mod timers;
 pub mod topology;
 pub mod world;
 

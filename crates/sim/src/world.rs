@@ -6,6 +6,7 @@ use crate::engine::{Ev, EventQueue};
 use crate::ip::{self, Fragment, Reassembly};
 use crate::packet::{Body, Head, Pkt, Slab, NO_CONN, UDP_HEADER};
 use crate::prefetch;
+use crate::timers::AppTimers;
 use crate::topology::{Host, EPHEMERAL_FIRST, EPHEMERAL_LAST};
 use net::fabric::{Fabric, Next};
 use net::monitor::Monitor;
@@ -194,6 +195,8 @@ pub struct World {
     /// Per application: TCP counters of its finished and live connections.
     pub app_tcp: Vec<TcpTotals>,
     pub conn_log: ConnLog,
+    /// How late applications' timers fire, if not on time.
+    pub app_timers: Option<AppTimers>,
     /// What elements let go when woken, reused.
     released: Vec<(Packet, Next)>,
     /// The number of the next datagram cut into fragments, and the
@@ -227,6 +230,7 @@ impl World {
             counters: Counters::default(),
             app_tcp: Vec::new(),
             conn_log: ConnLog::default(),
+            app_timers: None,
             released: Vec::new(),
             next_datagram: 0,
             reassembly: Reassembly::default(),
@@ -739,6 +743,11 @@ impl World {
     }
 
     pub fn set_timer(&mut self, app: u32, at: Time, token: u64) {
+        // A deadline already reached needs no wake-up: the program is running.
+        let at = match &mut self.app_timers {
+            Some(t) if at > self.now => at + t.late(app),
+            _ => at,
+        };
         self.events.push(at.max(self.now), Ev::App { app, token });
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// model with loss before and beyond the link, shapers, bunching and a
 /// shared line, cbr and greedy background (the greedy senders behind a
 /// line of their own), downloads, a bottleneck path with loss, a
-/// scheduled queue and bunching, and a capture.
+/// scheduled queue and bunching, late timers, and a capture.
 fn scenario(dir: &Path) -> String {
     let mut m = swing::example::four_sessions();
     let h = &mut m.hosts[1];
@@ -47,6 +47,9 @@ model = "greedy"
 hosts = 2
 direction = "reverse"
 line = { rate = "4Mbps", queue = "30p" }
+[timer_lateness]
+median = "20us"
+p99 = "80us"
 [output]
 pcap = true
 "#

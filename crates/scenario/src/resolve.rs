@@ -490,7 +490,7 @@ pub(crate) fn resolve(s: &Scenario, dir: &Path) -> Res<Resolved> {
 /// The widest spread a shifted exponential through a median can have and
 /// still start at zero or later: its 99th percentile over its median is at
 /// most 1 + ln 50 / ln 2.
-pub const TIMER_LATENESS_P99_OVER_MEDIAN: f64 = 6.64;
+const TIMER_LATENESS_P99_OVER_MEDIAN: f64 = 6.64;
 
 fn timer_lateness(t: TimerLateness) -> Res<TimerLateness> {
     let (median, p99) = (t.median.0, t.p99.0);

@@ -1,6 +1,7 @@
 //! Applications' timers fire late by the scenario's `timer_lateness`, and
 //! exactly on time without it.
 
+use rundir::stats::percentile;
 use scenario::ScenarioFile;
 use std::path::Path;
 
@@ -48,10 +49,6 @@ fn excess_over_schedule(toml: &str, out: &Path) -> Vec<f64> {
     v
 }
 
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
-
 #[test]
 fn a_cbr_sources_packets_leave_late_by_the_timer_lateness_asked_for_and_on_schedule_without_it() {
     let dir = std::env::temp_dir().join(format!("undertow-timers-{}", std::process::id()));
@@ -71,7 +68,7 @@ fn a_cbr_sources_packets_leave_late_by_the_timer_lateness_asked_for_and_on_sched
     // percentile 56 us above the median.
     assert!(late.len().abs_diff(exact.len()) <= 1, "{} packets against {}", late.len(), exact.len());
     let mean = 56_000.0 / 50f64.ln();
-    let (p50, p99) = (quantile(&late, 0.5), quantile(&late, 0.99));
+    let (p50, p99) = (percentile(&late, 50.0), percentile(&late, 99.0));
     assert!((p50 / (mean * std::f64::consts::LN_2) - 1.0).abs() < 0.05, "median beyond the floor {p50} ns");
     assert!(((p99 - p50) / 56_000.0 - 1.0).abs() < 0.05, "p99 less the median {} ns", p99 - p50);
 }

@@ -388,15 +388,17 @@ def tails(u_runs: list[dict], n_runs: list[dict], slow: float) -> None:
               f" {len(n) - len(fast_n):>4} ({share_n:.0%}); the others {mean(fast_u) / mean(fast_n):.2f}")
 
 
+def pooled_queue(runs: list[dict]) -> np.ndarray:
+    """Per count of packets waiting, the milliseconds of every run with that many."""
+    h = np.zeros(max(len(r["queue"]) for r in runs), dtype=np.int64)
+    for r in runs:
+        h[: len(r["queue"])] += r["queue"]
+    return h
+
+
 def occupancy(u_runs: list[dict], n_runs: list[dict]) -> None:
     """The share of milliseconds with k or more packets waiting at once in
     the bottleneck's queue, every seed's together, on each side."""
-    def pooled_queue(runs: list[dict]) -> np.ndarray:
-        h = np.zeros(max(len(r["queue"]) for r in runs), dtype=np.int64)
-        for r in runs:
-            h[: len(r["queue"])] += r["queue"]
-        return h
-
     def mean(h: np.ndarray) -> float:
         return float(np.arange(len(h)) @ h / h.sum())
 

@@ -44,7 +44,10 @@ pub struct Tsw {
 }
 
 impl Tsw {
-    /// A stream starting at `now` at its committed rate (as ns-2 starts it).
+    /// An estimator configured at `now` (seconds): at the committed rate,
+    /// its window's front at `now` (RFC 2859 section 2.1's initial
+    /// AVG_RATE = CTR, T_FRONT = 0 for a meter configured as the run
+    /// starts, as ns-2's policy table starts it).
     pub fn new(ctr_bytes_per_s: f64, now: f64) -> Tsw {
         Tsw { avg_rate: ctr_bytes_per_s, t_front: now }
     }
@@ -87,7 +90,11 @@ pub struct Tswtcm {
     ctr: f64,
     ptr: f64,
     window: f64,
-    aggregate: Option<Tsw>,
+    /// The aggregate's estimator, configured as the run starts (time
+    /// zero): the stream's first packet, however late, is counted over the
+    /// time since then, as RFC 2859's and ns-2's are.
+    aggregate: Tsw,
+    /// Each flow's, configured when its first packet arrives.
     flows: HashMap<u32, Tsw>,
     rng: Rng,
     /// Packets coloured, by colour (metered packets only).
@@ -99,7 +106,7 @@ impl Tswtcm {
         let ctr = spec.ctr_bps / 8.0;
         let ptr = spec.ptr_bps.max(spec.ctr_bps) / 8.0;
         let window = spec.window.as_secs_f64().max(1e-9);
-        Tswtcm { spec, ctr, ptr, window, aggregate: None, flows: HashMap::new(), rng, counts: [0; 3] }
+        Tswtcm { spec, ctr, ptr, window, aggregate: Tsw::new(ctr, 0.0), flows: HashMap::new(), rng, counts: [0; 3] }
     }
 
     fn meters(&self, pkt: &Packet) -> bool {
@@ -117,7 +124,7 @@ impl Element for Tswtcm {
         let t = now.as_secs_f64();
         let (ctr, window) = (self.ctr, self.window);
         let tsw = match self.spec.scope {
-            Scope::Aggregate => self.aggregate.get_or_insert_with(|| Tsw::new(ctr, t)),
+            Scope::Aggregate => &mut self.aggregate,
             Scope::PerFlow => self.flows.entry(pkt.flow).or_insert_with(|| Tsw::new(ctr, t)),
         };
         tsw.update(t, pkt.len, window);
@@ -166,6 +173,23 @@ mod tests {
             tsw.update(i as f64 * gap, 1000, 1.0);
         }
         assert!((tsw.avg_rate / 375_000.0 - 1.0).abs() < 1e-3, "{}", tsw.avg_rate);
+    }
+
+    #[test]
+    fn the_aggregate_is_metered_from_the_run_start_and_a_flow_from_its_first_packet() {
+        // RFC 2859 section 2.1 starts the estimator at AVG_RATE = CTR,
+        // T_FRONT = 0: a first packet one second into the run is averaged
+        // over that second and the window. A flow's meter starts with it.
+        let one_at = |scope| {
+            let mut m = Tswtcm::new(TswtcmSpec { scope, ..spec(1e6, 1e6) }, Rng::stream(4, "t"));
+            m.offer(Time::from_secs_f64(1.0), &mut Packet::new(0, 1000));
+            match scope {
+                Scope::Aggregate => m.aggregate.avg_rate,
+                Scope::PerFlow => m.flows[&0].avg_rate,
+            }
+        };
+        assert_eq!(one_at(Scope::Aggregate), (125_000.0 + 1000.0) / 2.0);
+        assert_eq!(one_at(Scope::PerFlow), 125_000.0 + 1000.0);
     }
 
     #[test]

@@ -4,8 +4,8 @@ web flows of 1 to 90 packets; TCP as ns-2's agents, `[tcp] flavour =
 diffserv module (bench/ns2/afbe.tcl, starting the flows undertow's run
 completed and sending a two-way TCP's control packets too), reduced to
 60 s of arrivals: seed 1 at load 0.5, seeds 1-4 pooled at load 0.9
-(whose drops come in episodes, a few hundred of AF's a run). At load 0.5 every AF flow length's mean
-completion time and best effort's over all its flows within 15% of
+(whose drops come in episodes, a few hundred of AF's a run). At load
+0.5 every AF flow length's mean completion time and best effort's over all its flows within 15% of
 ns-2's; at load 0.9 each class's mean completion time over all its flows,
 its drop fraction, best effort's early-drop fraction and AF's share
 marked out of profile within 15%, and
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -38,14 +39,9 @@ TCP = "ns2"
 
 
 def both(load: float, tmp_path, seed: int = SEED):
-    out = tmp_path / f"u{load}_{seed}"
-    u = afbe.run_undertow(load, 0.5, seed, STOP, END, out, TCP)
-    flows = tmp_path / f"flows{load}_{seed}.txt"
-    afbe.write_flows(out, flows)
-    trace = tmp_path / f"queue{load}_{seed}.tr"
-    n = afbe.run_ns2(load, 0.5, seed, STOP, END, control=True, flows=flows, trace=trace)
-    n["queue"] = afbe.ns2_occupancy(trace, END)
-    trace.unlink()
+    """The sweep's run of one point: undertow's, then ns-2's on the flows it completed, queue traced."""
+    args = SimpleNamespace(stop=STOP, end=END, tcp_flavour=TCP, ns2_control=True, reuse=False, queue=True)
+    u, n = afbe.run_same_flows(load, 0.5, seed, args, tmp_path / f"{load}_{seed}")
     # A flow whose SYN and retransmissions are lost can still be waiting
     # out its backoff when the run ends: one in a thousand at most.
     replayed, completed = (sum(len(v) for v in r["flows"].values()) for r in (u, n))
